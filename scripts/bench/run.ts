@@ -1,0 +1,682 @@
+// The HTTP benchmark: a Grid member against a bare node:http server, in the same run, under the same
+// load (DESIGN.md habit 8). Then the memory and micro benchmarks, when their scripts exist.
+//
+// Flow: start both servers as child processes (bare-server.ts and `node dist/member.js`), wait for
+// each to be ready, preload the 10,000 keys into both, then for map GET and map POST: a warm-up run
+// per server, and rounds of alternating runs (bare, member, bare, member, ...). Ratios are member/bare
+// of the medians over the rounds. Each run reports requests/s, p50/p99 latency, non-2xx answers and
+// errors. A table streams while it runs; a summary and one JSON line per benchmark end the output.
+//
+// Exit code: 0 when everything ran (targets missed or not: this is a measurement, not a test); 1 when
+// something failed to run (a server missing or dying, a generator failing, non-2xx answers or socket
+// errors in any run, a failing memory/micro script); 2 for bad flags; 130 on SIGINT.
+//
+// Hygiene: loopback only; every wait has a deadline; every child process is tracked and killed in a
+// finally block, on SIGINT/SIGTERM and at exit.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import { cpus } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchValue, mapPathPrefix, runLoadInChild, type LoadMethod, type LoadOptions } from './loadgen.js';
+import { ensureWrk, runWrk, WrkScripts } from './wrk.js';
+
+// ---------------------------------------------------------------------------------------------
+// Fixed shape of the benchmark (from the issue): change these only together with the README.
+
+const host = '127.0.0.1';
+const connections = 32;
+const wrkThreads = 2;
+const valueBytes = 100;
+const keys = 10_000;
+const seed = 42;
+const requestTimeoutS = 2;
+const serverStartDeadlineMs = 20_000;
+const serverStopDeadlineMs = 10_000;
+const readyPollIntervalMs = 100;
+const preloadDeadlineMs = 60_000;
+const sideBenchDeadlineMs = 10 * 60 * 1000;
+const pauseBetweenRunsMs = 200;
+const outputTailLines = 40;
+const targets: Readonly<Record<LoadMethod, number>> = { GET: 0.85, POST: 0.75 };
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(benchDir, '..', '..');
+const memberEntry = path.join(repoRoot, 'dist', 'member.js');
+const listeningPattern = /listening on \[([^\]]+)\]:(\d+)/;
+
+// ---------------------------------------------------------------------------------------------
+// Flags.
+
+type GeneratorChoice = 'auto' | 'node' | 'wrk';
+
+interface Flags {
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly rounds: number;
+  readonly generator: GeneratorChoice;
+  readonly skipMemory: boolean;
+  readonly skipMicro: boolean;
+  readonly cluster: boolean;
+  readonly bareVsBare: boolean;
+  readonly verbose: boolean;
+}
+
+const usage = `usage: npm run bench -- [flags]
+  --duration S      seconds per measured run (default 5)
+  --warmup S        seconds of warm-up per server and workload (default 2)
+  --rounds N        alternating bare/member rounds per workload (default 3)
+  --generator G     node | wrk (default: wrk when installed or installable, else node)
+  --skip-memory     do not run scripts/bench/memory.ts
+  --skip-micro      do not run scripts/bench/micro.ts
+  --cluster         reserved for the 3-member cluster bench (not yet; ignored)
+  --bare-vs-bare    a second bare server in place of the member (measures the noise: ratio ~1.0)
+  --verbose         pass the servers' output through`;
+
+class UsageError extends Error {}
+
+function parseFlags(argv: readonly string[]): Flags {
+  let durationS = 5;
+  let warmupS = 2;
+  let rounds = 3;
+  let generator: GeneratorChoice = 'auto';
+  let skipMemory = false;
+  let skipMicro = false;
+  let cluster = false;
+  let bareVsBare = false;
+  let verbose = false;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? arg.split('=', 2) : [arg, undefined];
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      index += 1;
+      const next = argv[index];
+      if (next === undefined) throw new UsageError(`${name} needs a value`);
+      return next;
+    };
+    const number = (min: number, max: number, integer: boolean): number => {
+      const text = value();
+      const parsed = Number(text);
+      if (!Number.isFinite(parsed) || parsed < min || parsed > max || (integer && !Number.isInteger(parsed))) {
+        throw new UsageError(`${name} ${text}: expected ${integer ? 'an integer' : 'a number'} in [${min}, ${max}]`);
+      }
+      return parsed;
+    };
+    switch (name) {
+      case '--duration':
+        durationS = number(0.1, 600, false);
+        break;
+      case '--warmup':
+        warmupS = number(0, 600, false);
+        break;
+      case '--rounds':
+        rounds = number(1, 50, true);
+        break;
+      case '--generator': {
+        const text = value();
+        if (text !== 'node' && text !== 'wrk') throw new UsageError(`--generator ${text}: expected node or wrk`);
+        generator = text;
+        break;
+      }
+      case '--skip-memory':
+        skipMemory = true;
+        break;
+      case '--skip-micro':
+        skipMicro = true;
+        break;
+      case '--cluster':
+        cluster = true;
+        break;
+      case '--bare-vs-bare':
+        bareVsBare = true;
+        break;
+      case '--verbose':
+        verbose = true;
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write(usage + '\n');
+        process.exit(0);
+        break;
+      default:
+        throw new UsageError(`unknown flag ${arg}`);
+    }
+  }
+  return { durationS, warmupS, rounds, generator, skipMemory, skipMicro, cluster, bareVsBare, verbose };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: every one is tracked, so that a finally block, SIGINT and exit can kill them.
+
+const children = new Set<ChildProcess>();
+
+function track(child: ChildProcess): void {
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+}
+
+function killAll(signal: NodeJS.Signals): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+}
+
+let interrupted = false;
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (interrupted) return;
+  interrupted = true;
+  process.stderr.write(`\n${signal}: stopping the child processes\n`);
+  killAll('SIGTERM');
+  setTimeout(() => {
+    killAll('SIGKILL');
+    process.exit(130);
+  }, 3000).unref();
+}
+
+function say(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Keeps the last lines of a stream, optionally echoing them with a prefix. */
+class OutputTail {
+  private readonly lines: string[] = [];
+  private partial = '';
+
+  constructor(private readonly echoPrefix: string | null) {}
+
+  push(text: string, onLine?: (line: string) => void): void {
+    const parts = (this.partial + text).split('\n');
+    this.partial = parts.pop() ?? '';
+    for (const line of parts) {
+      this.lines.push(line);
+      if (this.lines.length > outputTailLines) this.lines.shift();
+      if (this.echoPrefix !== null) say(`${this.echoPrefix}${line}`);
+      onLine?.(line);
+    }
+    if (this.partial.length > 64 * 1024) this.partial = this.partial.slice(-1024);
+  }
+
+  /** Hands on a last line that had no newline. */
+  flush(onLine?: (line: string) => void): void {
+    if (this.partial !== '') this.push('\n', onLine);
+  }
+
+  text(): string {
+    return [...this.lines, this.partial].filter((line) => line !== '').join('\n');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers.
+
+interface Server {
+  readonly label: string;
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly output: OutputTail;
+  stopping: boolean;
+  /** Set when the process exited while it was not being stopped. */
+  died: string | null;
+}
+
+async function startServer(label: string, args: readonly string[], verbose: boolean): Promise<Server> {
+  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  const output = new OutputTail(verbose ? `[${label}] ` : null);
+  const deadline = Date.now() + serverStartDeadlineMs;
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`${label}: no "listening on [host]:port" line within ${serverStartDeadlineMs} ms`));
+    }, serverStartDeadlineMs);
+    const onLine = (line: string): void => {
+      const match = listeningPattern.exec(line);
+      if (match === null) return;
+      clearTimeout(timer);
+      if (match[1] !== host && match[1] !== '0.0.0.0' && match[1] !== '::') {
+        say(`note: ${label} listens on [${match[1]}]; the benchmark connects to ${host} (loopback only)`);
+      }
+      resolve(Number(match[2]));
+    };
+    child.stdout?.setEncoding('utf8').on('data', (text: string) => output.push(text, onLine));
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => output.push(text, onLine));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited with ${signal ?? String(code)} before listening:\n${output.text()}`));
+    });
+  });
+  const server: Server = { label, child, port, output, stopping: false, died: null };
+  child.on('exit', (code, signal) => {
+    if (!server.stopping) server.died = `${label} exited with ${signal ?? String(code)}:\n${output.text()}`;
+  });
+  await waitReady(server, deadline);
+  return server;
+}
+
+async function waitReady(server: Server, deadlineMs: number): Promise<void> {
+  let last = 'no answer';
+  for (let attempt = 0; attempt < 10_000 && Date.now() < deadlineMs; attempt++) {
+    if (server.died !== null) throw new Error(server.died);
+    try {
+      const response = await httpGet(server.port, '/grid/health/ready', 1000);
+      if (response.status === 200) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await delay(readyPollIntervalMs);
+  }
+  throw new Error(`${server.label}: GET /grid/health/ready not 200 within ${serverStartDeadlineMs} ms (${last})`);
+}
+
+async function stopServer(server: Server): Promise<string | null> {
+  server.stopping = true;
+  const child = server.child;
+  if (child.exitCode !== null || child.signalCode !== null) return describeExit(server.label, child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), serverStopDeadlineMs);
+  await exited;
+  clearTimeout(killer);
+  return describeExit(server.label, child);
+}
+
+/** Null for a clean stop (exit 0 or ended by SIGTERM), else a warning. */
+function describeExit(label: string, child: ChildProcess): string | null {
+  if (child.exitCode === 0 || child.signalCode === 'SIGTERM') return null;
+  return `${label} did not stop cleanly on SIGTERM (${child.signalCode ?? String(child.exitCode)})`;
+}
+
+interface HttpAnswer {
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly body: Buffer;
+}
+
+function httpGet(port: number, urlPath: string, timeoutMs: number): Promise<HttpAnswer> {
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    const request = http.get({ host, port, path: urlPath, agent: false, timeout: timeoutMs }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks) }),
+      );
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    request.on('error', reject);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs.
+
+interface RunResult {
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly firstError: string | null;
+}
+
+interface Generator {
+  readonly name: 'node' | 'wrk';
+  run(port: number, method: LoadMethod, durationS: number): Promise<RunResult>;
+  dispose(): void;
+}
+
+function nodeGenerator(): Generator {
+  return {
+    name: 'node',
+    run: async (port, method, durationS) => {
+      const result = await runLoadInChild(loadOptions(port, method, 'random', durationS * 1000), track);
+      const detail = Object.keys(result.statuses).length === 0 ? '' : ` statuses ${JSON.stringify(result.statuses)}`;
+      return { ...result, firstError: result.firstError === null && detail === '' ? null : `${result.firstError ?? ''}${detail}` };
+    },
+    dispose: () => {},
+  };
+}
+
+function wrkGenerator(wrkPath: string): Generator {
+  const scripts = WrkScripts.create(keys, valueBytes, seed);
+  return {
+    name: 'wrk',
+    run: (port, method, durationS) =>
+      runWrk(
+        {
+          wrkPath,
+          scriptPath: scripts.scriptFor(method),
+          host,
+          port,
+          threads: wrkThreads,
+          connections,
+          durationS,
+          timeoutS: requestTimeoutS,
+        },
+        track,
+      ),
+    dispose: () => scripts.dispose(),
+  };
+}
+
+function loadOptions(port: number, method: LoadMethod, mode: 'random' | 'preload', durationMs: number): LoadOptions {
+  return { host, port, method, mode, connections, keys, valueBytes, durationMs, requestTimeoutMs: requestTimeoutS * 1000, seed };
+}
+
+function chooseGenerator(choice: GeneratorChoice): Generator {
+  if (choice === 'node') return nodeGenerator();
+  const wrkPath = ensureWrk((line) => say(line));
+  if (wrkPath !== null) return wrkGenerator(wrkPath);
+  if (choice === 'wrk') throw new Error('--generator wrk: wrk is not available');
+  say('falling back to the built-in node:net load generator (scripts/bench/loadgen.ts)');
+  return nodeGenerator();
+}
+
+/** Writes every key once into a server with the built-in generator, then reads one back. */
+async function preload(server: Server): Promise<void> {
+  const result = await runLoadInChild(loadOptions(server.port, 'POST', 'preload', preloadDeadlineMs), track);
+  if (result.requests !== keys || result.non2xx !== 0 || result.errors !== 0) {
+    throw new Error(
+      `${server.label}: preload stored ${result.requests}/${keys} keys, non-2xx ${result.non2xx} ` +
+        `${JSON.stringify(result.statuses)}, errors ${result.errors} (${result.firstError ?? 'no error text'})`,
+    );
+  }
+  const answer = await httpGet(server.port, `${mapPathPrefix}${keys - 1}`, 2000);
+  const expected = benchValue(valueBytes);
+  if (answer.status !== 200 || answer.body.toString('latin1') !== expected || !answer.contentType?.startsWith('text/plain')) {
+    throw new Error(
+      `${server.label}: GET of a preloaded key answered ${answer.status}, content-type ${String(answer.contentType)}, ` +
+        `${answer.body.length} bytes; expected 200, text/plain, the ${valueBytes} bytes written`,
+    );
+  }
+}
+
+interface Row {
+  readonly workload: LoadMethod;
+  readonly server: string;
+  readonly round: string;
+  readonly result: RunResult;
+}
+
+const columns = ['workload', 'server', 'round', 'req/s', 'p50 ms', 'p99 ms', 'non2xx', 'errors'] as const;
+const widths = [9, 8, 6, 10, 8, 8, 8, 7] as const;
+
+function tableLine(cells: readonly string[]): string {
+  return cells.map((cell, index) => cell.padEnd(widths[index] ?? 8)).join('').trimEnd();
+}
+
+function formatRow(row: Row): string {
+  const r = row.result;
+  return tableLine([
+    row.workload,
+    row.server,
+    row.round,
+    Math.round(r.rps).toString(),
+    r.p50Ms.toFixed(2),
+    r.p99Ms.toFixed(2),
+    String(r.non2xx),
+    String(r.errors),
+  ]);
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return 0;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+interface WorkloadSummary {
+  readonly memberRps: number;
+  readonly bareRps: number;
+  readonly ratio: number;
+  readonly target: number;
+  readonly pass: boolean;
+  readonly memberP99Ms: number;
+  readonly bareP99Ms: number;
+  readonly memberRpsRounds: readonly number[];
+  readonly bareRpsRounds: readonly number[];
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+function summarize(rows: readonly Row[], workload: LoadMethod, bareLabel: string, otherLabel: string): WorkloadSummary {
+  const measured = rows.filter((row) => row.workload === workload && row.round !== 'warm');
+  const of = (label: string): RunResult[] => measured.filter((row) => row.server === label).map((row) => row.result);
+  const bare = of(bareLabel);
+  const member = of(otherLabel);
+  const bareRps = median(bare.map((r) => r.rps));
+  const memberRps = median(member.map((r) => r.rps));
+  const ratio = bareRps > 0 ? memberRps / bareRps : 0;
+  const all = rows.filter((row) => row.workload === workload).map((row) => row.result);
+  return {
+    memberRps: Math.round(memberRps),
+    bareRps: Math.round(bareRps),
+    ratio: round(ratio, 3),
+    target: targets[workload],
+    pass: ratio >= targets[workload],
+    memberP99Ms: round(median(member.map((r) => r.p99Ms)), 3),
+    bareP99Ms: round(median(bare.map((r) => r.p99Ms)), 3),
+    memberRpsRounds: member.map((r) => Math.round(r.rps)),
+    bareRpsRounds: bare.map((r) => Math.round(r.rps)),
+    non2xx: all.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: all.reduce((sum, r) => sum + r.errors, 0),
+  };
+}
+
+function round(value: number, digits: number): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The memory and micro benchmarks, written elsewhere: run as children, their JSON lines kept.
+
+async function runSideBench(name: 'memory' | 'micro', nodeArgs: readonly string[]): Promise<{ lines: string[]; failure: string | null }> {
+  const script = path.join(benchDir, `${name}.ts`);
+  if (!existsSync(script)) {
+    say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
+    return { lines: [], failure: null };
+  }
+  say(`\n${name}: node ${[...nodeArgs, `scripts/bench/${name}.ts`].join(' ')}`);
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  const lines: string[] = [];
+  const onLine = (line: string): void => {
+    if (line.trim().startsWith('{')) {
+      try {
+        const parsed = JSON.parse(line) as { bench?: unknown };
+        if (parsed.bench === name) {
+          lines.push(line.trim());
+          return;
+        }
+      } catch {
+        // not JSON after all: echo it like any other line
+      }
+    }
+    say(`[${name}] ${line}`);
+  };
+  const stdout = new OutputTail(null);
+  const stderr = new OutputTail(`[${name}] `);
+  child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.push(text, onLine));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.push(text));
+  const killer = setTimeout(() => child.kill('SIGKILL'), sideBenchDeadlineMs);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.on('error', () => resolve([null, null]));
+    child.on('close', (c, s) => resolve([c, s]));
+  });
+  clearTimeout(killer);
+  stdout.flush(onLine);
+  stderr.flush();
+  if (code !== 0) return { lines, failure: `${name} exited with ${signal ?? String(code)}` };
+  if (lines.length === 0) return { lines, failure: `${name} printed no {"bench":"${name}",...} line` };
+  return { lines, failure: null };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseFlags(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${error.message}\n${usage}\n`);
+    return 2;
+  }
+  if (flags.cluster) say('--cluster: not yet (a later issue adds a 3-member cluster bench); ignored');
+  if (!flags.bareVsBare && !existsSync(memberEntry)) {
+    process.stderr.write(
+      `dist/member.js is missing: build the member first (npm run build), or use --bare-vs-bare to check the bench itself\n`,
+    );
+    return 1;
+  }
+  if (flags.rounds < 3) say(`note: ${flags.rounds} round(s); the issue asks for at least 3 for a stable median`);
+
+  const failures: string[] = [];
+  const warnings: string[] = [];
+  const jsonLines: string[] = [];
+  const servers: Server[] = [];
+  let generator: Generator | null = null;
+  try {
+    generator = chooseGenerator(flags.generator);
+    // wrk takes whole seconds.
+    const durationS = generator.name === 'wrk' ? Math.max(1, Math.ceil(flags.durationS)) : flags.durationS;
+    const warmupS = flags.warmupS === 0 ? 0 : generator.name === 'wrk' ? Math.max(1, Math.ceil(flags.warmupS)) : flags.warmupS;
+
+    const bareLabel = 'bare';
+    const otherLabel = flags.bareVsBare ? 'bare2' : 'member';
+    const bareArgs = ['--import', 'tsx', path.join(benchDir, 'bare-server.ts'), '--port', '0'];
+    const memberArgs = flags.bareVsBare ? bareArgs : [memberEntry, '--port', '0', '--rest', '--rest-groups', 'DATA'];
+    const bare = await startServer(bareLabel, bareArgs, flags.verbose);
+    servers.push(bare);
+    const member = await startServer(otherLabel, memberArgs, flags.verbose);
+    servers.push(member);
+
+    say(
+      `http bench: node ${process.version}, ${cpus().length} cpus, generator ${generator.name}` +
+        `${generator.name === 'wrk' ? ` (-t${wrkThreads})` : ''}, ${connections} connections, ` +
+        `${valueBytes}-byte values, ${keys} keys, ${durationS} s per run, ${warmupS} s warm-up, ${flags.rounds} rounds`,
+    );
+    say(`servers: ${bareLabel} ${host}:${bare.port}, ${otherLabel} ${host}:${member.port}`);
+    say(`preloading ${keys} keys into both servers`);
+    await preload(bare);
+    await preload(member);
+
+    const rows: Row[] = [];
+    const checkAlive = (): void => {
+      for (const server of servers) if (server.died !== null) throw new Error(server.died);
+      if (interrupted) throw new Error('interrupted');
+    };
+    const measure = async (workload: LoadMethod, server: Server, roundName: string, seconds: number): Promise<void> => {
+      checkAlive();
+      const result = await generator!.run(server.port, workload, seconds);
+      checkAlive();
+      const row: Row = { workload, server: server.label, round: roundName, result };
+      rows.push(row);
+      say(formatRow(row));
+      if (result.non2xx !== 0 || result.errors !== 0) {
+        failures.push(
+          `${workload} ${server.label} round ${roundName}: non-2xx ${result.non2xx}, errors ${result.errors}` +
+            `${result.firstError === null ? '' : ` (${result.firstError})`}`,
+        );
+      }
+      await delay(pauseBetweenRunsMs);
+    };
+
+    say('');
+    say(tableLine([...columns]));
+    for (const workload of ['GET', 'POST'] as const) {
+      if (warmupS > 0) {
+        await measure(workload, bare, 'warm', warmupS);
+        await measure(workload, member, 'warm', warmupS);
+      }
+      for (let roundIndex = 1; roundIndex <= flags.rounds; roundIndex++) {
+        await measure(workload, bare, String(roundIndex), durationS);
+        await measure(workload, member, String(roundIndex), durationS);
+      }
+    }
+
+    const get = summarize(rows, 'GET', bareLabel, otherLabel);
+    const post = summarize(rows, 'POST', bareLabel, otherLabel);
+    say('');
+    for (const [name, summary] of [['GET', get], ['POST', post]] as const) {
+      say(
+        `summary:  ${name.padEnd(4)} ${otherLabel}/bare = ${summary.ratio.toFixed(2)} ` +
+          `(target ≥ ${summary.target.toFixed(2)}: ${summary.pass ? 'PASS' : 'MISS'})  ` +
+          `p99 ${otherLabel} ${summary.memberP99Ms.toFixed(2)} ms, bare ${summary.bareP99Ms.toFixed(2)} ms  ` +
+          `req/s ${otherLabel} ${summary.memberRps} [${summary.memberRpsRounds.join(' ')}], ` +
+          `bare ${summary.bareRps} [${summary.bareRpsRounds.join(' ')}]`,
+      );
+    }
+    jsonLines.push(
+      JSON.stringify({
+        bench: 'http',
+        generator: generator.name,
+        connections,
+        valueBytes,
+        keys,
+        durationS,
+        warmupS,
+        rounds: flags.rounds,
+        ...(flags.bareVsBare ? { against: 'bare' } : {}),
+        get,
+        post,
+      }),
+    );
+  } catch (error) {
+    failures.push(interrupted ? 'interrupted' : error instanceof Error ? error.message : String(error));
+  } finally {
+    for (const server of servers) {
+      const warning = await stopServer(server);
+      if (warning !== null) warnings.push(warning);
+    }
+    generator?.dispose();
+    killAll('SIGKILL'); // anything left (a generator child after an error)
+  }
+
+  if (!interrupted) {
+    for (const [name, skip, nodeArgs] of [
+      ['memory', flags.skipMemory, ['--expose-gc', '--import', 'tsx']],
+      ['micro', flags.skipMicro, ['--import', 'tsx']],
+    ] as const) {
+      if (skip) continue;
+      const side = await runSideBench(name, nodeArgs);
+      jsonLines.push(...side.lines);
+      if (side.failure !== null) failures.push(side.failure);
+    }
+  }
+
+  say('');
+  for (const warning of warnings) say(`warning: ${warning}`);
+  for (const failure of failures) say(`FAILED: ${failure}`);
+  for (const line of jsonLines) say(line);
+  if (interrupted) return 130;
+  return failures.length === 0 ? 0 : 1;
+}
+
+process.on('SIGINT', () => onSignal('SIGINT'));
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('exit', () => killAll('SIGKILL'));
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    killAll('SIGKILL');
+    process.exitCode = 1;
+  },
+);

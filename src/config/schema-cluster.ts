@@ -1,0 +1,78 @@
+// `<persistence>`, `<security>` and `<cp-subsystem>`: parsed and checked here, stored in Config;
+// whether this version of the member runs them is decided by the modules that would.
+import { originKey, type DeepMutable, type Draft, type Origins } from './draft.js';
+import { CLUSTER_DATA_RECOVERY_POLICIES, type RealmConfig } from './types.js';
+import type { ElementReader } from './xml-reader.js';
+import { INT_MAX, parseBoolean, parseEnum, parseInteger, parseName, type Parsed } from './values.js';
+
+export function parseCpMemberCount(raw: string): Parsed<number> {
+  const n = parseInteger(raw, 0, INT_MAX);
+  const expected = '0 (CP subsystem off) or an integer >= 3';
+  return n.ok && n.value !== 1 && n.value !== 2 ? n : { ok: false, expected };
+}
+
+export function parseGroupSize(raw: string): Parsed<number> {
+  const n = parseInteger(raw, 3, 7);
+  return n.ok && n.value % 2 === 1 ? n : { ok: false, expected: '3, 5 or 7' };
+}
+
+export function readPersistence(grid: ElementReader, draft: Draft): void {
+  const el = grid.child('persistence', {
+    attrs: ['enabled'],
+    one: ['base-dir', 'backup-dir', 'validation-timeout-seconds', 'data-load-timeout-seconds', 'cluster-data-recovery-policy', 'auto-remove-stale-data'],
+  });
+  if (el === undefined) return;
+  const p = draft.persistence;
+  p.enabled = el.typedAttr('enabled', parseBoolean, false);
+  p.baseDir = el.leaf('base-dir', parseName, p.baseDir);
+  const backup = el.child('backup-dir', { text: true });
+  if (backup !== undefined) p.backupDir = backup.text();
+  p.validationTimeoutSeconds = el.leaf('validation-timeout-seconds', (r) => parseInteger(r, 1, 86400), p.validationTimeoutSeconds);
+  p.dataLoadTimeoutSeconds = el.leaf('data-load-timeout-seconds', (r) => parseInteger(r, 1, 86400), p.dataLoadTimeoutSeconds);
+  p.clusterDataRecoveryPolicy = el.leaf('cluster-data-recovery-policy', (r) => parseEnum(r, CLUSTER_DATA_RECOVERY_POLICIES), p.clusterDataRecoveryPolicy);
+  p.autoRemoveStaleData = el.leaf('auto-remove-stale-data', parseBoolean, p.autoRemoveStaleData);
+}
+
+export function readSecurity(grid: ElementReader, draft: Draft, origins: Origins): void {
+  const el = grid.child('security', { attrs: ['enabled'], one: ['realms', 'member-authentication'] });
+  if (el === undefined) return;
+  const s = draft.security;
+  origins.set(originKey.security, el.where());
+  s.enabled = el.typedAttr('enabled', parseBoolean, false);
+  const realms = el.child('realms', { many: ['realm'] });
+  s.realms = [];
+  for (const r of realms?.children('realm', { attrs: ['name'], one: ['authentication', 'identity'] }) ?? []) {
+    const realm = readRealm(r);
+    if (s.realms.some((o) => o.name === realm.name)) throw r.error(r.element, `<realm>: name ${realm.name} is given twice`);
+    s.realms.push(realm);
+  }
+  const auth = el.child('member-authentication', { attrs: ['realm'] });
+  if (auth !== undefined) {
+    s.memberAuthenticationRealm = auth.requiredTypedAttr('realm', parseName);
+    origins.set(originKey.memberAuthentication, auth.where());
+  }
+}
+
+function readRealm(realm: ElementReader): DeepMutable<RealmConfig> {
+  const name = realm.requiredTypedAttr('name', parseName);
+  const users: { username: string; password: string }[] = [];
+  const simple = realm.child('authentication', { one: ['simple'] })?.child('simple', { many: ['user'] });
+  for (const user of simple?.children('user', { attrs: ['username', 'password'] }) ?? []) {
+    const username = user.requiredTypedAttr('username', parseName);
+    if (users.some((u) => u.username === username)) throw user.error(user.element, `<user>: username ${username} is given twice in realm ${name}`);
+    // Passwords are taken exactly as written (no trimming): spaces may be part of them.
+    users.push({ username, password: user.attr('password') ?? '' });
+  }
+  const up = realm.child('identity', { one: ['username-password'] })?.child('username-password', { attrs: ['username', 'password'] });
+  const identity = up === undefined ? null : { username: up.requiredTypedAttr('username', parseName), password: up.attr('password') ?? '' };
+  return { name, users, identity };
+}
+
+export function readCpSubsystem(grid: ElementReader, draft: Draft, origins: Origins): void {
+  const el = grid.child('cp-subsystem', { one: ['cp-member-count', 'group-size'] });
+  if (el === undefined) return;
+  origins.set(originKey.cp, el.where());
+  const cp = draft.cpSubsystem;
+  cp.cpMemberCount = el.leaf('cp-member-count', parseCpMemberCount, cp.cpMemberCount);
+  cp.groupSize = el.leaf('group-size', parseGroupSize, cp.groupSize);
+}

@@ -1,0 +1,168 @@
+// `<map>`, `<queue>` and `<wan-replication>`: named, repeatable elements. A name may be exact or a
+// pattern with one `*`; a name given twice is an error at its second place. The built-in `default`
+// map and queue are kept unless the file declares its own.
+import { defaultMap, defaultPublisher, defaultQueue, originKey, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
+import {
+  EVICTION_POLICIES,
+  MERGE_POLICIES,
+  WAN_ACKNOWLEDGE_TYPES,
+  WAN_CONSISTENCY_CHECK_STRATEGIES,
+  WAN_PUBLISHER_STATES,
+  WAN_QUEUE_FULL_BEHAVIORS,
+  type WanReplicationConfig,
+} from './types.js';
+import type { ElementReader } from './xml-reader.js';
+import type { DeepMutable } from './draft.js';
+import { INT_MAX, parseBoolean, parseEndpoint, parseEnum, parseInteger, parseName, parseStructureName, splitList, type Parsed } from './values.js';
+
+const backupCount = (raw: string): Parsed<number> => parseInteger(raw, 0, 6);
+const nonNegative = (raw: string): Parsed<number> => parseInteger(raw, 0, INT_MAX);
+
+/** Only PER_NODE is implemented; other reference policies get a message that says so. */
+export function parseMaxSizePolicy(raw: string): Parsed<'PER_NODE'> {
+  return raw.trim().toUpperCase() === 'PER_NODE' ? { ok: true, value: 'PER_NODE' } : { ok: false, expected: 'PER_NODE (only PER_NODE is supported)' };
+}
+
+export const parseEvictionPolicy = (raw: string): Parsed<(typeof EVICTION_POLICIES)[number]> => parseEnum(raw, EVICTION_POLICIES);
+export const parseEvictionSize = (raw: string): Parsed<number> => parseInteger(raw, 1, INT_MAX);
+export const parseMerkleDepth = (raw: string): Parsed<number> => parseInteger(raw, 2, 27);
+export const parseQueueTtl = (raw: string): Parsed<number> => parseInteger(raw, -1, INT_MAX);
+export { backupCount as parseBackupCount, nonNegative as parseNonNegative };
+
+/** A merge policy by simple name; the reference's Java package prefix is accepted and dropped. */
+export function parseMergePolicy(raw: string): Parsed<string> {
+  const simple = raw.trim().replace(/^com\.hazelcast\.spi\.merge\./, '');
+  return parseEnum(simple, MERGE_POLICIES);
+}
+
+/** Reads the `name` attribute of a named element and rejects a name already used by a sibling. */
+function uniqueName(el: ElementReader, seen: Map<string, string>): string {
+  const name = el.requiredTypedAttr('name', parseStructureName);
+  const first = seen.get(name);
+  if (first !== undefined) el.fail(el.element, `<${el.name}>: name ${name} is given twice (first at ${first})`);
+  seen.set(name, `${el.element.line}:${el.element.column}`);
+  return name;
+}
+
+export function readMaps(grid: ElementReader, draft: Draft, origins: Origins): void {
+  const maps: MapDraft[] = [];
+  const seen = new Map<string, string>();
+  for (const el of grid.children('map', {
+    attrs: ['name'],
+    one: ['backup-count', 'async-backup-count', 'time-to-live-seconds', 'max-idle-seconds', 'eviction', 'merkle-tree', 'data-persistence', 'wan-replication-ref'],
+  })) {
+    const m = defaultMap(uniqueName(el, seen));
+    origins.set(originKey.map(m.name), el.where());
+    m.backupCount = el.leaf('backup-count', backupCount, m.backupCount);
+    m.asyncBackupCount = el.leaf('async-backup-count', backupCount, m.asyncBackupCount);
+    m.timeToLiveSeconds = el.leaf('time-to-live-seconds', nonNegative, m.timeToLiveSeconds);
+    m.maxIdleSeconds = el.leaf('max-idle-seconds', nonNegative, m.maxIdleSeconds);
+    const ev = el.child('eviction', { attrs: ['eviction-policy', 'max-size-policy', 'size'] });
+    if (ev !== undefined) {
+      m.eviction.policy = ev.typedAttr('eviction-policy', parseEvictionPolicy, m.eviction.policy);
+      m.eviction.maxSizePolicy = ev.typedAttr('max-size-policy', parseMaxSizePolicy, m.eviction.maxSizePolicy);
+      m.eviction.size = ev.typedAttr('size', parseEvictionSize, m.eviction.size);
+    }
+    const merkle = el.child('merkle-tree', { attrs: ['enabled'], one: ['depth'] });
+    if (merkle !== undefined) {
+      m.merkleTree.enabled = merkle.typedAttr('enabled', parseBoolean, m.merkleTree.enabled);
+      m.merkleTree.depth = merkle.leaf('depth', parseMerkleDepth, m.merkleTree.depth);
+    }
+    readDataPersistence(el, m.dataPersistence);
+    const ref = el.child('wan-replication-ref', { attrs: ['name'], one: ['merge-policy-class-name', 'republishing-enabled'] });
+    if (ref !== undefined) {
+      origins.set(originKey.wanRef(m.name), ref.where());
+      m.wanReplicationRef = {
+        name: ref.requiredTypedAttr('name', parseName),
+        mergePolicy: ref.leaf('merge-policy-class-name', parseMergePolicy, 'PassThroughMergePolicy'),
+        republishingEnabled: ref.leaf('republishing-enabled', parseBoolean, true),
+      };
+    }
+    maps.push(m);
+  }
+  if (maps.length === 0) return;
+  if (!maps.some((m) => m.name === 'default')) maps.unshift(defaultMap('default'));
+  draft.maps = maps;
+}
+
+function readDataPersistence(el: ElementReader, target: { enabled: boolean; fsync: boolean }): void {
+  const dp = el.child('data-persistence', { attrs: ['enabled', 'fsync'] });
+  if (dp === undefined) return;
+  target.enabled = dp.typedAttr('enabled', parseBoolean, target.enabled);
+  target.fsync = dp.typedAttr('fsync', parseBoolean, target.fsync);
+}
+
+export function readQueues(grid: ElementReader, draft: Draft, origins: Origins): void {
+  const queues: QueueDraft[] = [];
+  const seen = new Map<string, string>();
+  for (const el of grid.children('queue', {
+    attrs: ['name'],
+    one: ['max-size', 'backup-count', 'async-backup-count', 'empty-queue-ttl', 'data-persistence'],
+  })) {
+    const q = defaultQueue(uniqueName(el, seen));
+    origins.set(originKey.queue(q.name), el.where());
+    q.maxSize = el.leaf('max-size', nonNegative, q.maxSize);
+    q.backupCount = el.leaf('backup-count', backupCount, q.backupCount);
+    q.asyncBackupCount = el.leaf('async-backup-count', backupCount, q.asyncBackupCount);
+    q.emptyQueueTtlSeconds = el.leaf('empty-queue-ttl', parseQueueTtl, q.emptyQueueTtlSeconds);
+    readDataPersistence(el, q.dataPersistence);
+    queues.push(q);
+  }
+  if (queues.length === 0) return;
+  if (!queues.some((q) => q.name === 'default')) queues.unshift(defaultQueue('default'));
+  draft.queues = queues;
+}
+
+const PUBLISHER_CHILDREN = [
+  'cluster-name',
+  'publisher-id',
+  'target-endpoints',
+  'batch-size',
+  'batch-max-delay-millis',
+  'response-timeout-millis',
+  'queue-capacity',
+  'queue-full-behavior',
+  'acknowledge-type',
+  'initial-publisher-state',
+  'sync',
+] as const;
+
+export function readWanReplications(grid: ElementReader, draft: Draft): void {
+  const seen = new Map<string, string>();
+  const schemes: DeepMutable<WanReplicationConfig>[] = [];
+  for (const el of grid.children('wan-replication', { attrs: ['name'], many: ['batch-publisher'] })) {
+    const name = el.requiredTypedAttr('name', parseName);
+    const first = seen.get(name);
+    if (first !== undefined) throw el.error(el.element, `<wan-replication>: name ${name} is given twice (first at ${first})`);
+    seen.set(name, `${el.element.line}:${el.element.column}`);
+    const scheme: DeepMutable<WanReplicationConfig> = { name, publishers: [] };
+    for (const bp of el.children('batch-publisher', { one: PUBLISHER_CHILDREN })) {
+      const p = defaultPublisher();
+      p.clusterName = bp.leaf('cluster-name', parseName, p.clusterName);
+      p.publisherId = bp.leaf('publisher-id', parseName, p.clusterName);
+      if (scheme.publishers.some((o) => o.publisherId === p.publisherId)) {
+        throw bp.error(bp.element, `<batch-publisher>: publisher id ${p.publisherId} is used twice in <wan-replication name="${name}">`);
+      }
+      const endpoints = bp.child('target-endpoints', { text: true });
+      const raw = endpoints?.text() ?? '';
+      if (endpoints === undefined || splitList(raw).length === 0) {
+        throw bp.error(endpoints?.element ?? bp.element, '<batch-publisher> needs <target-endpoints> with at least one host:port');
+      }
+      p.targetEndpoints = splitList(raw).map((item) => endpoints.must(parseEndpoint(item), item));
+      p.batchSize = bp.leaf('batch-size', (r) => parseInteger(r, 1, 100000), p.batchSize);
+      p.batchMaxDelayMs = bp.leaf('batch-max-delay-millis', nonNegative, p.batchMaxDelayMs);
+      p.responseTimeoutMs = bp.leaf('response-timeout-millis', (r) => parseInteger(r, 1, INT_MAX), p.responseTimeoutMs);
+      p.queueCapacity = bp.leaf('queue-capacity', (r) => parseInteger(r, 1, INT_MAX), p.queueCapacity);
+      p.queueFullBehavior = bp.leaf('queue-full-behavior', (r) => parseEnum(r, WAN_QUEUE_FULL_BEHAVIORS), p.queueFullBehavior);
+      p.acknowledgeType = bp.leaf('acknowledge-type', (r) => parseEnum(r, WAN_ACKNOWLEDGE_TYPES), p.acknowledgeType);
+      p.initialPublisherState = bp.leaf('initial-publisher-state', (r) => parseEnum(r, WAN_PUBLISHER_STATES), p.initialPublisherState);
+      const sync = bp.child('sync', { one: ['consistency-check-strategy'] });
+      if (sync !== undefined) {
+        p.consistencyCheckStrategy = sync.leaf('consistency-check-strategy', (r) => parseEnum(r, WAN_CONSISTENCY_CHECK_STRATEGIES), p.consistencyCheckStrategy);
+      }
+      scheme.publishers.push(p);
+    }
+    schemes.push(scheme);
+  }
+  draft.wanReplications = schemes;
+}

@@ -1,0 +1,191 @@
+// The typed, frozen configuration a member runs with. Built by src/config/load.ts from defaults <
+// XML file < GRID_* environment variables < command-line flags, validated as a whole, then deep-frozen.
+// Every limit carries its unit in its name.
+
+export const LOG_LEVELS = ['OFF', 'SEVERE', 'WARNING', 'INFO', 'CONFIG', 'FINE', 'FINER', 'FINEST'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = 'text' | 'json';
+
+export const ENDPOINT_GROUPS = ['CLUSTER_READ', 'CLUSTER_WRITE', 'HEALTH_CHECK', 'PERSISTENCE', 'WAN', 'DATA', 'CP'] as const;
+export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
+export type EndpointGroups = Readonly<Record<EndpointGroup, boolean>>;
+
+export const EVICTION_POLICIES = ['NONE', 'LRU', 'LFU', 'RANDOM'] as const;
+export type EvictionPolicy = (typeof EVICTION_POLICIES)[number];
+
+export interface PortConfig {
+  readonly port: number;
+  readonly autoIncrement: boolean;
+  /** How many ports from `port` upwards are tried when auto-increment is on. */
+  readonly portCount: number;
+}
+
+export interface SslConfig {
+  readonly enabled: boolean;
+  readonly keyFile: string;
+  readonly certFile: string;
+  readonly caFile: string;
+  readonly clientAuth: 'none' | 'optional' | 'required';
+}
+
+export interface TcpIpJoinConfig {
+  readonly enabled: boolean;
+  readonly connectionTimeoutSeconds: number;
+  /** As written: `host`, `host:port` or `host:p1-p2`. */
+  readonly members: readonly string[];
+}
+
+export interface NetworkConfig {
+  readonly publicAddress: string | null;
+  readonly port: PortConfig;
+  readonly join: { readonly tcpIp: TcpIpJoinConfig };
+  readonly restApi: { readonly enabled: boolean; readonly groups: EndpointGroups };
+  readonly ssl: SslConfig;
+}
+
+export interface AdvancedNetworkConfig {
+  readonly enabled: boolean;
+  readonly memberEndpoint: { readonly port: PortConfig } | null;
+  /** A declared REST endpoint enables REST on its own port with its own groups. */
+  readonly restEndpoint: { readonly port: PortConfig; readonly groups: EndpointGroups; readonly ssl: SslConfig } | null;
+  readonly wanEndpoints: readonly { readonly name: string; readonly port: PortConfig }[];
+}
+
+/** Merge policies a `wan-replication-ref` may name; `com.hazelcast.spi.merge.` before one is accepted and dropped. */
+export const MERGE_POLICIES = [
+  'PassThroughMergePolicy',
+  'PutIfAbsentMergePolicy',
+  'LatestUpdateMergePolicy',
+  'HigherHitsMergePolicy',
+  'LatestAccessMergePolicy',
+  'ExpirationTimeMergePolicy',
+  'DiscardMergePolicy',
+] as const;
+
+export interface WanReplicationRefConfig {
+  readonly name: string;
+  /** One of MERGE_POLICIES, without a package prefix. */
+  readonly mergePolicy: string;
+  readonly republishingEnabled: boolean;
+}
+
+export interface MapConfig {
+  /** Exact name, a pattern with one `*`, or `default`. */
+  readonly name: string;
+  readonly backupCount: number;
+  readonly asyncBackupCount: number;
+  /** 0 = entries never expire by age. */
+  readonly timeToLiveSeconds: number;
+  /** 0 = entries never expire by idleness. */
+  readonly maxIdleSeconds: number;
+  readonly eviction: { readonly policy: EvictionPolicy; readonly maxSizePolicy: 'PER_NODE'; readonly size: number };
+  readonly merkleTree: { readonly enabled: boolean; readonly depth: number };
+  readonly dataPersistence: { readonly enabled: boolean; readonly fsync: boolean };
+  readonly wanReplicationRef: WanReplicationRefConfig | null;
+}
+
+export interface QueueConfig {
+  readonly name: string;
+  /** 0 = unbounded. */
+  readonly maxSize: number;
+  readonly backupCount: number;
+  readonly asyncBackupCount: number;
+  /** -1 = never destroyed when empty. */
+  readonly emptyQueueTtlSeconds: number;
+  /** Takes effect only with `persistence enabled` (cluster.md "Persistence"). */
+  readonly dataPersistence: { readonly enabled: boolean; readonly fsync: boolean };
+}
+
+export const WAN_QUEUE_FULL_BEHAVIORS = ['DISCARD_AFTER_MUTATION', 'THROW_EXCEPTION', 'THROW_EXCEPTION_ONLY_IF_REPLICATION_ACTIVE'] as const;
+export const WAN_ACKNOWLEDGE_TYPES = ['ACK_ON_OPERATION_COMPLETE', 'ACK_ON_RECEIPT'] as const;
+export const WAN_PUBLISHER_STATES = ['REPLICATING', 'PAUSED', 'STOPPED'] as const;
+export const WAN_CONSISTENCY_CHECK_STRATEGIES = ['NONE', 'MERKLE_TREES'] as const;
+
+/** One `batch-publisher` of a `wan-replication` scheme (wan.md "Configuration"). */
+export interface WanBatchPublisherConfig {
+  /** Target cluster name. */
+  readonly clusterName: string;
+  /** Defaults to clusterName. Unique within its scheme. */
+  readonly publisherId: string;
+  /** `host:port` of some target members. */
+  readonly targetEndpoints: readonly string[];
+  readonly batchSize: number;
+  readonly batchMaxDelayMs: number;
+  readonly responseTimeoutMs: number;
+  readonly queueCapacity: number;
+  readonly queueFullBehavior: (typeof WAN_QUEUE_FULL_BEHAVIORS)[number];
+  readonly acknowledgeType: (typeof WAN_ACKNOWLEDGE_TYPES)[number];
+  readonly initialPublisherState: (typeof WAN_PUBLISHER_STATES)[number];
+  readonly consistencyCheckStrategy: (typeof WAN_CONSISTENCY_CHECK_STRATEGIES)[number];
+}
+
+export interface WanReplicationConfig {
+  readonly name: string;
+  readonly publishers: readonly WanBatchPublisherConfig[];
+}
+
+export const CLUSTER_DATA_RECOVERY_POLICIES = ['FULL_RECOVERY_ONLY', 'PARTIAL_RECOVERY_MOST_RECENT', 'PARTIAL_RECOVERY_MOST_COMPLETE'] as const;
+
+/** `<persistence>` (cluster.md "Persistence"). Paths are as written; relative ones are relative to the working directory. */
+export interface PersistenceConfig {
+  readonly enabled: boolean;
+  readonly baseDir: string;
+  /** '' = no backup directory configured. */
+  readonly backupDir: string;
+  readonly validationTimeoutSeconds: number;
+  readonly dataLoadTimeoutSeconds: number;
+  readonly clusterDataRecoveryPolicy: (typeof CLUSTER_DATA_RECOVERY_POLICIES)[number];
+  readonly autoRemoveStaleData: boolean;
+}
+
+export interface SecurityConfig {
+  readonly enabled: boolean;
+  readonly realms: readonly RealmConfig[];
+  readonly memberAuthenticationRealm: string | null;
+}
+
+export interface RealmConfig {
+  readonly name: string;
+  readonly users: readonly { readonly username: string; readonly password: string }[];
+  readonly identity: { readonly username: string; readonly password: string } | null;
+}
+
+/** Typed values of the `<properties>` that the member understands. Unknown `grid.*` names are errors. */
+export interface GridProperties {
+  readonly partitionCount: number; // grid.partition.count
+  readonly heartbeatIntervalSeconds: number; // grid.heartbeat.interval.seconds
+  readonly maxNoHeartbeatSeconds: number; // grid.max.no.heartbeat.seconds
+  readonly operationCallTimeoutMs: number; // grid.operation.call.timeout.millis
+  readonly gracefulShutdownMaxWaitSeconds: number; // grid.graceful.shutdown.max.wait.seconds
+  readonly restHeaderBytesMax: number; // grid.rest.header.bytes.max (16 KiB)
+  readonly restBodyBytesMax: number; // grid.rest.body.bytes.max (16 MiB)
+  readonly restPipelineMax: number; // grid.rest.pipeline.max (1000 requests in flight per connection)
+  readonly restHeadersTimeoutSeconds: number; // grid.rest.headers.timeout.seconds (60)
+  readonly restIdleTimeoutSeconds: number; // grid.rest.idle.timeout.seconds (300)
+  readonly restConnectionsMax: number; // grid.rest.connections.max (10000)
+  readonly queuePollTimeoutSecondsMax: number; // grid.queue.poll.timeout.seconds.max (300)
+  readonly queueWaitersMax: number; // grid.queue.waiters.max (100000 waiting polls per member)
+  readonly memberFrameBytesMax: number; // grid.member.frame.bytes.max (64 MiB)
+  readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (30)
+  readonly sniffTimeoutMs: number; // grid.socket.sniff.timeout.millis (10000): first bytes must arrive by then
+}
+
+export interface Config {
+  readonly clusterName: string;
+  readonly instanceName: string;
+  /** Raw `<properties>` as written (after placeholder substitution), including non-grid ones. */
+  readonly rawProperties: Readonly<Record<string, string>>;
+  readonly properties: GridProperties;
+  readonly liteMember: boolean;
+  readonly network: NetworkConfig;
+  readonly advancedNetwork: AdvancedNetworkConfig;
+  readonly maps: readonly MapConfig[];
+  readonly queues: readonly QueueConfig[];
+  readonly wanReplications: readonly WanReplicationConfig[];
+  readonly persistence: PersistenceConfig;
+  readonly security: SecurityConfig;
+  readonly cpSubsystem: { readonly cpMemberCount: number; readonly groupSize: number };
+  readonly logging: { readonly level: LogLevel; readonly format: LogFormat };
+  /** Where the configuration came from, for the start-up log: a file path or 'defaults'. */
+  readonly source: string;
+}

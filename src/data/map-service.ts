@@ -1,0 +1,205 @@
+// The maps of this member: a MapStore per map name (created on first write, configured once from
+// resolveConfig), one content-type table shared by all, and the cursor of the incremental expiry
+// sweep. The caller routes: it computes the partition id from the key (src/partition/partition-id.ts)
+// and only calls here for partitions this member holds.
+// Invariants: partition ids are in [0, partitionCount); keys are at most keyBytesMax and values at
+// most valueBytesMax bytes (larger ones are refused with ERR_DATA_ENTRY_TOO_LARGE before anything
+// changes). Record views are read-only snapshots: their `value` never changes, even after the entry
+// is overwritten, removed or compacted.
+import type { MapConfig } from '../config/types.js';
+import type { Random } from '../util/clock.js';
+import { assert } from '../util/assert.js';
+import { GridError } from '../util/errors.js';
+import { ContentTypes } from './content-types.js';
+import { type MapEntryExport, MapStore } from './map-store.js';
+
+export type { MapEntryExport } from './map-store.js';
+
+export interface MapRecordView {
+  /** Read-only: never write into it (it shares memory with the store). */
+  readonly value: Buffer;
+  readonly contentType: string | null;
+  readonly creationTimeMs: number;
+  readonly updateTimeMs: number;
+  readonly lastAccessTimeMs: number;
+  /** 0 when created, + 1 per update. */
+  readonly version: number;
+  /** Reads (gets) since creation; a put does not count. */
+  readonly hits: number;
+}
+
+export const MAP_KEY_BYTES_MAX_DEFAULT = 64 * 1024;
+export const MAP_VALUE_BYTES_MAX_DEFAULT = 256 * 1024 * 1024;
+/** Offsets and lengths are 32-bit in the record columns; Buffers stay below 2^31 bytes here. */
+const ENTRY_BYTES_LIMIT = 0x7fffffff;
+
+export interface MapServiceOptions {
+  readonly partitionCount: number;
+  readonly resolveConfig: (mapName: string) => MapConfig;
+  readonly random: Random;
+  readonly keyBytesMax?: number;
+  readonly valueBytesMax?: number;
+}
+
+export class MapService {
+  private readonly partitionCount: number;
+  private readonly resolveConfig: (mapName: string) => MapConfig;
+  private readonly random: Random;
+  private readonly keyBytesMax: number;
+  private readonly valueBytesMax: number;
+  private readonly types = new ContentTypes();
+  private readonly storesByName = new Map<string, MapStore>();
+  /** In creation order; maps are never dropped, so the sweep cursor can hold an index. */
+  private readonly stores: MapStore[] = [];
+  private sweepStore = 0;
+  private sweepPartition = 0;
+  private sweepRecord = 0;
+
+  constructor(options: MapServiceOptions) {
+    assert(Number.isInteger(options.partitionCount) && options.partitionCount >= 1, 'partitionCount must be a positive integer');
+    this.partitionCount = options.partitionCount;
+    this.resolveConfig = options.resolveConfig;
+    this.random = options.random;
+    this.keyBytesMax = options.keyBytesMax ?? MAP_KEY_BYTES_MAX_DEFAULT;
+    this.valueBytesMax = options.valueBytesMax ?? MAP_VALUE_BYTES_MAX_DEFAULT;
+    assert(this.keyBytesMax + this.valueBytesMax <= ENTRY_BYTES_LIMIT, 'key and value limits must add up to less than 2 GiB');
+  }
+
+  get(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined || key.length > this.keyBytesMax) return null;
+    return store.get(key, partitionId, nowMs);
+  }
+
+  put(mapName: string, key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number): void {
+    this.checkPartition(partitionId);
+    this.checkSizes(key, value);
+    this.storeFor(mapName).put(key, partitionId, value, contentType, nowMs);
+  }
+
+  remove(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): boolean {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined || key.length > this.keyBytesMax) return false;
+    return store.remove(key, partitionId, nowMs);
+  }
+
+  /** Removes every entry of the map on this member; returns how many were held. */
+  clear(mapName: string): number {
+    return this.storesByName.get(mapName)?.clear() ?? 0;
+  }
+
+  /** Exact count of live entries: for a map with expiry this first sweeps the whole map (O(entries)). */
+  size(mapName: string, nowMs: number): number {
+    const store = this.storesByName.get(mapName);
+    if (store === undefined) return 0;
+    if (store.expires) {
+      for (let partitionId = 0; partitionId < this.partitionCount; partitionId++) {
+        store.sweepRange(partitionId, 0, store.table(partitionId)?.highWater ?? 0, nowMs);
+        store.maintainPartition(partitionId);
+      }
+    }
+    return store.entries;
+  }
+
+  mapNames(): string[] {
+    return this.stores.map((store) => store.name);
+  }
+
+  /** Entries held by all maps, counting expired ones the sweep has not reached yet. */
+  totalEntries(): number {
+    let total = 0;
+    for (const store of this.stores) total += store.entries;
+    return total;
+  }
+
+  /** Distinct content types held now (bounded by the entries that use them). */
+  contentTypeCount(): number {
+    return this.types.distinctCount;
+  }
+
+  /**
+   * Removes expired entries, examining at most about `budgetRecords` record slots (a skipped map or
+   * partition costs one), resuming where the previous call stopped. Returns how many it removed.
+   * Calling it with a fixed budget until it has gone round once visits every record.
+   */
+  sweepExpired(nowMs: number, budgetRecords: number): number {
+    let budget = budgetRecords;
+    let removed = 0;
+    let storesPassed = 0;
+    while (budget > 0 && storesPassed <= this.stores.length) {
+      if (this.sweepStore >= this.stores.length) this.moveSweepTo(0);
+      const store = this.stores[this.sweepStore];
+      if (store === undefined) break;
+      const table = store.expires ? store.table(this.sweepPartition) : null;
+      if (table === null || this.sweepRecord >= table.highWater) {
+        store.maintainPartition(this.sweepPartition);
+        budget--;
+        if (!store.expires || this.sweepPartition + 1 >= this.partitionCount) {
+          this.moveSweepTo(this.sweepStore + 1);
+          storesPassed++;
+        } else {
+          this.sweepPartition++;
+          this.sweepRecord = 0;
+        }
+        continue;
+      }
+      const end = Math.min(table.highWater, this.sweepRecord + budget);
+      removed += store.sweepRange(this.sweepPartition, this.sweepRecord, end, nowMs);
+      budget -= end - this.sweepRecord;
+      this.sweepRecord = end;
+    }
+    return removed;
+  }
+
+  /** The live entries of one partition across every map, for migration and backup copies. */
+  *exportPartition(partitionId: number, nowMs: number): Generator<MapEntryExport> {
+    this.checkPartition(partitionId);
+    for (const store of this.stores) yield* store.exportPartition(partitionId, nowMs);
+  }
+
+  /** Stores an exported entry with its history, overwriting any entry of that key. */
+  importEntry(partitionId: number, entry: MapEntryExport, nowMs: number): void {
+    this.checkPartition(partitionId);
+    this.checkSizes(entry.key, entry.value);
+    this.storeFor(entry.mapName).importEntry(partitionId, entry, nowMs);
+  }
+
+  /** Drops one partition's entries of every map (after it migrated away); returns how many. */
+  clearPartition(partitionId: number): number {
+    this.checkPartition(partitionId);
+    let removed = 0;
+    for (const store of this.stores) removed += store.clearPartition(partitionId);
+    return removed;
+  }
+
+  private storeFor(mapName: string): MapStore {
+    let store = this.storesByName.get(mapName);
+    if (store === undefined) {
+      store = new MapStore(mapName, this.resolveConfig(mapName), this.partitionCount, this.types, this.random);
+      this.storesByName.set(mapName, store);
+      this.stores.push(store);
+    }
+    return store;
+  }
+
+  private moveSweepTo(storeIndex: number): void {
+    this.sweepStore = storeIndex >= this.stores.length ? 0 : storeIndex;
+    this.sweepPartition = 0;
+    this.sweepRecord = 0;
+  }
+
+  private checkPartition(partitionId: number): void {
+    assert(Number.isInteger(partitionId) && partitionId >= 0 && partitionId < this.partitionCount, 'partition id out of range');
+  }
+
+  private checkSizes(key: Uint8Array, value: Uint8Array): void {
+    if (key.length > this.keyBytesMax) {
+      throw new GridError('ERR_DATA_ENTRY_TOO_LARGE', `key of ${key.length} bytes is larger than ${this.keyBytesMax}`);
+    }
+    if (value.length > this.valueBytesMax) {
+      throw new GridError('ERR_DATA_ENTRY_TOO_LARGE', `value of ${value.length} bytes is larger than ${this.valueBytesMax}`);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+// From a request line to a handler, without sockets: split and decode the target, classify its
+// endpoint group, refuse what REST or the group does not allow (403), route it (404 / 405 + Allow),
+// then run the handler and turn thrown errors into the answer rest.md §3.6 asks for. The runtime
+// feeds requests in and writes replies out.
+import { GridError, isGridError } from '../util/errors.js';
+import type { EndpointGroup } from '../config/types.js';
+import type { MemberApi } from '../member/member-api.js';
+import { classifyGroup } from './groups.js';
+import { splitTarget } from './path.js';
+import { dataError, empty, fail, jsonError, type HttpReply } from './reply.js';
+import type { HttpRequest } from './request.js';
+import type { RouteTable, Route } from './routes.js';
+
+export type Prepared =
+  | { readonly kind: 'reply'; readonly reply: HttpReply }
+  | {
+      readonly kind: 'route';
+      readonly route: Route;
+      readonly segments: string[];
+      readonly params: Readonly<Record<string, string>>;
+      readonly tail: readonly string[];
+      readonly group: EndpointGroup | null;
+    };
+
+export interface DispatchLog {
+  internalError(error: unknown, method: string, target: string): void;
+}
+
+export class Dispatcher {
+  constructor(
+    private readonly routes: RouteTable,
+    private readonly api: MemberApi,
+    private readonly log: DispatchLog,
+  ) {}
+
+  /** Everything that can be decided from the request line alone (before reading a body). */
+  prepare(method: string, target: string): Prepared {
+    if (!this.api.restEnabled()) {
+      return { kind: 'reply', reply: { ...fail(403, 'REST API is not enabled on this member'), close: true } };
+    }
+    let segments: string[];
+    try {
+      segments = splitTarget(target).segments;
+    } catch (e) {
+      if (isGridError(e)) return { kind: 'reply', reply: this.pathError(method, target, e) };
+      throw e;
+    }
+    const group = classifyGroup(method, segments);
+    if (group !== null && !this.api.groupEnabled(group)) {
+      return { kind: 'reply', reply: fail(403, `REST endpoint group ${group} is not enabled`) };
+    }
+    const found = this.routes.find(method, segments);
+    if (found.kind === 'not-found') return { kind: 'reply', reply: empty(404) };
+    if (found.kind === 'method-not-allowed') return { kind: 'reply', reply: empty(405, { allow: found.allow.join(', ') }) };
+    return { kind: 'route', route: found.handler, segments, params: found.params, tail: found.tail, group };
+  }
+
+  /** Runs a routed request; never rejects. */
+  async run(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): Promise<HttpReply> {
+    try {
+      return await prepared.route.handler(request, this.api);
+    } catch (e) {
+      return this.errorReply(prepared.route.dataCall, e, request.method, request.segments.join('/'));
+    }
+  }
+
+  errorReply(dataCall: boolean, e: unknown, method: string, target: string): HttpReply {
+    if (isGridError(e)) return dataCall ? dataError(e) : jsonError(e);
+    this.log.internalError(e, method, target);
+    const internal = new GridError('ERR_INTERNAL', 'internal error');
+    return dataCall ? dataError(internal) : jsonError(internal);
+  }
+
+  private pathError(method: string, target: string, e: GridError): HttpReply {
+    // A data path with a bad escape still answers like a data call: empty body, Grid-Error.
+    const isData = /^\/grid\/rest\/(maps|queues)\//.test(target);
+    return this.errorReply(isData, e, method, target);
+  }
+}

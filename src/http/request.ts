@@ -1,0 +1,18 @@
+// The request a handler sees: decoded path parts, headers, the whole body (already bounded by the
+// body limit), and a way to learn that the client went away (for waiting polls).
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ClientLiveness } from '../member/member-api.js';
+
+export interface HttpRequest {
+  readonly method: string;
+  /** Decoded path segments after the leading `/`. */
+  readonly segments: readonly string[];
+  readonly params: Readonly<Record<string, string>>;
+  /** Decoded segments matched by a tail parameter. */
+  readonly tail: readonly string[];
+  readonly headers: IncomingHttpHeaders;
+  /** null when the request had no body at all (no Content-Length, not chunked). */
+  readonly body: Buffer | null;
+  readonly remoteAddress: string;
+  readonly client: ClientLiveness;
+}

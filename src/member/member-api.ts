@@ -1,0 +1,95 @@
+// The facade between HTTP and the member. Handlers see only this interface: they never reach into
+// stores, sockets or config directly. Data calls are async because, once members form a cluster, a
+// call for a partition owned elsewhere is forwarded over the member protocol.
+import type { EndpointGroup, LogLevel } from '../config/types.js';
+
+export type NodeState = 'STARTING' | 'ACTIVE' | 'PASSIVE' | 'SHUTTING_DOWN' | 'SHUT_DOWN';
+export type ClusterState = 'ACTIVE' | 'NO_MIGRATION' | 'FROZEN' | 'PASSIVE' | 'IN_TRANSITION';
+export const REQUESTABLE_CLUSTER_STATES: readonly ClusterState[] = ['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'];
+
+export interface StoredValue {
+  readonly value: Buffer;
+  readonly contentType: string | null;
+}
+
+/** How a waiting poll learns that its client went away. */
+export interface ClientLiveness {
+  isGone(): boolean;
+  onGone(callback: () => void): void;
+}
+
+export interface MemberInfo {
+  readonly host: string;
+  readonly port: number;
+  readonly uuid: string;
+  readonly liteMember: boolean;
+  readonly localMember: boolean;
+  readonly memberVersion: string;
+}
+
+export interface ClusterInfo {
+  readonly members: readonly MemberInfo[];
+  readonly connectionCount: number;
+  readonly allConnectionCount: number;
+}
+
+export interface HealthInfo {
+  readonly nodeState: NodeState;
+  readonly clusterState: ClusterState;
+  readonly clusterSafe: boolean;
+  readonly migrationQueueSize: number;
+  readonly clusterSize: number;
+  readonly ready: boolean;
+}
+
+export interface Credentials {
+  readonly user: string;
+  readonly password: string;
+}
+
+export interface MemberApi {
+  // Data (group DATA). Keys and names are decoded strings.
+  mapGet(mapName: string, key: string): Promise<StoredValue | null>;
+  mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Promise<void>;
+  mapRemove(mapName: string, key: string): Promise<void>;
+  mapClear(mapName: string): Promise<void>;
+  /** false when the queue is full. */
+  queueOffer(queueName: string, value: Buffer, contentType: string | null): Promise<boolean>;
+  /** Resolves with null when the timeout passes, the client goes away, or the member stops. */
+  queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Promise<StoredValue | null>;
+  queueSize(queueName: string): Promise<number>;
+
+  // Information.
+  clusterInfo(): ClusterInfo;
+  health(): HealthInfo;
+  instanceName(): string;
+  clusterName(): string;
+  clusterVersion(): string;
+  memberVersion(): string;
+  /** `[Member [h]:p - uuid this, …]\n<product version>\n<runtime version>` for the nodes call. */
+  nodesText(): string;
+  metrics(): Readonly<Record<string, number>>;
+
+  // Security and groups.
+  restEnabled(): boolean;
+  groupEnabled(group: EndpointGroup): boolean;
+  securityEnabled(): boolean;
+  /** Checks credentials as rest.md §7 says (cluster name when security is off) and audits the attempt. */
+  authenticate(credentials: Credentials, endpoint: string, remoteAddress: string): boolean;
+
+  // Management.
+  changeClusterState(state: ClusterState): Promise<'changed' | 'unchanged'>;
+  supportsClusterVersion(version: string): boolean;
+  shutdownMember(): void;
+  shutdownCluster(): void;
+  tcpIpMemberList(): readonly string[] | null;
+  setTcpIpMemberList(members: readonly string[]): readonly string[] | null;
+  runtimeLogLevel(): LogLevel | null;
+  setLogLevel(level: LogLevel): void;
+  resetLogLevel(): void;
+  cpMemberCount(): number;
+  persistenceEnabled(): boolean;
+  wanReplicationNames(): readonly string[];
+  /** Maximum seconds a poll may wait (longer requests are capped). */
+  pollTimeoutSecondsMax(): number;
+}

@@ -1,0 +1,147 @@
+// Assembles a running member from a validated Config: logger, member, HTTP server, listeners, the
+// member-protocol port, the expiry sweep, and graceful stop. The only place (with member.ts) where
+// sockets, timers and process signals meet the member.
+import os from 'node:os';
+import type { Config } from '../config/types.js';
+import { buildRoutes } from '../http/routes.js';
+import { Dispatcher } from '../http/dispatch.js';
+import { LocalMember } from '../member/local-member.js';
+import { systemClock } from './clock.js';
+import { RestServer } from './http-server.js';
+import { Listener } from './listener.js';
+import type { Logger, ComponentLogger } from '../util/logger.js';
+import { MemberPort } from './member-port.js';
+
+const SWEEP_INTERVAL_MS = 1000;
+const SWEEP_BUDGET_RECORDS = 10_000;
+
+export class MemberRuntime {
+  readonly member: LocalMember;
+  private readonly rest: RestServer;
+  private readonly memberPort: MemberPort;
+  private readonly listeners: Listener[] = [];
+  private readonly log: ComponentLogger;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private stopPromise: Promise<void> | null = null;
+
+  constructor(
+    private readonly config: Config,
+    private readonly logger: Logger,
+    private readonly onStopped: (code: number) => void,
+  ) {
+    this.log = logger.component('runtime');
+    this.member = new LocalMember(config, {
+      clock: systemClock,
+      logger,
+      connections: () => ({ http: this.rest.connectionCount, member: this.memberPort.connectionCount }),
+      runtimeMetrics: () => this.runtimeMetrics(),
+      requestStop: (reason) => void this.stop(reason),
+      seed: Math.floor(Math.random() * 0x7fffffff),
+    });
+    const dispatcher = new Dispatcher(buildRoutes(), this.member, {
+      internalError: (error, method, target) => {
+        const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        this.logger.log('SEVERE', 'http', `unexpected failure in ${method} ${target}: ${stack}`);
+      },
+    });
+    const p = config.properties;
+    this.rest = new RestServer(
+      dispatcher,
+      {
+        headerBytesMax: p.restHeaderBytesMax,
+        bodyBytesMax: p.restBodyBytesMax,
+        pipelineMax: p.restPipelineMax,
+        headersTimeoutSeconds: p.restHeadersTimeoutSeconds,
+        idleTimeoutSeconds: p.restIdleTimeoutSeconds,
+      },
+      logger.component('http'),
+    );
+    this.memberPort = new MemberPort(config, this.member.uuid, logger.component('member-protocol'));
+  }
+
+  /** Binds every port, then turns the member ACTIVE. Throws when a port cannot be bound. */
+  async start(): Promise<void> {
+    const c = this.config;
+    const host = advertisedHost(c);
+    const p = c.properties;
+    const base = { host: '0.0.0.0', sniffTimeoutMs: p.sniffTimeoutMs, connectionsMax: p.restConnectionsMax };
+    const http = (socket: import('node:net').Socket, head: Buffer): void => this.rest.accept(socket, head);
+    const member = (socket: import('node:net').Socket, head: Buffer): void => this.memberPort.accept(socket, head);
+    const advanced = c.advancedNetwork.enabled ? c.advancedNetwork : null;
+    let memberPortNumber: number;
+    if (advanced !== null) {
+      const memberListener = new Listener({ ...base, name: 'member endpoint', port: advanced.memberEndpoint?.port ?? c.network.port, http: null, member, tls: null, log: this.log });
+      memberPortNumber = await this.bind(memberListener);
+      if (advanced.restEndpoint !== null) {
+        const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, tls: null, log: this.log });
+        const restPort = await this.bind(restListener);
+        this.log.info(`REST listening on [${host}]:${restPort}`);
+      }
+      this.log.info(`member protocol listening on [${host}]:${memberPortNumber}`);
+    } else {
+      const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls: null, log: this.log });
+      memberPortNumber = await this.bind(unified);
+      this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port)`);
+    }
+    this.logger.setMemberAddress(`[${host}]:${memberPortNumber}`);
+    this.member.setAddress(host, memberPortNumber);
+    this.logRestState();
+    this.member.markActive();
+    this.log.info(this.member.membersLine());
+    this.sweepTimer = setInterval(() => this.member.sweep(SWEEP_BUDGET_RECORDS), SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
+  }
+
+  private async bind(listener: Listener): Promise<number> {
+    const port = await listener.listen();
+    this.listeners.push(listener);
+    return port;
+  }
+
+  private logRestState(): void {
+    if (!this.member.restEnabled()) {
+      this.log.info('REST API is disabled (enable it with <rest-api enabled="true"> or --rest); HTTP requests are answered 403');
+      return;
+    }
+    const groups = ['CLUSTER_READ', 'CLUSTER_WRITE', 'HEALTH_CHECK', 'PERSISTENCE', 'WAN', 'DATA', 'CP'] as const;
+    const on = groups.filter((g) => this.member.groupEnabled(g));
+    this.log.info(`REST API enabled; endpoint groups: ${on.join(', ') || 'none'}`);
+  }
+
+  private runtimeMetrics(): Record<string, number> {
+    const out: Record<string, number> = { ...this.rest.counters };
+    for (const l of this.listeners) {
+      out.connectionsAccepted = (out.connectionsAccepted ?? 0) + l.counters.accepted;
+      out.connectionsRefused = (out.connectionsRefused ?? 0) + l.counters.refusedUnknown + l.counters.refusedTls + l.counters.refusedTimeout + l.counters.refusedProtocolOff;
+    }
+    out.memberHandshakesRefused = this.memberPort.counters.handshakesRefused;
+    out.memberFramesRejected = this.memberPort.counters.framesRejected;
+    return out;
+  }
+
+  /** Graceful stop: no new connections, waiting polls answered 204, in-flight requests finish (bounded). */
+  stop(reason: string): Promise<void> {
+    if (this.stopPromise !== null) return this.stopPromise;
+    this.stopPromise = (async () => {
+      this.log.info(`stopping: ${reason}`);
+      this.member.beginShutdown();
+      if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
+      const closing = this.listeners.map((l) => l.close());
+      await this.rest.drain(this.config.properties.shutdownInflightWaitSeconds * 1000);
+      this.memberPort.closeAll();
+      await Promise.all(closing);
+      this.member.markShutDown();
+      this.log.info('stopped');
+      this.onStopped(0);
+    })();
+    return this.stopPromise;
+  }
+}
+
+function advertisedHost(c: Config): string {
+  if (c.network.publicAddress !== null) return c.network.publicAddress;
+  for (const addresses of Object.values(os.networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}

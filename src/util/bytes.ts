@@ -1,0 +1,203 @@
+// Bounds-checked big-endian byte writer and reader for wire codecs (member protocol, and any other
+// binary format that wants the same discipline).
+//
+// Invariants:
+// - The reader never reads outside its buffer: every read checks the remaining bytes first and throws
+//   GridError (ERR_PROTOCOL_MALFORMED unless the caller picks another code) instead of returning junk.
+// - Variable-length fields (strings, byte arrays, counts) carry a u32 length that is checked against
+//   a caller-given maximum BEFORE anything is allocated, so a hostile length cannot cost memory.
+// - Strings are UTF-8 and decoded strictly: invalid UTF-8 is malformed input, not U+FFFD.
+// - u64 values are JS numbers limited to the safe-integer range (< 2^53); larger values are malformed.
+// - Writer misuse (a value out of range, a string over its maximum) is a programmer error: assert.
+import { assert } from './assert.js';
+import { GridError, type ErrorCode } from './errors.js';
+
+const TWO_32 = 0x1_0000_0000;
+/** Largest high word of a u64 that keeps the value a safe integer (2^53 - 1). */
+const U64_HIGH_MAX = 0x1f_ffff;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export class ByteWriter {
+  private buf: Buffer;
+  private pos = 0;
+
+  constructor(initialBytes = 256) {
+    this.buf = Buffer.allocUnsafe(Math.max(16, initialBytes));
+  }
+
+  get length(): number {
+    return this.pos;
+  }
+
+  u8(v: number): this {
+    assert(Number.isInteger(v) && v >= 0 && v <= 0xff, `u8 out of range: ${v}`);
+    this.room(1);
+    this.buf[this.pos++] = v;
+    return this;
+  }
+
+  bool(v: boolean): this {
+    return this.u8(v ? 1 : 0);
+  }
+
+  u16(v: number): this {
+    assert(Number.isInteger(v) && v >= 0 && v <= 0xffff, `u16 out of range: ${v}`);
+    this.room(2);
+    this.pos = this.buf.writeUInt16BE(v, this.pos);
+    return this;
+  }
+
+  i32(v: number): this {
+    assert(Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff, `i32 out of range: ${v}`);
+    this.room(4);
+    this.pos = this.buf.writeInt32BE(v, this.pos);
+    return this;
+  }
+
+  u32(v: number): this {
+    assert(Number.isInteger(v) && v >= 0 && v < TWO_32, `u32 out of range: ${v}`);
+    this.room(4);
+    this.pos = this.buf.writeUInt32BE(v, this.pos);
+    return this;
+  }
+
+  /** A u64 on the wire, from a non-negative safe integer. */
+  u64(v: number): this {
+    assert(Number.isSafeInteger(v) && v >= 0, `u64 must be a non-negative safe integer: ${v}`);
+    this.room(8);
+    this.pos = this.buf.writeUInt32BE(Math.floor(v / TWO_32), this.pos);
+    this.pos = this.buf.writeUInt32BE(v % TWO_32, this.pos);
+    return this;
+  }
+
+  /** A u32 byte length, then the UTF-8 bytes; at most `maxBytes` of them. */
+  string(s: string, maxBytes: number): this {
+    const n = Buffer.byteLength(s, 'utf8');
+    assert(n <= maxBytes, `string of ${n} bytes exceeds its maximum of ${maxBytes}`);
+    this.u32(n);
+    this.room(n);
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+    return this;
+  }
+
+  /** A u32 length, then the bytes; at most `maxBytes` of them. */
+  bytes(b: Uint8Array, maxBytes: number): this {
+    assert(b.length <= maxBytes, `byte array of ${b.length} bytes exceeds its maximum of ${maxBytes}`);
+    this.u32(b.length);
+    this.room(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+    return this;
+  }
+
+  /** The bytes written so far (a view; the writer must not be used afterwards). */
+  finish(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(grown, 0, 0, this.pos);
+    this.buf = grown;
+  }
+}
+
+export class ByteReader {
+  private pos: number;
+
+  /** Reads `buf[start, stop)`; failures throw GridError with `errorCode`. */
+  constructor(
+    private readonly buf: Uint8Array,
+    private readonly errorCode: ErrorCode = 'ERR_PROTOCOL_MALFORMED',
+    start = 0,
+    private readonly stop = buf.length,
+  ) {
+    assert(start >= 0 && start <= stop && stop <= buf.length, 'ByteReader range outside its buffer');
+    this.pos = start;
+  }
+
+  get remaining(): number {
+    return this.stop - this.pos;
+  }
+
+  u8(): number {
+    this.need(1, 'u8');
+    return this.buf[this.pos++] as number;
+  }
+
+  /** A u8 that must be 0 or 1. */
+  bool(): boolean {
+    const v = this.u8();
+    if (v > 1) this.fail(`a boolean byte is ${v}`);
+    return v === 1;
+  }
+
+  u16(): number {
+    this.need(2, 'u16');
+    const b = this.buf;
+    const p = this.pos;
+    this.pos = p + 2;
+    return ((b[p] as number) << 8) | (b[p + 1] as number);
+  }
+
+  u32(): number {
+    this.need(4, 'u32');
+    const b = this.buf;
+    const p = this.pos;
+    this.pos = p + 4;
+    return (b[p] as number) * 0x100_0000 + (((b[p + 1] as number) << 16) | ((b[p + 2] as number) << 8) | (b[p + 3] as number));
+  }
+
+  i32(): number {
+    return this.u32() | 0;
+  }
+
+  u64(): number {
+    const high = this.u32();
+    const low = this.u32();
+    if (high > U64_HIGH_MAX) this.fail('a u64 is above the safe-integer range');
+    return high * TWO_32 + low;
+  }
+
+  /** A u32 count checked against `max` (for arrays: check before allocating them). */
+  count(max: number, what: string): number {
+    const n = this.u32();
+    if (n > max) this.fail(`${what}: ${n} exceeds the maximum of ${max}`);
+    return n;
+  }
+
+  string(maxBytes: number, what = 'string'): string {
+    const n = this.count(maxBytes, what);
+    this.need(n, what);
+    const start = this.pos;
+    this.pos += n;
+    try {
+      return utf8.decode(this.buf.subarray(start, start + n));
+    } catch {
+      return this.fail(`${what} is not valid UTF-8`);
+    }
+  }
+
+  /** A copy of the next length-prefixed byte array (a copy, so the frame can be released). */
+  bytes(maxBytes: number, what = 'byte array'): Buffer {
+    const n = this.count(maxBytes, what);
+    this.need(n, what);
+    const out = Buffer.from(this.buf.subarray(this.pos, this.pos + n));
+    this.pos += n;
+    return out;
+  }
+
+  /** Asserts that every byte was consumed: trailing bytes mean the two sides disagree on a layout. */
+  expectEnd(what = 'message'): void {
+    if (this.pos !== this.stop) this.fail(`${what} has ${this.stop - this.pos} unexpected trailing bytes`);
+  }
+
+  fail(message: string): never {
+    throw new GridError(this.errorCode, message);
+  }
+
+  private need(n: number, what: string): void {
+    if (this.stop - this.pos < n) this.fail(`${what} needs ${n} bytes, ${this.stop - this.pos} remain`);
+  }
+}

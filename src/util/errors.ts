@@ -1,0 +1,57 @@
+// One error type for operating errors. Each has a stable code (ERR_<AREA>_<WHAT>), the HTTP status a
+// REST caller sees, and a one-line message. docs/errors.md lists every code; tests/unit/errors.test.ts
+// keeps the registry and the document in step.
+
+export const ERROR_CODES = {
+  ERR_HTTP_BAD_PATH: { status: 400, summary: 'A path segment has a malformed percent escape or invalid UTF-8.' },
+  ERR_HTTP_BAD_REQUEST: { status: 400, summary: 'The request is not understood: a missing segment, a bad number, missing parameters.' },
+  ERR_HTTP_NOT_FOUND: { status: 404, summary: 'No endpoint has this path.' },
+  ERR_HTTP_METHOD_NOT_ALLOWED: { status: 405, summary: 'The path exists but not for this method; `Allow` lists the methods.' },
+  ERR_HTTP_BODY_TOO_LARGE: { status: 413, summary: 'The request body is larger than `grid.rest.body.bytes.max`.' },
+  ERR_HTTP_HEADERS_TOO_LARGE: { status: 431, summary: 'The request line and headers are larger than `grid.rest.header.bytes.max`.' },
+  ERR_HTTP_TIMEOUT: { status: 408, summary: 'The request headers or body did not arrive within the configured timeout.' },
+  ERR_REST_DISABLED: { status: 403, summary: 'REST is not enabled on this member.' },
+  ERR_REST_GROUP_DISABLED: { status: 403, summary: 'The endpoint group of this request is not enabled.' },
+  ERR_AUTH_MISSING_PARAMETERS: { status: 400, summary: 'A management call has fewer body parameters than it needs.' },
+  ERR_AUTH_UNAUTHENTICATED: { status: 403, summary: 'The cluster name or the user credentials are wrong.' },
+  ERR_DATA_MISSING_KEY: { status: 400, summary: 'A map call without a key where one is required.' },
+  ERR_DATA_MISSING_NAME: { status: 400, summary: 'A queue call without a queue name.' },
+  ERR_DATA_BAD_TIMEOUT: { status: 400, summary: 'A queue poll timeout that is not a non-negative integer number of seconds.' },
+  ERR_DATA_QUEUE_FULL: { status: 503, summary: 'The queue holds `max-size` items; the offer was refused.' },
+  ERR_DATA_CLUSTER_PASSIVE: { status: 503, summary: 'The cluster is PASSIVE: only reads are allowed.' },
+  ERR_DATA_ENTRY_TOO_LARGE: { status: 413, summary: 'A map key or value is larger than the store accepts.' },
+  ERR_MEMBER_SHUTTING_DOWN: { status: 503, summary: 'The member is stopping and takes no new work.' },
+  ERR_MGMT_BAD_STATE: { status: 400, summary: 'An unknown or not requestable cluster state.' },
+  ERR_MGMT_BAD_VERSION: { status: 400, summary: 'A cluster version that this member does not support.' },
+  ERR_MGMT_BAD_LOG_LEVEL: { status: 400, summary: 'An unknown log level.' },
+  ERR_MGMT_STATE_CONFLICT: { status: 409, summary: 'The cluster state change could not be committed.' },
+  ERR_MGMT_TCP_IP_DISABLED: { status: 400, summary: 'TCP-IP join is not enabled, so its member list cannot be read or set.' },
+  ERR_MGMT_NO_LICENSE: { status: 400, summary: 'This member uses no license keys.' },
+  ERR_CP_DISABLED: { status: 503, summary: 'The CP subsystem is not enabled (`cp-member-count` is 0).' },
+  ERR_WAN_UNKNOWN: { status: 404, summary: 'No WAN replication or publisher has this name, or no sync has this id.' },
+  ERR_CONFIG_INVALID: { status: 500, summary: 'A configuration value is invalid; start-up stops with exit status 2.' },
+  ERR_PROTOCOL_FRAME_TOO_LARGE: { status: 500, summary: 'A member-protocol frame is larger than `grid.member.frame.bytes.max`; the connection is closed.' },
+  ERR_PROTOCOL_MALFORMED: { status: 500, summary: 'A member-protocol frame or handshake could not be decoded; the connection is closed.' },
+  ERR_INTERNAL: { status: 500, summary: 'An unexpected failure; the member logs it with a stack.' },
+} as const satisfies Record<string, { status: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class GridError extends Error {
+  override name = 'GridError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Seconds a client should wait before retrying, for 503 answers where a retry can help. */
+  readonly retryAfterSeconds: number | null;
+
+  constructor(code: ErrorCode, message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+  }
+}
+
+export function isGridError(e: unknown): e is GridError {
+  return e instanceof GridError;
+}

@@ -1,0 +1,151 @@
+// Starts the BUILT member (dist/member.js) as a real process on an OS-chosen port and waits until it
+// logs the port it listens on. Every wait is bounded by a deadline; nothing sleeps for a fixed time.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const MEMBER_JS = path.join(REPO_ROOT, 'dist', 'member.js');
+
+export interface MemberProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  /** Everything the process wrote to stdout so far. */
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM, then wait for exit (bounded); resolves with the exit code. */
+  stop(signal?: NodeJS.Signals, deadlineMs?: number): Promise<number | null>;
+  waitForExit(deadlineMs?: number): Promise<number | null>;
+  waitForOutput(pattern: RegExp, deadlineMs?: number): Promise<RegExpMatchArray>;
+}
+
+export interface StartOptions {
+  readonly args?: readonly string[];
+  /** XML written to a temporary file and passed with --config. */
+  readonly xml?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly deadlineMs?: number;
+}
+
+export function writeTempConfig(xml: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-test-'));
+  const file = path.join(dir, 'grid.xml');
+  fs.writeFileSync(file, xml);
+  return file;
+}
+
+/** Runs the member to completion (for config errors, --help, --version). */
+export function runMember(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd = REPO_ROOT): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MEMBER_JS, ...args], { cwd, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`member did not exit within 20 s; stdout: ${stdout}; stderr: ${stderr}`));
+    }, 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The environment without GRID_ variables from the caller's shell, so tests are hermetic. */
+function cleanEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GRID_') && v !== undefined) out[k] = v;
+  return out;
+}
+
+export async function startMember(options: StartOptions = {}): Promise<MemberProcess> {
+  if (!fs.existsSync(MEMBER_JS)) throw new Error(`${MEMBER_JS} is missing: run npm run build first`);
+  const args = [...(options.args ?? [])];
+  if (options.xml !== undefined) args.unshift('--config', writeTempConfig(options.xml));
+  if (!args.includes('--port') && !args.some((a) => a.startsWith('--port='))) args.push('--port', '0');
+  const child = spawn(process.execPath, [MEMBER_JS, ...args], {
+    cwd: options.cwd ?? os.tmpdir(),
+    env: { ...cleanEnv(), ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const listeners: (() => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const l of listeners.slice()) l();
+  });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    exitCode = code;
+    resolve(code);
+    for (const l of listeners.slice()) l();
+  }));
+
+  const waitForOutput = (pattern: RegExp, deadlineMs = 15_000): Promise<RegExpMatchArray> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const m = out.match(pattern);
+        if (m !== null) {
+          cleanup();
+          resolve(m);
+          return true;
+        }
+        if (exitCode !== undefined) {
+          cleanup();
+          reject(new Error(`member exited (${exitCode}) before printing ${pattern}; stdout: ${out}; stderr: ${err}`));
+          return true;
+        }
+        return false;
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`member did not print ${pattern} within ${deadlineMs} ms; stdout: ${out}; stderr: ${err}`));
+      }, deadlineMs);
+      const listener = (): void => void check();
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        const i = listeners.indexOf(listener);
+        if (i >= 0) listeners.splice(i, 1);
+      };
+      listeners.push(listener);
+      check();
+    });
+
+  const waitForExit = (deadlineMs = 15_000): Promise<number | null> =>
+    Promise.race([
+      exited,
+      new Promise<number | null>((_, reject) => setTimeout(() => reject(new Error(`member did not exit within ${deadlineMs} ms`)), deadlineMs).unref()),
+    ]);
+
+  const match = await waitForOutput(/listening on \[([^\]]+)\]:(\d+)/, options.deadlineMs ?? 15_000).catch((e: unknown) => {
+    child.kill('SIGKILL');
+    throw e;
+  });
+  // The REST line comes first with advanced networking; tests that need another port parse it themselves.
+  const port = Number(match[2]);
+  return {
+    child,
+    port,
+    stdout: () => out,
+    stderr: () => err,
+    waitForOutput,
+    waitForExit,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM', deadlineMs = 15_000) => {
+      if (exitCode !== undefined) return exitCode;
+      child.kill(signal);
+      try {
+        return await waitForExit(deadlineMs);
+      } catch (e) {
+        child.kill('SIGKILL');
+        throw e;
+      }
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Checks endpoint-group classification against the table of rest.md §2, row by row, including the
+// method-dependent rows and paths that belong to no group.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { classifyGroup } from '../../src/http/groups.js';
+
+const seg = (p: string): string[] => p.slice(1).split('/');
+const cases: [string, string, string | null][] = [
+  ['POST', '/grid/rest/maps/m/k', 'DATA'],
+  ['GET', '/grid/rest/maps/', 'DATA'],
+  ['GET', '/grid/rest/maps', null],
+  ['DELETE', '/grid/rest/queues/q/1', 'DATA'],
+  ['GET', '/grid/health', 'HEALTH_CHECK'],
+  ['GET', '/grid/health/ready', 'HEALTH_CHECK'],
+  ['GET', '/grid/healthgarbage', null],
+  ['POST', '/grid/rest/wan/sync/map', 'WAN'],
+  ['POST', '/grid/rest/management/cluster/forceStart', 'PERSISTENCE'],
+  ['POST', '/grid/rest/management/cluster/hotBackupInterrupt', 'PERSISTENCE'],
+  ['GET', '/grid/rest/cluster', 'CLUSTER_READ'],
+  ['HEAD', '/grid/rest/cluster', 'CLUSTER_READ'],
+  ['GET', '/grid/rest/clusterXYZ', null],
+  ['GET', '/grid/rest/instance', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/management/cluster/state', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/management/cluster/nodes', 'CLUSTER_READ'],
+  ['GET', '/grid/rest/management/cluster/version', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/management/cluster/version', 'CLUSTER_WRITE'],
+  ['GET', '/grid/rest/log-level', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/log-level', 'CLUSTER_WRITE'],
+  ['POST', '/grid/rest/log-level/reset', 'CLUSTER_WRITE'],
+  ['GET', '/grid/rest/license', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/license', 'CLUSTER_WRITE'],
+  ['GET', '/grid/rest/config/tcp-ip/member-list', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/config/tcp-ip/member-list', 'CLUSTER_WRITE'],
+  ['GET', '/grid/rest/metrics', 'CLUSTER_READ'],
+  ['POST', '/grid/rest/management/cluster/clusterShutdown', 'CLUSTER_WRITE'],
+  ['POST', '/grid/rest/management/cluster/memberShutdown', 'CLUSTER_WRITE'],
+  ['POST', '/grid/rest/management/cluster/changeState', 'CLUSTER_WRITE'],
+  ['GET', '/grid/rest/management/cluster/changeState', null],
+  ['GET', '/grid/rest/cp-subsystem/groups', 'CP'],
+  ['GET', '/grid/rest/undefined', null],
+  ['GET', '/other/rest/cluster', null],
+  ['DELETE', '/grid/rest/cluster', null],
+];
+
+test('every row of the group table', () => {
+  for (const [method, path, group] of cases) assert.equal(classifyGroup(method, seg(path)), group, `${method} ${path}`);
+});

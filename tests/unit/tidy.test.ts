@@ -1,0 +1,50 @@
+// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data,
+// the router and path code) never import node:net/node:fs/node:http or the runtime, and never call
+// Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; no index.ts barrels;
+// package.json has no runtime dependencies.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from '../harness/member-process.js';
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...files(full));
+    else if (entry.name.endsWith('.ts')) out.push(full);
+  }
+  return out;
+}
+
+const SRC = path.join(REPO_ROOT, 'src');
+const CORES = ['config', 'cluster', 'partition', 'data'].map((d) => path.join(SRC, d));
+const CORE_FILES = [...CORES.flatMap((d) => (fs.existsSync(d) ? files(d) : [])), path.join(SRC, 'http', 'router.ts'), path.join(SRC, 'http', 'path.ts')];
+
+test('cores do no I/O and read no clock or randomness directly', () => {
+  for (const file of CORE_FILES) {
+    const text = fs.readFileSync(file, 'utf8');
+    const rel = path.relative(REPO_ROOT, file);
+    assert.doesNotMatch(text, /from 'node:(net|fs|http|https|tls|dgram|child_process)'/, `${rel} imports I/O`);
+    assert.doesNotMatch(text, /from '\.\.\/(\.\.\/)?runtime\//, `${rel} imports runtime/`);
+    const code = text.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
+    assert.doesNotMatch(code, /\bDate\.now\(|\bMath\.random\(|\bsetTimeout\(|\bsetInterval\(/, `${rel} reads the clock, randomness or sets timers`);
+  }
+});
+
+test('only member.ts and runtime/ import runtime/; no barrels', () => {
+  for (const file of files(SRC)) {
+    const rel = path.relative(SRC, file);
+    assert.notEqual(path.basename(file), 'index.ts', `${rel} is a barrel`);
+    if (rel === 'member.ts' || rel.startsWith('runtime' + path.sep)) continue;
+    const text = fs.readFileSync(file, 'utf8');
+    const importsRuntime = /from '(\.\.\/)+runtime\//.test(text);
+    assert.equal(importsRuntime, false, `${rel} imports runtime/`);
+  }
+});
+
+test('package.json has no runtime dependencies', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  assert.deepEqual(Object.keys(pkg.dependencies ?? {}), []);
+});
