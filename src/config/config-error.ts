@@ -6,8 +6,9 @@ import { GridError } from '../util/errors.js';
 export class ConfigError extends GridError {
   override name = 'ConfigError';
 
-  constructor(where: string, what: string) {
+  /** `new ConfigError(where, what)` reads `where: what`; with one argument it is the whole message. */
+  constructor(where: string, what?: string) {
     // Values are quoted with JSON escapes already; this keeps the promise of one line regardless.
-    super('ERR_CONFIG_INVALID', `${where}: ${what}`.replace(/[\r\n]+/g, ' '));
+    super('ERR_CONFIG_INVALID', (what === undefined ? where : `${where}: ${what}`).replace(/[\r\n]+/g, ' '));
   }
 }

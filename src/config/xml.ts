@@ -157,7 +157,7 @@ class Parser {
 
   private badMarkup(): never {
     if (this.src.startsWith('<!DOCTYPE', this.pos)) this.fail(this.pos, 'DOCTYPE and DTDs are not allowed');
-    if (this.src.startsWith('<?xml', this.pos)) this.fail(this.pos, 'the XML declaration is only allowed at the very start');
+    if (this.src.startsWith('<?xml', this.pos) && isSpace(this.src.charCodeAt(this.pos + 5))) this.fail(this.pos, 'the XML declaration is only allowed at the very start');
     if (this.src.startsWith('<?', this.pos)) this.fail(this.pos, 'processing instructions are not allowed');
     return this.fail(this.pos, 'unexpected markup "<!"');
   }

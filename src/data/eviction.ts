@@ -1,9 +1,10 @@
 // Which entry to evict when a map holds more entries on this member than its `eviction size`.
-// Like the reference, we sample instead of keeping an LRU list: EVICTION_SAMPLE_COUNT random live
-// records (random partition, random record), then the worst of them goes: the least recently
-// accessed (LRU), the least often read (LFU, ties by older access) or simply the first (RANDOM). An
-// expired sample is always taken first. The record just written is never a candidate, so a put is
-// never answered by evicting its own entry.
+// Like the reference, we sample instead of keeping an LRU list: from a random partition and a random
+// record in it, the next EVICTION_SAMPLE_COUNT live records (walking on into the following
+// partitions if needed; consecutive records share cache lines, so sampling stays cheap), then the
+// worst of them goes: the least recently accessed (LRU), the least often read (LFU, ties by older
+// access) or a uniformly chosen one (RANDOM). An expired sample is taken at once. The record just
+// written is never a candidate, so a put is never answered by evicting its own entry.
 // `eviction-policy NONE` never evicts and ignores `size`; a `size` below 1 is read as unbounded
 // (the reference reads 0 as Integer.MAX_VALUE).
 import type { EvictionPolicy, MapConfig } from '../config/types.js';
@@ -38,28 +39,40 @@ export interface EvictionContext {
 
 /** Picks the record to evict, or null when there is no record besides the one to keep. */
 export function chooseVictim(context: EvictionContext): Victim | null {
-  let best: Victim | null = null;
-  let bestTable: RecordTable | null = null;
-  for (let sample = 0; sample < EVICTION_SAMPLE_COUNT; sample++) {
-    const partitionId = randomNonEmptyPartition(context);
-    if (partitionId < 0) return null;
-    const table = context.tables[partitionId]!;
-    const exclude = partitionId === context.keepPartitionId ? context.keepIndex : -1;
-    const index = table.randomLiveIndex(context.random, exclude);
-    if (index < 0) continue;
-    if (isExpired(context.expiry, table.updateTimeMs(index), table.lastAccessTimeMs(index), context.nowMs)) {
-      return { partitionId, index };
+  const { tables, random, keepPartitionId, keepIndex } = context;
+  let partitionId = random.nextInt(tables.length);
+  let table = tables[partitionId] ?? null;
+  let index = table === null || table.highWater === 0 ? 0 : random.nextInt(table.highWater);
+  let bestPartitionId = -1;
+  let bestIndex = -1;
+  let sampled = 0;
+  // Walks on from the random start through records, then partitions, wrapping once at most.
+  for (let partitionsEntered = 0; sampled < EVICTION_SAMPLE_COUNT && partitionsEntered <= tables.length; ) {
+    if (table === null || index >= table.highWater) {
+      partitionId = (partitionId + 1) % tables.length;
+      table = tables[partitionId] ?? null;
+      index = 0;
+      partitionsEntered++;
+      continue;
     }
-    if (best === null || bestTable === null || worse(context.policy, table, index, bestTable, best.index)) {
-      best = { partitionId, index };
-      bestTable = table;
+    if (table.isLive(index) && (index !== keepIndex || partitionId !== keepPartitionId)) {
+      if (isExpired(context.expiry, table.updateTimeMs(index), table.lastAccessTimeMs(index), context.nowMs)) {
+        return { partitionId, index };
+      }
+      sampled++;
+      const best = bestPartitionId < 0 ? null : tables[bestPartitionId]!;
+      if (best === null || better(context.policy, table, index, best, bestIndex, random, sampled)) {
+        bestPartitionId = partitionId;
+        bestIndex = index;
+      }
     }
+    index++;
   }
-  return best;
+  return bestPartitionId < 0 ? null : { partitionId: bestPartitionId, index: bestIndex };
 }
 
-/** True when record a is a better eviction victim than record b under the policy. */
-function worse(policy: EvictionPolicy, a: RecordTable, ai: number, b: RecordTable, bi: number): boolean {
+/** True when record a (the n-th sample) is a better eviction victim than record b under the policy. */
+function better(policy: EvictionPolicy, a: RecordTable, ai: number, b: RecordTable, bi: number, random: Random, n: number): boolean {
   switch (policy) {
     case 'LRU':
       return a.lastAccessTimeMs(ai) < b.lastAccessTimeMs(bi);
@@ -69,22 +82,10 @@ function worse(policy: EvictionPolicy, a: RecordTable, ai: number, b: RecordTabl
       return ah < bh || (ah === bh && a.lastAccessTimeMs(ai) < b.lastAccessTimeMs(bi));
     }
     case 'RANDOM':
+      return random.nextInt(n) === 0; // reservoir sampling: each sample wins with probability 1/n
     case 'NONE':
       return false;
     default:
       return unreachable(policy);
   }
-}
-
-/** A random partition holding a record other than the one to keep (scans on from a random start). */
-function randomNonEmptyPartition(context: EvictionContext): number {
-  const tables = context.tables;
-  const start = context.random.nextInt(tables.length);
-  for (let step = 0; step < tables.length; step++) {
-    const partitionId = (start + step) % tables.length;
-    const table = tables[partitionId];
-    if (table === null || table === undefined) continue;
-    if (table.count > (partitionId === context.keepPartitionId ? 1 : 0)) return partitionId;
-  }
-  return -1;
 }

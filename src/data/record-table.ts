@@ -1,5 +1,5 @@
 // The records of one map in one partition: an open-addressing hash index (linear probing over an
-// Int32Array of record index + 1, 0 = empty slot) over record columns, with key+value bytes in a slab.
+// Int32Array of record index + 1, 0 = empty slot) over record pages, with key+value bytes in a slab.
 // A partition can therefore be exported, cleared or dropped as a unit, and holds no JS object per
 // record.
 // Invariants: every live record sits in exactly one index slot, reachable from hash & mask without
@@ -10,13 +10,26 @@ import type { MapRecordView } from './map-service.js';
 import type { ContentTypes } from './content-types.js';
 import type { Random } from '../util/clock.js';
 import { assert } from '../util/assert.js';
-import { FREE_RECORD, RECORD_CAPACITY_MIN, RecordColumns } from './record-columns.js';
-import { Slab, isDedicatedLength } from './slab.js';
+import {
+  F_ACCESSED,
+  F_CREATED,
+  F_UPDATED,
+  F_VERSION,
+  RecordPages,
+  W_CONTENT_TYPE,
+  W_HASH,
+  W_HITS,
+  W_KEY_BYTES,
+  W_LOCATION,
+  W_VALUE_BYTES,
+} from './record-pages.js';
+import { Slab, isDedicatedLength, locationOffset } from './slab.js';
 
 const INDEX_SLOTS_MIN = 16;
 /** A table this large or larger is rebuilt smaller when fewer than a quarter of its records are live. */
 const SHRINK_CAPACITY_MIN = 64;
 const RANDOM_PROBES = 4;
+const HITS_MAX = 0xffffffff;
 
 /** Metadata carried across a migration or a backup copy, so a record keeps its history. */
 export interface RecordMetadata {
@@ -32,48 +45,51 @@ export class RecordTable {
   /** Bumped by every structural change, so iterators can detect mutation under them. */
   modCount = 0;
   private slots: Int32Array;
-  private cols: RecordColumns;
+  private records: RecordPages;
   private slab: Slab;
 
   constructor(private readonly types: ContentTypes) {
     this.slots = new Int32Array(INDEX_SLOTS_MIN);
-    this.cols = new RecordColumns(RECORD_CAPACITY_MIN);
+    this.records = new RecordPages(0);
     this.slab = new Slab();
   }
 
   get highWater(): number {
-    return this.cols.highWater;
+    return this.records.highWater;
   }
 
   isLive(index: number): boolean {
-    return this.cols.isLive(index);
+    return this.records.isLive(index);
   }
 
   /** The record index holding `key`, or -1. */
   find(key: Uint8Array, hash: number): number {
     const slots = this.slots;
     const mask = slots.length - 1;
-    const hashes = this.cols.hash;
+    const records = this.records;
     for (let s = hash & mask; ; s = (s + 1) & mask) {
       const index = slots[s]! - 1;
       if (index < 0) return -1;
-      if (hashes[index] === hash && this.keyEquals(index, key)) return index;
+      if (records.hash(index) === hash && this.keyEquals(index, key)) return index;
     }
   }
 
   /** Adds a record for a key that is not in the table; returns its index. */
   insert(key: Uint8Array, hash: number, value: Uint8Array, contentType: string | null, nowMs: number): number {
-    if ((this.count + 1) * 4 > this.slots.length * 3) this.slots = buildIndex(this.cols, this.slots.length * 2);
-    const index = this.cols.allocate();
-    const cols = this.cols;
-    cols.hash[index] = hash;
-    cols.contentType[index] = this.types.acquire(contentType);
-    cols.version[index] = 0;
-    cols.hits[index] = 0;
-    cols.creationTimeMs[index] = nowMs;
-    cols.updateTimeMs[index] = nowMs;
-    cols.lastAccessTimeMs[index] = nowMs;
-    this.writeBytes(index, key, value);
+    const location = this.storeBytes(key, value);
+    if ((this.count + 1) * 4 > this.slots.length * 3) this.slots = buildIndex(this.records, this.slots.length * 2);
+    const records = this.records;
+    const index = records.allocate();
+    records.setU32(index, W_HASH, hash);
+    records.setU32(index, W_LOCATION, location);
+    records.setU32(index, W_KEY_BYTES, key.length);
+    records.setU32(index, W_VALUE_BYTES, value.length);
+    records.setU32(index, W_CONTENT_TYPE, this.types.acquire(contentType));
+    records.setU32(index, W_HITS, 0);
+    records.setF64(index, F_VERSION, 0);
+    records.setF64(index, F_CREATED, nowMs);
+    records.setF64(index, F_UPDATED, nowMs);
+    records.setF64(index, F_ACCESSED, nowMs);
     insertSlot(this.slots, hash, index);
     this.count++;
     this.modCount++;
@@ -82,109 +98,112 @@ export class RecordTable {
 
   /** Replaces the value of a live record: new bytes elsewhere, version + 1, access and update now. */
   overwrite(index: number, key: Uint8Array, value: Uint8Array, contentType: string | null, nowMs: number): void {
-    const cols = this.cols;
+    const records = this.records;
+    const location = this.storeBytes(key, value);
+    this.releaseBytes(index);
+    records.setU32(index, W_LOCATION, location);
+    records.setU32(index, W_VALUE_BYTES, value.length);
     const typeId = this.types.acquire(contentType);
-    this.types.release(cols.contentType[index]!);
-    cols.contentType[index] = typeId;
-    this.slab.release(cols.chunk[index]!, cols.keyBytes[index]! + cols.valueBytes[index]!);
-    this.writeBytes(index, key, value);
-    cols.version[index]!++;
-    cols.updateTimeMs[index] = nowMs;
-    cols.lastAccessTimeMs[index] = nowMs;
+    this.types.release(records.getU32(index, W_CONTENT_TYPE));
+    records.setU32(index, W_CONTENT_TYPE, typeId);
+    records.setF64(index, F_VERSION, records.getF64(index, F_VERSION) + 1);
+    records.setF64(index, F_UPDATED, nowMs);
+    records.setF64(index, F_ACCESSED, nowMs);
     this.modCount++;
   }
 
   /** Sets the history of a record (after insert or overwrite) from a migration or backup copy. */
   restoreMetadata(index: number, metadata: RecordMetadata): void {
-    const cols = this.cols;
-    cols.creationTimeMs[index] = metadata.creationTimeMs;
-    cols.updateTimeMs[index] = metadata.updateTimeMs;
-    cols.lastAccessTimeMs[index] = metadata.lastAccessTimeMs;
-    cols.version[index] = metadata.version;
-    cols.hits[index] = Math.min(metadata.hits, 0xffffffff);
+    const records = this.records;
+    records.setF64(index, F_CREATED, metadata.creationTimeMs);
+    records.setF64(index, F_UPDATED, metadata.updateTimeMs);
+    records.setF64(index, F_ACCESSED, metadata.lastAccessTimeMs);
+    records.setF64(index, F_VERSION, metadata.version);
+    records.setU32(index, W_HITS, Math.min(metadata.hits, HITS_MAX));
   }
 
   delete(index: number): void {
-    const cols = this.cols;
-    assert(cols.isLive(index), 'record is not live');
+    const records = this.records;
+    assert(records.isLive(index), 'record is not live');
     const slots = this.slots;
     const mask = slots.length - 1;
-    let s = cols.hash[index]! & mask;
+    let s = records.hash(index) & mask;
     while (slots[s] !== index + 1) {
       assert(slots[s] !== 0, 'a live record is missing from the index');
       s = (s + 1) & mask;
     }
-    removeSlot(slots, cols.hash, s);
-    this.types.release(cols.contentType[index]!);
-    this.slab.release(cols.chunk[index]!, cols.keyBytes[index]! + cols.valueBytes[index]!);
-    cols.free(index);
+    removeSlot(slots, records, s);
+    this.types.release(records.getU32(index, W_CONTENT_TYPE));
+    this.releaseBytes(index);
+    records.free(index);
     this.count--;
     this.modCount++;
   }
 
   /** A read: the record was accessed now and has one more hit (saturating). */
   touch(index: number, nowMs: number): void {
-    const cols = this.cols;
-    cols.lastAccessTimeMs[index] = nowMs;
-    const hits = cols.hits[index]!;
-    if (hits !== 0xffffffff) cols.hits[index] = hits + 1;
+    const records = this.records;
+    records.setF64(index, F_ACCESSED, nowMs);
+    const hits = records.getU32(index, W_HITS);
+    if (hits !== HITS_MAX) records.setU32(index, W_HITS, hits + 1);
   }
 
   updateTimeMs(index: number): number {
-    return this.cols.updateTimeMs[index]!;
+    return this.records.getF64(index, F_UPDATED);
   }
 
   lastAccessTimeMs(index: number): number {
-    return this.cols.lastAccessTimeMs[index]!;
+    return this.records.getF64(index, F_ACCESSED);
   }
 
   hits(index: number): number {
-    return this.cols.hits[index]!;
+    return this.records.getU32(index, W_HITS);
   }
 
   /** A snapshot of the record whose bytes stay valid whatever happens to the table later. */
   view(index: number): MapRecordView {
-    const cols = this.cols;
-    const start = cols.offset[index]! + cols.keyBytes[index]!;
+    const records = this.records;
+    const location = records.getU32(index, W_LOCATION);
+    const start = locationOffset(location) + records.getU32(index, W_KEY_BYTES);
     return {
-      value: this.slab.chunk(cols.chunk[index]!).subarray(start, start + cols.valueBytes[index]!),
-      contentType: this.types.name(cols.contentType[index]!),
-      creationTimeMs: cols.creationTimeMs[index]!,
-      updateTimeMs: cols.updateTimeMs[index]!,
-      lastAccessTimeMs: cols.lastAccessTimeMs[index]!,
-      version: cols.version[index]!,
-      hits: cols.hits[index]!,
+      value: this.slab.chunkAt(location).subarray(start, start + records.getU32(index, W_VALUE_BYTES)),
+      contentType: this.types.name(records.getU32(index, W_CONTENT_TYPE)),
+      creationTimeMs: records.getF64(index, F_CREATED),
+      updateTimeMs: records.getF64(index, F_UPDATED),
+      lastAccessTimeMs: records.getF64(index, F_ACCESSED),
+      version: records.getF64(index, F_VERSION),
+      hits: records.getU32(index, W_HITS),
     };
   }
 
   /** The key bytes of a record (a read-only view, valid like a value view). */
   key(index: number): Buffer {
-    const cols = this.cols;
-    const start = cols.offset[index]!;
-    return this.slab.chunk(cols.chunk[index]!).subarray(start, start + cols.keyBytes[index]!);
+    const location = this.records.getU32(index, W_LOCATION);
+    const start = locationOffset(location);
+    return this.slab.chunkAt(location).subarray(start, start + this.records.getU32(index, W_KEY_BYTES));
   }
 
   /** A random live record other than `exclude`, or -1 when there is none. */
   randomLiveIndex(random: Random, exclude: number): number {
-    const highWater = this.cols.highWater;
+    const highWater = this.records.highWater;
     if (this.count === 0 || highWater === 0) return -1;
     for (let probe = 0; probe < RANDOM_PROBES; probe++) {
       const index = random.nextInt(highWater);
-      if (index !== exclude && this.cols.chunk[index] !== FREE_RECORD) return index;
+      if (index !== exclude && this.records.isLive(index)) return index;
     }
     const start = random.nextInt(highWater);
     for (let step = 0; step < highWater; step++) {
       const index = (start + step) % highWater;
-      if (index !== exclude && this.cols.chunk[index] !== FREE_RECORD) return index;
+      if (index !== exclude && this.records.isLive(index)) return index;
     }
     return -1;
   }
 
   /** Releases every record's content type; the caller then drops the table. Returns the count. */
   releaseAll(): number {
-    const cols = this.cols;
-    for (let index = 0; index < cols.highWater; index++) {
-      if (cols.chunk[index] !== FREE_RECORD) this.types.release(cols.contentType[index]!);
+    const records = this.records;
+    for (let index = 0; index < records.highWater; index++) {
+      if (records.isLive(index)) this.types.release(records.getU32(index, W_CONTENT_TYPE));
     }
     const count = this.count;
     this.count = 0;
@@ -195,71 +214,67 @@ export class RecordTable {
   /**
    * Reclaims space at a safe point (no record index held by the caller): when more than half the
    * slab is garbage, or fewer than a quarter of the record slots are live, every live record is
-   * copied into fresh columns, a fresh index and a NEW slab. Old chunks are never reused, so views
+   * copied into fresh pages, a fresh index and a NEW slab. Old chunks are never reused, so views
    * handed out before stay valid. Record indices change.
    */
   maintain(): void {
-    const shrink = this.cols.capacity >= SHRINK_CAPACITY_MIN && this.count * 4 < this.cols.capacity;
+    const shrink = this.records.capacity >= SHRINK_CAPACITY_MIN && this.count * 4 < this.records.capacity;
     if (shrink || this.slab.shouldCompact()) this.rebuild();
   }
 
   private rebuild(): void {
-    const old = this.cols;
+    const old = this.records;
     const oldSlab = this.slab;
-    const cols = new RecordColumns(Math.ceil(this.count * 1.25));
+    const records = new RecordPages(this.count);
     const slab = new Slab(oldSlab.liveSharedBytes);
     const slots = new Int32Array(indexSlotsFor(this.count));
     for (let i = 0; i < old.highWater; i++) {
-      if (old.chunk[i] === FREE_RECORD) continue;
-      const j = cols.allocate();
-      const bytes = old.keyBytes[i]! + old.valueBytes[i]!;
-      const source = oldSlab.chunk(old.chunk[i]!);
-      const start = old.offset[i]!;
+      if (!old.isLive(i)) continue;
+      const j = records.allocate();
+      const bytes = old.getU32(i, W_KEY_BYTES) + old.getU32(i, W_VALUE_BYTES);
+      const location = old.getU32(i, W_LOCATION);
+      const source = oldSlab.chunkAt(location);
+      const start = locationOffset(location);
       if (isDedicatedLength(bytes)) {
         assert(start === 0 && source.length === bytes, 'a dedicated chunk holds exactly one record');
         slab.adopt(source);
       } else {
         source.copy(slab.allocate(bytes), slab.lastOffset, start, start + bytes);
       }
-      cols.chunk[j] = slab.lastChunkId;
-      cols.offset[j] = slab.lastOffset;
-      cols.keyBytes[j] = old.keyBytes[i]!;
-      cols.valueBytes[j] = old.valueBytes[i]!;
-      cols.hash[j] = old.hash[i]!;
-      cols.contentType[j] = old.contentType[i]!;
-      cols.hits[j] = old.hits[i]!;
-      cols.version[j] = old.version[i]!;
-      cols.creationTimeMs[j] = old.creationTimeMs[i]!;
-      cols.updateTimeMs[j] = old.updateTimeMs[i]!;
-      cols.lastAccessTimeMs[j] = old.lastAccessTimeMs[i]!;
-      insertSlot(slots, cols.hash[j]!, j);
+      for (let word = W_HASH; word <= W_HITS; word++) records.setU32(j, word, old.getU32(i, word));
+      for (let field = F_CREATED; field <= F_VERSION; field++) records.setF64(j, field, old.getF64(i, field));
+      records.setU32(j, W_LOCATION, slab.lastLocation);
+      insertSlot(slots, records.hash(j), j);
     }
-    assert(cols.highWater === this.count, 'rebuild kept every live record');
-    this.cols = cols;
+    assert(records.highWater === this.count, 'rebuild kept every live record');
+    this.records = records;
     this.slab = slab;
     this.slots = slots;
     this.modCount++;
   }
 
-  private writeBytes(index: number, key: Uint8Array, value: Uint8Array): void {
-    const keyBytes = key.length;
-    const chunk = this.slab.allocate(keyBytes + value.length);
+  /** Copies key then value into the slab; returns their location. Changes nothing else. */
+  private storeBytes(key: Uint8Array, value: Uint8Array): number {
+    const chunk = this.slab.allocate(key.length + value.length);
     const offset = this.slab.lastOffset;
     copyInto(chunk, key, offset);
-    copyInto(chunk, value, offset + keyBytes);
-    const cols = this.cols;
-    cols.chunk[index] = this.slab.lastChunkId;
-    cols.offset[index] = offset;
-    cols.keyBytes[index] = keyBytes;
-    cols.valueBytes[index] = value.length;
+    copyInto(chunk, value, offset + key.length);
+    return this.slab.lastLocation;
+  }
+
+  private releaseBytes(index: number): void {
+    const records = this.records;
+    const bytes = records.getU32(index, W_KEY_BYTES) + records.getU32(index, W_VALUE_BYTES);
+    this.slab.release(records.getU32(index, W_LOCATION), bytes);
   }
 
   private keyEquals(index: number, key: Uint8Array): boolean {
-    const cols = this.cols;
+    const records = this.records;
     const length = key.length;
-    if (cols.keyBytes[index] !== length) return false;
-    const chunk = this.slab.chunk(cols.chunk[index]!);
-    const offset = cols.offset[index]!;
+    if (records.getU32(index, W_KEY_BYTES) !== length) return false;
+    const location = records.getU32(index, W_LOCATION);
+    const chunk = this.slab.chunkAt(location);
+    const offset = locationOffset(location);
     for (let k = 0; k < length; k++) if (chunk[offset + k] !== key[k]) return false;
     return true;
   }
@@ -281,10 +296,10 @@ function indexSlotsFor(count: number): number {
   return slots;
 }
 
-function buildIndex(cols: RecordColumns, slotCount: number): Int32Array {
+function buildIndex(records: RecordPages, slotCount: number): Int32Array {
   const slots = new Int32Array(slotCount);
-  for (let index = 0; index < cols.highWater; index++) {
-    if (cols.chunk[index] !== FREE_RECORD) insertSlot(slots, cols.hash[index]!, index);
+  for (let index = 0; index < records.highWater; index++) {
+    if (records.isLive(index)) insertSlot(slots, records.hash(index), index);
   }
   return slots;
 }
@@ -301,10 +316,10 @@ function insertSlot(slots: Int32Array, hash: number, index: number): void {
  * back into the hole unless its home slot lies cyclically in (hole, current], so every entry stays
  * reachable from its home without tombstones.
  */
-function removeSlot(slots: Int32Array, hashes: Int32Array, hole: number): void {
+function removeSlot(slots: Int32Array, records: RecordPages, hole: number): void {
   const mask = slots.length - 1;
   for (let s = (hole + 1) & mask; slots[s] !== 0; s = (s + 1) & mask) {
-    const home = hashes[slots[s]! - 1]! & mask;
+    const home = records.hash(slots[s]! - 1) & mask;
     const stays = hole <= s ? home > hole && home <= s : home > hole || home <= s;
     if (!stays) {
       slots[hole] = slots[s]!;

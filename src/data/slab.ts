@@ -10,6 +10,7 @@
 // table copying its live records into a NEW slab (compaction); old chunks then live on only as long
 // as some view still references them.
 import { assert } from '../util/assert.js';
+import { GridError } from '../util/errors.js';
 
 export const SLAB_CHUNK_BYTES_MIN = 256;
 export const SLAB_CHUNK_BYTES_MAX = 16 * 1024;
@@ -18,6 +19,23 @@ export const SLAB_DEDICATED_BYTES_MIN = 4 * 1024;
 const CHUNK_GROWTH = 1.5;
 /** Below this much garbage a slab is never worth compacting. */
 const COMPACT_GARBAGE_BYTES_MIN = 4 * 1024;
+
+/**
+ * A record's location is one uint32: chunk id * LOCATION_CHUNK_UNIT + offset. Shared chunks are at
+ * most SLAB_CHUNK_BYTES_MAX long and dedicated records start at offset 0, so offsets fit below the
+ * unit. 0xffffffff (the last id's last offset) is never a location, so record tables can use it.
+ */
+const LOCATION_CHUNK_UNIT = SLAB_CHUNK_BYTES_MAX;
+const CHUNK_IDS_MAX = Math.floor(0xffffffff / LOCATION_CHUNK_UNIT);
+export const NO_LOCATION = 0xffffffff;
+
+export function locationChunk(location: number): number {
+  return Math.floor(location / LOCATION_CHUNK_UNIT);
+}
+
+export function locationOffset(location: number): number {
+  return location % LOCATION_CHUNK_UNIT;
+}
 
 export function isDedicatedLength(bytes: number): boolean {
   return bytes >= SLAB_DEDICATED_BYTES_MIN;
@@ -36,21 +54,23 @@ export class Slab {
   private sharedLiveBytes = 0;
   /** Bytes of shared chunks still held (open chunk included). */
   private sharedAllocatedBytes = 0;
-  /** Written by allocate(): where the caller writes its record. */
-  lastChunkId = 0;
+  /** Written by allocate() and adopt(): where the caller writes its record. */
   lastOffset = 0;
+  lastLocation = 0;
 
   constructor(firstChunkBytes: number = SLAB_CHUNK_BYTES_MIN) {
     this.nextChunkBytes = clampChunkBytes(firstChunkBytes);
   }
 
-  /** Reserves `bytes` for one record; returns the chunk and sets lastChunkId/lastOffset. */
+  /** Reserves `bytes` for one record; returns the chunk and sets lastOffset/lastLocation. */
   allocate(bytes: number): Buffer {
     if (isDedicatedLength(bytes)) return this.adopt(Buffer.allocUnsafeSlow(bytes));
     let chunk = this.openChunkId < 0 ? null : this.chunks[this.openChunkId]!;
-    if (chunk === null || chunk.length - this.openUsedBytes < bytes) chunk = this.openChunk(bytes);
-    this.lastChunkId = this.openChunkId;
+    // `remaining === 0` too: an empty record at the very end would have an offset out of range.
+    const remaining = chunk === null ? 0 : chunk.length - this.openUsedBytes;
+    if (chunk === null || remaining < bytes || remaining === 0) chunk = this.openChunk(bytes);
     this.lastOffset = this.openUsedBytes;
+    this.lastLocation = this.openChunkId * LOCATION_CHUNK_UNIT + this.openUsedBytes;
     this.openUsedBytes += bytes;
     this.chunkRecords[this.openChunkId]!++;
     this.sharedLiveBytes += bytes;
@@ -62,19 +82,21 @@ export class Slab {
     assert(isDedicatedLength(chunk.length), 'only dedicated records are adopted');
     const id = this.newChunkId(chunk, true);
     this.chunkRecords[id] = 1;
-    this.lastChunkId = id;
     this.lastOffset = 0;
+    this.lastLocation = id * LOCATION_CHUNK_UNIT;
     return chunk;
   }
 
-  chunk(id: number): Buffer {
-    const chunk = this.chunks[id];
+  /** The chunk holding the record at `location` (a record's bytes start at locationOffset). */
+  chunkAt(location: number): Buffer {
+    const chunk = this.chunks[locationChunk(location)];
     assert(chunk !== undefined && chunk !== null, 'slab chunk is not live');
     return chunk;
   }
 
-  /** The record of `bytes` in chunk `id` is gone; its space becomes garbage. */
-  release(id: number, bytes: number): void {
+  /** The record of `bytes` at `location` is gone; its space becomes garbage. */
+  release(location: number, bytes: number): void {
+    const id = locationChunk(location);
     const records = this.chunkRecords[id];
     assert(records !== undefined && records > 0, 'slab chunk has no live record');
     this.chunkRecords[id] = records - 1;
@@ -82,7 +104,7 @@ export class Slab {
     if (records === 1 && id !== this.openChunkId) this.dropChunk(id);
   }
 
-  /** Shared-chunk bytes that hold no live record (dropped tails included, the open tail not). */
+  /** Shared-chunk bytes that hold no live record: dead records and closed chunks' unused tails (not the open tail). */
   garbageBytes(): number {
     const openTail = this.openChunkId < 0 ? 0 : this.chunks[this.openChunkId]!.length - this.openUsedBytes;
     return this.sharedAllocatedBytes - this.sharedLiveBytes - openTail;
@@ -102,7 +124,7 @@ export class Slab {
     const previous = this.openChunkId;
     this.openChunkId = -1;
     if (previous >= 0 && this.chunkRecords[previous] === 0) this.dropChunk(previous);
-    const size = Math.max(bytes, this.nextChunkBytes);
+    const size = Math.max(bytes + 1, this.nextChunkBytes);
     this.nextChunkBytes = clampChunkBytes(Math.ceil(size * CHUNK_GROWTH));
     const chunk = Buffer.allocUnsafeSlow(size);
     this.openChunkId = this.newChunkId(chunk, false);
@@ -114,6 +136,7 @@ export class Slab {
 
   private newChunkId(chunk: Buffer, dedicated: boolean): number {
     const id = this.freeChunkIds.pop() ?? this.chunks.length;
+    if (id >= CHUNK_IDS_MAX) throw new GridError('ERR_DATA_ENTRY_TOO_LARGE', 'one partition of this map holds too many bytes');
     this.chunks[id] = chunk;
     this.chunkDedicated[id] = dedicated;
     return id;

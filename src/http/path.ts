@@ -3,13 +3,15 @@
 // (a map name or key may contain slashes) and `+` is a literal plus, never a space.
 //
 // Invariants:
-// - `segments` is `path.slice(1).split('/')`, decoded: `/` → [''], `/a/` → ['a', ''], `/a//b` →
+// - `segments` is `path.slice(1).split('/')`, each decoded: `/` → [''], `/a/` → ['a', ''], `/a//b` →
 //   ['a', '', 'b']. Empty segments are kept; the router and handlers decide what they mean.
 // - Decoding is strict: a malformed escape or bytes that are not valid UTF-8 (overlong forms,
 //   surrogates, code points above U+10FFFF) throw GridError ERR_HTTP_BAD_PATH (400). A target that
 //   is not in origin-form (`*`, `http://host/...`) throws ERR_HTTP_BAD_REQUEST, so callers can tell
 //   "not a path at all" from "a path with a bad escape".
 // - Hot path: a target without `%` is split with one native call and no decoding.
+// - Raw (unescaped) characters pass through unchanged; node:http only hands over ASCII targets (it
+//   answers 400 itself to other bytes), so no scan for them is spent on the hot path.
 import { GridError } from '../util/errors.js';
 
 export interface SplitTarget {
@@ -40,13 +42,21 @@ export function splitTarget(rawTarget: string): SplitTarget {
   } else if (h !== -1) {
     end = h;
   }
-  const path = end === rawTarget.length ? rawTarget : rawTarget.slice(0, end);
-  const segments = path.slice(1).split('/');
-  const pct = path.indexOf(PERCENT);
-  if (pct !== -1) {
+  const segments: string[] = [];
+  // indexOf + slice is about twice as fast as slice(1).split('/') on typical targets (scripts/bench/micro.ts).
+  let start = 1;
+  for (;;) {
+    const slash = rawTarget.indexOf('/', start);
+    if (slash === -1 || slash >= end) break;
+    segments.push(rawTarget.slice(start, slash));
+    start = slash + 1;
+  }
+  segments.push(rawTarget.slice(start, end));
+  const pct = rawTarget.indexOf(PERCENT);
+  if (pct !== -1 && pct < end) {
     for (let i = 0; i < segments.length; i++) segments[i] = decodeSegment(segments[i] as string);
   }
-  return { segments, query, trailingSlash: path.charCodeAt(end - 1) === SLASH };
+  return { segments, query, trailingSlash: rawTarget.charCodeAt(end - 1) === SLASH };
 }
 
 /** Percent-decodes one raw segment; a segment without `%` is returned as is. */

@@ -5,8 +5,9 @@
 // Invariants:
 // - Precedence at every depth: static, then parametric, then tail, with full backtracking: a deeper
 //   failure under a static child falls back to the parametric child, then to the tail.
-// - Matching is per method: a route for another method never hides one for this method. HEAD uses an
-//   explicit HEAD route if one exists, else the GET route of the same node.
+// - Matching is per method: a route for another method never hides one for this method. HEAD first
+//   looks for an explicit HEAD route (anywhere, by the precedence above); only when none matches does
+//   it take the GET route, so a GET fallback never shadows an explicit HEAD route.
 // - When no route matches for the method but some route matches the path, the answer is
 //   method-not-allowed with `allow` = every method that would match this path (HEAD whenever GET),
 //   ordered GET, HEAD, POST, PUT, DELETE, then the others alphabetically.
@@ -109,7 +110,12 @@ export class Router<H, M = undefined> {
   find(method: string, segments: readonly string[]): RouteMatch<H, M> {
     this.valueCount = 0;
     this.tailStart = -1;
-    const route = this.match(this.root, segments, 0, method);
+    let route = this.match(this.root, segments, 0, method);
+    if (route === null && method === 'HEAD') {
+      this.valueCount = 0;
+      this.tailStart = -1;
+      route = this.match(this.root, segments, 0, 'GET');
+    }
     if (route !== null) return this.found(route, segments);
     const methods = new Set<string>();
     this.collect(this.root, segments, 0, methods);
@@ -124,8 +130,8 @@ export class Router<H, M = undefined> {
 
   private match(node: TrieNode<H, M>, segs: readonly string[], i: number, method: string): Route<H, M> | null {
     if (i === segs.length) {
-      const here = pick(node, method);
-      if (here !== null) return here;
+      const here = node.routes?.get(method);
+      if (here !== undefined) return here;
     } else {
       const seg = segs[i] as string;
       const child = node.statics?.get(seg);
@@ -142,12 +148,10 @@ export class Router<H, M = undefined> {
         this.valueCount = n;
       }
     }
-    if (node.tail !== null) {
-      const r = pick(node.tail, method);
-      if (r !== null) {
-        this.tailStart = i;
-        return r;
-      }
+    const tailRoute = node.tail?.routes?.get(method);
+    if (tailRoute !== undefined) {
+      this.tailStart = i;
+      return tailRoute;
     }
     return null;
   }
@@ -175,14 +179,6 @@ export class Router<H, M = undefined> {
     }
     return { kind: 'found', handler: route.handler, meta: route.meta, pattern: route.pattern, params, tail };
   }
-}
-
-function pick<H, M>(node: TrieNode<H, M>, method: string): Route<H, M> | null {
-  const routes = node.routes;
-  if (routes === null) return null;
-  const r = routes.get(method);
-  if (r !== undefined) return r;
-  return method === 'HEAD' ? routes.get('GET') ?? null : null;
 }
 
 function checkName(name: string, pattern: string, taken: readonly string[]): string {

@@ -87,6 +87,17 @@ test('HEAD falls back to GET; an explicit HEAD route wins', () => {
   assert.deepEqual(p.find('HEAD', seg('/p')), { kind: 'method-not-allowed', allow: ['POST'] });
 });
 
+test('an explicit HEAD route anywhere on the path beats the GET fallback of a more specific route', () => {
+  // The member's table: GET maps/:map/*key checks existence; HEAD on any map path answers 200 (rest.md §4.1).
+  const r = new Router<string>().on(['GET'], '/grid/rest/maps/:map/*key', 'map-get').on(['HEAD'], '/grid/rest/maps/*any', 'data-head');
+  const h = found(r.find('HEAD', seg('/grid/rest/maps/m/k')));
+  assert.equal(h.handler, 'data-head');
+  assert.deepEqual([h.params, h.tail], [{ any: 'm/k' }, ['m', 'k']]);
+  assert.equal(found(r.find('GET', seg('/grid/rest/maps/m/k'))).handler, 'map-get');
+  const onlyGet = new Router<string>().on(['GET'], '/a/:x', 'get');
+  assert.deepEqual(found(onlyGet.find('HEAD', seg('/a/1'))).params, { x: '1' }, 'params are rebuilt for the GET pass');
+});
+
 test('tail parameters match zero or more segments', () => {
   const r = new Router<string>().on(['GET', 'DELETE'], '/grid/rest/maps/:name/*key', 'map');
   const none = found(r.find('DELETE', seg('/grid/rest/maps/m')));

@@ -1,7 +1,7 @@
 // Member-protocol framing (cluster.md "Member protocol"). A connection opens with a 4-byte preamble,
 // then carries frames, each a fixed 20-byte header and a payload:
 //
-//   preamble, once per connection:
+//   preamble, once at the start of each direction of a connection:
 //   offset  bytes  field       encoding
 //   0       3      magic       ASCII "GRD" (lets the unified port tell us from HTTP and TLS)
 //   3       1      version     u8, framing version of this connection (PROTOCOL_VERSION)

@@ -1,0 +1,183 @@
+// Micro-benchmarks of hot-path pieces, in operations per second: request-target splitting and
+// decoding (src/http/path.ts), route lookup on a table shaped like the member's (src/http/router.ts),
+// murmur3 partition hashing (src/partition/murmur3.ts, skipped when absent) and member-protocol
+// framing (frame.ts, frame-reader.ts, handshake.ts).
+//
+// Each case runs in timed batches after a warm-up; the best of `--rounds` rounds is reported, since
+// noise only ever slows a round down. A sink consumes every result so the JIT cannot drop the work.
+// Prints a table, then one line `{"micro":{<case>: ops per second, ...}}` for scripts to parse.
+//
+// Usage: node --import tsx scripts/bench/micro.ts [--time-ms 300] [--rounds 3] [--filter text]
+import { performance } from 'node:perf_hooks';
+import { splitTarget, joinTail } from '../../src/http/path.js';
+import { Router } from '../../src/http/router.js';
+import { encodeFrame, PREAMBLE } from '../../src/cluster/protocol/frame.js';
+import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
+import { decodeHandshakeRequest, encodeHandshakeRequest } from '../../src/cluster/protocol/handshake.js';
+
+interface Case {
+  readonly name: string;
+  /** Operations done by one call of `run` (e.g. frames per chunk). */
+  readonly opsPerCall: number;
+  readonly run: () => unknown;
+}
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback;
+}
+
+const timeMs = Number(option('--time-ms', '300'));
+const rounds = Number(option('--rounds', '3'));
+const filter = option('--filter', '');
+let sink = 0;
+
+function consume(v: unknown): void {
+  if (typeof v === 'number') sink = (sink + v) | 0;
+  else if (typeof v === 'string') sink = (sink + v.length) | 0;
+  else if (v !== null && typeof v === 'object') sink = (sink + 1) | 0;
+}
+
+function measure(c: Case): number {
+  // Calibrate a batch size that takes about 10 ms, warming the code up on the way.
+  let batch = 1;
+  for (;;) {
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) consume(c.run());
+    if (performance.now() - t0 > 10 || batch >= 1 << 24) break;
+    batch *= 2;
+  }
+  let best = 0;
+  for (let r = 0; r < rounds; r++) {
+    let calls = 0;
+    const start = performance.now();
+    let now = start;
+    while (now - start < timeMs) {
+      for (let i = 0; i < batch; i++) consume(c.run());
+      calls += batch;
+      now = performance.now();
+    }
+    best = Math.max(best, (calls * c.opsPerCall * 1000) / (now - start));
+  }
+  return best;
+}
+
+// A route table shaped like the member's (src/http/routes.ts): ~30 routes, static, :param and *tail.
+function memberLikeRouter(): Router<string> {
+  const r = new Router<string>();
+  r.on(['POST', 'PUT'], '/grid/rest/maps/:map/*key', 'mapPut');
+  r.on(['GET'], '/grid/rest/maps/:map/*key', 'mapGet');
+  r.on(['DELETE'], '/grid/rest/maps/:map/*key', 'mapDelete');
+  r.on(['HEAD'], '/grid/rest/maps/*any', 'dataHead');
+  r.on(['POST', 'PUT'], '/grid/rest/queues/:queue/*rest', 'queueOffer');
+  r.on(['GET'], '/grid/rest/queues/:queue/*rest', 'queueGet');
+  r.on(['DELETE'], '/grid/rest/queues/:queue/*rest', 'queueDelete');
+  for (const p of ['cluster', 'instance', 'metrics', 'management/cluster/version', 'license', 'log-level', 'config/tcp-ip/member-list']) {
+    r.on(['GET'], `/grid/rest/${p}`, p);
+  }
+  r.on(['GET', 'HEAD'], '/grid/health', 'health');
+  for (const p of ['node-state', 'cluster-state', 'cluster-safe', 'migration-queue-size', 'cluster-size', 'ready']) r.on(['GET'], `/grid/health/${p}`, p);
+  for (const a of ['state', 'changeState', 'version', 'clusterShutdown', 'memberShutdown', 'nodes', 'forceStart', 'partialStart', 'backup', 'backupInterrupt']) {
+    r.on(['POST'], `/grid/rest/management/cluster/${a}`, a);
+  }
+  r.on(['POST'], '/grid/rest/log-level', 'setLogLevel').on(['POST'], '/grid/rest/log-level/reset', 'resetLogLevel');
+  for (const a of ['clearWanQueues', 'pausePublisher', 'resumePublisher', 'stopPublisher', 'sync/map', 'sync/allmaps', 'addWanConfig']) {
+    r.on(['POST'], `/grid/rest/wan/${a}`, a);
+  }
+  r.on(['GET'], '/grid/rest/wan/sync/progress/:uuid', 'wanProgress').on(['GET'], '/grid/rest/cp-subsystem/groups/:group', 'cp');
+  return r;
+}
+
+async function murmurCases(): Promise<Case[]> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import('../../src/partition/murmur3.js' as string)) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const hash = mod['murmurHash3x86'];
+  if (typeof hash !== 'function') return [];
+  const fn = hash as (data: Uint8Array, seed: number) => number;
+  const key = Buffer.from('k000001234');
+  const longKey = Buffer.alloc(1024, 0x61);
+  return [
+    { name: 'murmur3 10 B key', opsPerCall: 1, run: () => fn(key, 0x01000193) },
+    { name: 'murmur3 string → utf8 → hash', opsPerCall: 1, run: () => fn(Buffer.from('k000001234', 'utf8'), 0x01000193) },
+    { name: 'murmur3 1 KiB key', opsPerCall: 1, run: () => fn(longKey, 0x01000193) },
+  ];
+}
+
+function protocolCases(): Case[] {
+  const payload = Buffer.alloc(100, 1);
+  const frames = Array.from({ length: 1000 }, (_, i) => encodeFrame({ messageType: 3, partitionId: i % 271, callId: i + 1 }, payload));
+  const stream = Buffer.concat(frames);
+  const request = encodeHandshakeRequest({
+    protocolVersionMin: 1,
+    protocolVersionMax: 1,
+    clusterName: 'dev',
+    memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
+    memberVersion: '0.1.0',
+    partitionCount: 271,
+    addresses: [{ host: '127.0.0.1', port: 5701 }],
+    identity: null,
+  });
+  const preambled = Buffer.concat([PREAMBLE, stream]);
+  return [
+    { name: 'encodeFrame 100 B payload', opsPerCall: 1, run: () => encodeFrame({ messageType: 3, partitionId: 17, callId: 42 }, payload) },
+    { name: 'FrameReader 1000 frames in one chunk (per frame)', opsPerCall: 1000, run: () => new FrameReader({ frameBytesMax: 1 << 26 }).push(preambled).length },
+    {
+      name: 'FrameReader 1000 frames in 1 KiB chunks (per frame)',
+      opsPerCall: 1000,
+      run: () => {
+        const r = new FrameReader({ frameBytesMax: 1 << 26, preamble: false });
+        let n = 0;
+        for (let i = 0; i < stream.length; i += 1024) n += r.push(stream.subarray(i, i + 1024)).length;
+        return n;
+      },
+    },
+    { name: 'handshake request decode', opsPerCall: 1, run: () => decodeHandshakeRequest(request) },
+  ];
+}
+
+function httpCases(): Case[] {
+  const router = memberLikeRouter();
+  const mapGet = splitTarget('/grid/rest/maps/orders/k000001234').segments;
+  const queueSize = splitTarget('/grid/rest/queues/jobs/size').segments;
+  const health = splitTarget('/grid/health/cluster-size').segments;
+  const mgmt = splitTarget('/grid/rest/management/cluster/changeState').segments;
+  const missing = splitTarget('/grid/rest/nothing/here').segments;
+  // Distinct target strings, as a server sees them (a constant string could hit V8's caches).
+  const targets = Array.from({ length: 1024 }, (_, i) => `/grid/rest/maps/orders/k${String(1234 + i * 7919).padStart(9, '0')}`);
+  let t = 0;
+  const nextTarget = (): string => targets[t++ & 1023] as string;
+  return [
+    { name: 'splitTarget plain map target', opsPerCall: 1, run: () => splitTarget(nextTarget()) },
+    { name: 'splitTarget with query', opsPerCall: 1, run: () => splitTarget('/grid/health/ready?probe=1') },
+    { name: 'splitTarget escaped (%2F %40 %C3%A9)', opsPerCall: 1, run: () => splitTarget('/grid/rest/maps/a%2Fb/k%40caf%C3%A9') },
+    { name: 'joinTail 3 segments', opsPerCall: 1, run: () => joinTail(['maps', 'm', 'a', 'b', 'c'], 2) },
+    { name: 'router.find GET map key (param + tail)', opsPerCall: 1, run: () => router.find('GET', mapGet) },
+    { name: 'router.find HEAD map key (explicit HEAD tail)', opsPerCall: 1, run: () => router.find('HEAD', mapGet) },
+    { name: 'router.find GET queue size', opsPerCall: 1, run: () => router.find('GET', queueSize) },
+    { name: 'router.find GET health static', opsPerCall: 1, run: () => router.find('GET', health) },
+    { name: 'router.find POST management static', opsPerCall: 1, run: () => router.find('POST', mgmt) },
+    { name: 'router.find 404', opsPerCall: 1, run: () => router.find('GET', missing) },
+    { name: 'router.find 405 (GET on POST-only)', opsPerCall: 1, run: () => router.find('GET', mgmt) },
+    { name: 'splitTarget + find (map GET)', opsPerCall: 1, run: () => router.find('GET', splitTarget(nextTarget()).segments) },
+  ];
+}
+
+async function main(): Promise<void> {
+  const cases = [...httpCases(), ...(await murmurCases()), ...protocolCases()].filter((c) => c.name.includes(filter));
+  const results: Record<string, number> = {};
+  const width = Math.max(...cases.map((c) => c.name.length));
+  process.stdout.write(`${'case'.padEnd(width)}  ${'ops/s'.padStart(14)}  ${'ns/op'.padStart(8)}\n`);
+  for (const c of cases) {
+    const ops = measure(c);
+    results[c.name] = Math.round(ops);
+    process.stdout.write(`${c.name.padEnd(width)}  ${Math.round(ops).toLocaleString('en-US').padStart(14)}  ${(1e9 / ops).toFixed(1).padStart(8)}\n`);
+  }
+  if (!cases.some((c) => c.name.startsWith('murmur3')) && 'murmur3'.includes(filter)) process.stdout.write('murmur3: src/partition/murmur3.ts not found, skipped\n');
+  process.stdout.write(`${JSON.stringify({ micro: results, node: process.version, timeMs, rounds, sink: sink & 1 })}\n`);
+}
+
+await main();

@@ -1,0 +1,187 @@
+// Config → XML text for `--print-config`: every effective value, defaults included, in the same
+// schema the loader reads, so the output can be saved and used as a configuration file (the
+// round-trip test checks that parsing it gives back the same Config). Passwords are printed as
+// they are: the output is as sensitive as the file it came from.
+import { GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
+import { ENDPOINT_GROUPS, type Config, type EndpointGroups, type MapConfig, type PortConfig, type QueueConfig, type SslConfig } from './types.js';
+
+type Attrs = Readonly<Record<string, string | number | boolean>>;
+
+/** A tiny tree for printing: text or child elements, never both. */
+interface Out {
+  readonly name: string;
+  readonly attrs: Attrs;
+  readonly body: string | readonly Out[];
+}
+
+const el = (name: string, attrs: Attrs = {}, body: string | number | boolean | readonly Out[] = []): Out => ({
+  name,
+  attrs,
+  body: typeof body === 'object' ? body : String(body),
+});
+
+export function printConfig(c: Config): string {
+  const children: Out[] = [
+    el('cluster-name', {}, c.clusterName),
+    el('instance-name', {}, c.instanceName),
+    el('properties', {}, properties(c)),
+    el('lite-member', { enabled: c.liteMember }),
+    el('logging', { level: c.logging.level, format: c.logging.format }),
+    network(c),
+  ];
+  const a = c.advancedNetwork;
+  if (a.enabled || a.memberEndpoint !== null || a.restEndpoint !== null || a.wanEndpoints.length > 0) children.push(advancedNetwork(c));
+  children.push(...c.maps.map(map), ...c.queues.map(queue), ...c.wanReplications.map(wan));
+  children.push(persistence(c), security(c), el('cp-subsystem', {}, [el('cp-member-count', {}, c.cpSubsystem.cpMemberCount), el('group-size', {}, c.cpSubsystem.groupSize)]));
+  // A comment may not contain "--"; a path might.
+  const note = `Effective configuration of ${c.instanceName} (source: ${c.source})`.replace(/--/g, '- -');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<!-- ${note} -->\n${render(el('grid', {}, children), '')}`;
+}
+
+function properties(c: Config): Out[] {
+  const grid = GRID_PROPERTY_SPECS.map((p) => el('property', { name: p.name }, c.properties[p.key]));
+  const others = Object.entries(c.rawProperties)
+    .filter(([name]) => !isGridPropertyName(name))
+    .map(([name, value]) => el('property', { name }, value));
+  return [...grid, ...others];
+}
+
+const port = (p: PortConfig): Out => el('port', { 'auto-increment': p.autoIncrement, 'port-count': p.portCount }, p.port);
+
+const ssl = (s: SslConfig): Out =>
+  el('ssl', { enabled: s.enabled, 'key-file': s.keyFile, 'cert-file': s.certFile, 'ca-file': s.caFile, 'client-auth': s.clientAuth });
+
+const groups = (g: EndpointGroups): Out[] => ENDPOINT_GROUPS.map((name) => el('endpoint-group', { name, enabled: g[name] }));
+
+function network(c: Config): Out {
+  const n = c.network;
+  const t = n.join.tcpIp;
+  const children: Out[] = [];
+  if (n.publicAddress !== null) children.push(el('public-address', {}, n.publicAddress));
+  children.push(
+    port(n.port),
+    el('join', {}, [
+      el('tcp-ip', { enabled: t.enabled, 'connection-timeout-seconds': t.connectionTimeoutSeconds }, [
+        el('member-list', {}, t.members.map((m) => el('member', {}, m))),
+      ]),
+    ]),
+    el('rest-api', { enabled: n.restApi.enabled }, groups(n.restApi.groups)),
+    ssl(n.ssl),
+  );
+  return el('network', {}, children);
+}
+
+function advancedNetwork(c: Config): Out {
+  const a = c.advancedNetwork;
+  const children: Out[] = [];
+  if (a.memberEndpoint !== null) children.push(el('member-server-socket-endpoint-config', {}, [port(a.memberEndpoint.port)]));
+  if (a.restEndpoint !== null) {
+    const r = a.restEndpoint;
+    children.push(el('rest-server-socket-endpoint-config', {}, [port(r.port), el('endpoint-groups', {}, groups(r.groups)), ssl(r.ssl)]));
+  }
+  for (const w of a.wanEndpoints) children.push(el('wan-server-socket-endpoint-config', { name: w.name }, [port(w.port)]));
+  return el('advanced-network', { enabled: a.enabled }, children);
+}
+
+function map(m: MapConfig): Out {
+  const children: Out[] = [
+    el('backup-count', {}, m.backupCount),
+    el('async-backup-count', {}, m.asyncBackupCount),
+    el('time-to-live-seconds', {}, m.timeToLiveSeconds),
+    el('max-idle-seconds', {}, m.maxIdleSeconds),
+    el('eviction', { 'eviction-policy': m.eviction.policy, 'max-size-policy': m.eviction.maxSizePolicy, size: m.eviction.size }),
+    el('merkle-tree', { enabled: m.merkleTree.enabled }, [el('depth', {}, m.merkleTree.depth)]),
+    el('data-persistence', { enabled: m.dataPersistence.enabled, fsync: m.dataPersistence.fsync }),
+  ];
+  const ref = m.wanReplicationRef;
+  if (ref !== null) {
+    children.push(
+      el('wan-replication-ref', { name: ref.name }, [
+        el('merge-policy-class-name', {}, ref.mergePolicy),
+        el('republishing-enabled', {}, ref.republishingEnabled),
+      ]),
+    );
+  }
+  return el('map', { name: m.name }, children);
+}
+
+function queue(q: QueueConfig): Out {
+  return el('queue', { name: q.name }, [
+    el('max-size', {}, q.maxSize),
+    el('backup-count', {}, q.backupCount),
+    el('async-backup-count', {}, q.asyncBackupCount),
+    el('empty-queue-ttl', {}, q.emptyQueueTtlSeconds),
+    el('data-persistence', { enabled: q.dataPersistence.enabled, fsync: q.dataPersistence.fsync }),
+  ]);
+}
+
+function wan(w: Config['wanReplications'][number]): Out {
+  return el(
+    'wan-replication',
+    { name: w.name },
+    w.publishers.map((p) =>
+      el('batch-publisher', {}, [
+        el('cluster-name', {}, p.clusterName),
+        el('publisher-id', {}, p.publisherId),
+        el('target-endpoints', {}, p.targetEndpoints.join(',')),
+        el('batch-size', {}, p.batchSize),
+        el('batch-max-delay-millis', {}, p.batchMaxDelayMs),
+        el('response-timeout-millis', {}, p.responseTimeoutMs),
+        el('queue-capacity', {}, p.queueCapacity),
+        el('queue-full-behavior', {}, p.queueFullBehavior),
+        el('acknowledge-type', {}, p.acknowledgeType),
+        el('initial-publisher-state', {}, p.initialPublisherState),
+        el('sync', {}, [el('consistency-check-strategy', {}, p.consistencyCheckStrategy)]),
+      ]),
+    ),
+  );
+}
+
+function persistence(c: Config): Out {
+  const p = c.persistence;
+  return el('persistence', { enabled: p.enabled }, [
+    el('base-dir', {}, p.baseDir),
+    el('backup-dir', {}, p.backupDir),
+    el('validation-timeout-seconds', {}, p.validationTimeoutSeconds),
+    el('data-load-timeout-seconds', {}, p.dataLoadTimeoutSeconds),
+    el('cluster-data-recovery-policy', {}, p.clusterDataRecoveryPolicy),
+    el('auto-remove-stale-data', {}, p.autoRemoveStaleData),
+  ]);
+}
+
+function security(c: Config): Out {
+  const s = c.security;
+  const realms = s.realms.map((r) => {
+    const children: Out[] = [
+      el('authentication', {}, [el('simple', {}, r.users.map((u) => el('user', { username: u.username, password: u.password })))]),
+    ];
+    if (r.identity !== null) {
+      children.push(el('identity', {}, [el('username-password', { username: r.identity.username, password: r.identity.password })]));
+    }
+    return el('realm', { name: r.name }, children);
+  });
+  const children: Out[] = [el('realms', {}, realms)];
+  if (s.memberAuthenticationRealm !== null) children.push(el('member-authentication', { realm: s.memberAuthenticationRealm }));
+  return el('security', { enabled: s.enabled }, children);
+}
+
+function render(node: Out, indent: string): string {
+  const attrs = Object.entries(node.attrs)
+    .map(([k, v]) => ` ${k}="${escapeAttribute(String(v))}"`)
+    .join('');
+  if (typeof node.body === 'string') {
+    return node.body === '' ? `${indent}<${node.name}${attrs}/>\n` : `${indent}<${node.name}${attrs}>${escapeText(node.body)}</${node.name}>\n`;
+  }
+  const body = node.body as readonly Out[];
+  if (body.length === 0) return `${indent}<${node.name}${attrs}/>\n`;
+  return `${indent}<${node.name}${attrs}>\n${body.map((c) => render(c, `${indent}  `)).join('')}${indent}</${node.name}>\n`;
+}
+
+function escapeText(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Tabs and newlines become references: a parser would otherwise turn them into spaces. */
+function escapeAttribute(s: string): string {
+  return escapeText(s).replace(/"/g, '&quot;').replace(/\t/g, '&#9;').replace(/\n/g, '&#10;').replace(/\r/g, '&#13;');
+}

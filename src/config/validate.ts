@@ -1,0 +1,163 @@
+// Rules that span several values, checked once every source (defaults, file, environment, flags) has
+// been applied, so an override cannot slip past them. Each rule has its own message, which starts
+// with where the value came from (recorded in `origins`). Problems that should not stop the member
+// (an empty password, settings that have no effect) come back as warnings.
+import { ConfigError } from './config-error.js';
+import { originKey, type Draft, type Origins } from './draft.js';
+import { findPatternTies } from './match.js';
+import { joinPath } from './paths.js';
+
+export interface ValidateInput {
+  readonly cwd: string;
+  /** True when the file at this absolute path can be read. */
+  readonly fileReadable: (path: string) => boolean;
+}
+
+/** Throws ConfigError for the first broken rule; returns warnings. */
+export function validate(d: Draft, origins: Origins, input: ValidateInput): string[] {
+  const warnings: string[] = [];
+  const where = (key: string): string => origins.get(key) ?? 'configuration';
+  checkBackups(d, where);
+  checkTies(d, where);
+  checkTiming(d, where);
+  checkWanRefs(d, where);
+  checkSecurity(d, where, warnings);
+  checkSsl(d.network.ssl, where(originKey.networkSsl), '<network> <ssl>', input);
+  if (d.advancedNetwork.restEndpoint !== null) {
+    checkSsl(d.advancedNetwork.restEndpoint.ssl, where(originKey.restSsl), '<rest-server-socket-endpoint-config> <ssl>', input);
+  }
+  checkCp(d, where);
+  checkAdvancedNetwork(d, where, warnings);
+  checkPersistence(d, warnings);
+  return warnings;
+}
+
+function checkBackups(d: Draft, where: (key: string) => string): void {
+  for (const [kind, list, key] of [
+    ['map', d.maps, originKey.map],
+    ['queue', d.queues, originKey.queue],
+  ] as const) {
+    for (const c of list) {
+      if (c.backupCount + c.asyncBackupCount > 6) {
+        throw new ConfigError(
+          where(key(c.name)),
+          `<${kind} name="${c.name}">: backup-count + async-backup-count must be at most 6, got ${c.backupCount} + ${c.asyncBackupCount}`,
+        );
+      }
+    }
+  }
+}
+
+function checkTies(d: Draft, where: (key: string) => string): void {
+  for (const [kind, names, key] of [
+    ['map', d.maps.map((m) => m.name), originKey.map],
+    ['queue', d.queues.map((q) => q.name), originKey.queue],
+  ] as const) {
+    const [tie] = findPatternTies(names);
+    if (tie !== undefined) {
+      const [a, b] = tie;
+      throw new ConfigError(
+        where(key(b)),
+        `<${kind}> patterns "${a}" and "${b}" tie: a name can match both with the same number of literal characters; make one more specific`,
+      );
+    }
+  }
+}
+
+function checkTiming(d: Draft, where: (key: string) => string): void {
+  const p = d.properties;
+  if (p.heartbeatIntervalSeconds * 3 > p.maxNoHeartbeatSeconds) {
+    const at = origins2(where, 'maxNoHeartbeatSeconds', 'heartbeatIntervalSeconds');
+    throw new ConfigError(
+      at,
+      `grid.max.no.heartbeat.seconds (${p.maxNoHeartbeatSeconds}) must be at least 3 x grid.heartbeat.interval.seconds (${p.heartbeatIntervalSeconds})`,
+    );
+  }
+  if (p.operationCallTimeoutMs <= p.heartbeatIntervalSeconds * 1000) {
+    const at = origins2(where, 'operationCallTimeoutMs', 'heartbeatIntervalSeconds');
+    throw new ConfigError(
+      at,
+      `grid.operation.call.timeout.millis (${p.operationCallTimeoutMs}) must be greater than grid.heartbeat.interval.seconds in milliseconds (${p.heartbeatIntervalSeconds * 1000})`,
+    );
+  }
+}
+
+/** The origin of the first of two properties that was set explicitly. */
+function origins2(where: (key: string) => string, a: string, b: string): string {
+  const first = where(originKey.property(a));
+  return first !== 'configuration' ? first : where(originKey.property(b));
+}
+
+function checkWanRefs(d: Draft, where: (key: string) => string): void {
+  const schemes = new Set(d.wanReplications.map((w) => w.name));
+  for (const m of d.maps) {
+    const ref = m.wanReplicationRef;
+    if (ref !== null && !schemes.has(ref.name)) {
+      const known = schemes.size === 0 ? 'no <wan-replication> is configured' : `configured: ${[...schemes].join(', ')}`;
+      throw new ConfigError(where(originKey.wanRef(m.name)), `<map name="${m.name}"> <wan-replication-ref name="${ref.name}">: no <wan-replication> has this name (${known})`);
+    }
+  }
+}
+
+function checkSecurity(d: Draft, where: (key: string) => string, warnings: string[]): void {
+  const s = d.security;
+  for (const realm of s.realms) {
+    for (const u of realm.users) if (u.password === '') warnings.push(`realm ${realm.name}: user ${u.username} has an empty password`);
+    if (realm.identity !== null && realm.identity.password === '') {
+      warnings.push(`realm ${realm.name}: identity ${realm.identity.username} has an empty password`);
+    }
+  }
+  if (!s.enabled) return;
+  const at = where(originKey.security);
+  if (s.memberAuthenticationRealm === null) throw new ConfigError(at, '<security enabled="true"> needs <member-authentication realm="..."/>');
+  const realm = s.realms.find((r) => r.name === s.memberAuthenticationRealm);
+  const authAt = where(originKey.memberAuthentication);
+  if (realm === undefined) {
+    throw new ConfigError(authAt, `<member-authentication realm="${s.memberAuthenticationRealm}">: no <realm> has this name`);
+  }
+  if (realm.identity === null) {
+    throw new ConfigError(authAt, `<member-authentication realm="${realm.name}">: the realm needs an <identity><username-password .../></identity>`);
+  }
+}
+
+function checkSsl(
+  ssl: { enabled: boolean; keyFile: string; certFile: string; caFile: string; clientAuth: string },
+  at: string,
+  label: string,
+  input: ValidateInput,
+): void {
+  if (!ssl.enabled) return;
+  const files: [string, string][] = [
+    ['key-file', ssl.keyFile],
+    ['cert-file', ssl.certFile],
+  ];
+  // Checking client certificates needs the CA that signed them.
+  if (ssl.clientAuth !== 'none') files.push(['ca-file', ssl.caFile]);
+  for (const [attr, file] of files) {
+    if (file === '') throw new ConfigError(at, `${label} enabled needs ${attr}`);
+    const full = joinPath(input.cwd, file);
+    if (!input.fileReadable(full)) throw new ConfigError(at, `${label} ${attr}: cannot read ${JSON.stringify(full)}`);
+  }
+}
+
+function checkCp(d: Draft, where: (key: string) => string): void {
+  const cp = d.cpSubsystem;
+  if (cp.cpMemberCount > 0 && cp.groupSize > cp.cpMemberCount) {
+    throw new ConfigError(where(originKey.cp), `<cp-subsystem>: group-size (${cp.groupSize}) must not exceed cp-member-count (${cp.cpMemberCount})`);
+  }
+}
+
+function checkAdvancedNetwork(d: Draft, where: (key: string) => string, warnings: string[]): void {
+  const a = d.advancedNetwork;
+  const declared = a.memberEndpoint !== null || a.restEndpoint !== null || a.wanEndpoints.length > 0;
+  if (a.enabled && a.memberEndpoint === null) {
+    throw new ConfigError(where(originKey.advancedNetwork), '<advanced-network enabled="true"> needs <member-server-socket-endpoint-config>');
+  }
+  if (!a.enabled && declared) warnings.push('<advanced-network> declares endpoints but is not enabled: they are ignored');
+}
+
+function checkPersistence(d: Draft, warnings: string[]): void {
+  if (d.persistence.enabled) return;
+  const names = [...d.maps.filter((m) => m.dataPersistence.enabled).map((m) => `map ${m.name}`), ...d.queues.filter((q) => q.dataPersistence.enabled).map((q) => `queue ${q.name}`)];
+  if (names.length > 0) warnings.push(`data-persistence is enabled for ${names.join(', ')} but <persistence> is not enabled: nothing is persisted`);
+}

@@ -1,0 +1,107 @@
+// The queues of this member. Queues are created on first offer or waiting poll and configured once
+// through resolveConfig(name before `@`). Waiting polls hold no timers: the shell owns the timer
+// and calls cancelWaiter when it fires or the client goes away; an offer hands its item to the
+// first live waiter. The number of waiting polls on the member is capped by waitersMax.
+// Invariant: `waiting.count` equals the sum of the queues' waiter counts (the stores keep it).
+import type { QueueConfig } from '../config/types.js';
+import { assert } from '../util/assert.js';
+import { GridError } from '../util/errors.js';
+import { QueueStore, type WaiterTally, queueConfigName } from './queue-store.js';
+
+export { queuePartitionKey, queueConfigName } from './queue-store.js';
+
+export interface QueueItem {
+  /** Per queue, increasing by one per accepted offer. */
+  readonly id: number;
+  readonly value: Buffer;
+  readonly contentType: string | null;
+}
+
+export interface PollWaiter {
+  /** Try to hand the item to the waiting client; return false if the client is gone (the item then goes to the next waiter or back to the head of the queue, never lost). */
+  deliver(item: QueueItem): boolean;
+}
+
+export interface QueueServiceOptions {
+  readonly resolveConfig: (name: string) => QueueConfig;
+  /** Waiting polls allowed on this member at once (grid.queue.waiters.max). */
+  readonly waitersMax: number;
+}
+
+export class QueueService {
+  private readonly resolveConfig: (name: string) => QueueConfig;
+  private readonly waitersMax: number;
+  private readonly queues = new Map<string, QueueStore>();
+  private readonly waiting: WaiterTally = { count: 0 };
+
+  constructor(options: QueueServiceOptions) {
+    assert(Number.isInteger(options.waitersMax) && options.waitersMax >= 0, 'waitersMax must be a non-negative integer');
+    this.resolveConfig = options.resolveConfig;
+    this.waitersMax = options.waitersMax;
+  }
+
+  /** false = full. If polls are waiting, the item goes to the first live one instead of the queue. */
+  offer(name: string, value: Uint8Array, contentType: string | null): boolean {
+    return this.queueFor(name).offer(value, contentType);
+  }
+
+  poll(name: string): QueueItem | null {
+    return this.queues.get(name)?.poll() ?? null;
+  }
+
+  /**
+   * Returns the head item now, or registers the waiter and returns null. Throws
+   * ERR_DATA_QUEUE_FULL (503, retry after 1 s) when waitersMax polls already wait on this member.
+   */
+  pollOrWait(name: string, waiter: PollWaiter): QueueItem | null {
+    const queue = this.queueFor(name);
+    const item = queue.poll();
+    if (item !== null) return item;
+    if (this.waiting.count >= this.waitersMax) {
+      throw new GridError('ERR_DATA_QUEUE_FULL', 'too many waiting polls', { retryAfterSeconds: 1 });
+    }
+    queue.addWaiter(waiter);
+    return null;
+  }
+
+  /** Stops a waiting poll (timeout, client gone); false when it was not waiting (already served). */
+  cancelWaiter(name: string, waiter: PollWaiter): boolean {
+    return this.queues.get(name)?.removeWaiter(waiter) ?? false;
+  }
+
+  size(name: string): number {
+    return this.queues.get(name)?.size ?? 0;
+  }
+
+  waitingPolls(): number {
+    return this.waiting.count;
+  }
+
+  /** For graceful shutdown: removes every waiting poll and returns them, so the shell answers 204. */
+  cancelAllWaiters(): PollWaiter[] {
+    const waiters: PollWaiter[] = [];
+    for (const queue of this.queues.values()) {
+      for (const waiter of queue.drainWaiters()) waiters.push(waiter);
+    }
+    assert(this.waiting.count === 0, 'every waiter was counted');
+    return waiters;
+  }
+
+  queueNames(): string[] {
+    return [...this.queues.keys()];
+  }
+
+  /** Removes every item (waiting polls keep waiting); returns how many there were. */
+  clear(name: string): number {
+    return this.queues.get(name)?.clear() ?? 0;
+  }
+
+  private queueFor(name: string): QueueStore {
+    let queue = this.queues.get(name);
+    if (queue === undefined) {
+      queue = new QueueStore(name, this.resolveConfig(queueConfigName(name)), this.waiting);
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+}

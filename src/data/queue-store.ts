@@ -1,0 +1,99 @@
+// One queue: its items in FIFO order, its item-id counter and its waiting polls. A queue lives in
+// one partition (the partition of queuePartitionKey(name)); `name@key` partitions by `key` and takes
+// its configuration from `name`, like the reference.
+// Invariants: item ids increase by one per accepted offer and are never reused (a backup can mirror
+// the owner by id); waiters exist only while the queue is empty (an offer hands its item to the
+// first live waiter instead of storing it); an item is never dropped: if no waiter takes it, it is
+// stored; with max-size > 0, at most max-size items are stored.
+import type { QueueConfig } from '../config/types.js';
+import type { PollWaiter, QueueItem } from './queue-service.js';
+import { assert } from '../util/assert.js';
+import { Fifo } from './fifo.js';
+import { WaiterList } from './waiter-list.js';
+
+/** The part of a queue name that chooses its partition: after the first `@`, else the whole name. */
+export function queuePartitionKey(name: string): string {
+  const at = name.indexOf('@');
+  return at < 0 ? name : name.slice(at + 1);
+}
+
+/** The part of a queue name that chooses its configuration: before the first `@`, else the whole name. */
+export function queueConfigName(name: string): string {
+  const at = name.indexOf('@');
+  return at < 0 ? name : name.slice(0, at);
+}
+
+/** Waiting polls across all queues of a member; every QueueStore keeps it exact. */
+export interface WaiterTally {
+  count: number;
+}
+
+export class QueueStore {
+  private readonly items = new Fifo<QueueItem>();
+  private readonly waiters = new WaiterList<PollWaiter>();
+  private nextItemId = 1;
+
+  constructor(
+    readonly name: string,
+    readonly config: QueueConfig,
+    private readonly tally: WaiterTally,
+  ) {}
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  get waiterCount(): number {
+    return this.waiters.size;
+  }
+
+  /** Adds an item (or hands it to the first live waiter); false when the queue is full. */
+  offer(value: Uint8Array, contentType: string | null): boolean {
+    if (this.config.maxSize > 0 && this.items.size >= this.config.maxSize) return false;
+    const item: QueueItem = { id: this.nextItemId++, value: Buffer.from(value), contentType };
+    let delivered = false;
+    try {
+      delivered = this.handToWaiter(item);
+    } finally {
+      // Also when a waiter threw: the item is stored, never lost.
+      if (!delivered) this.items.push(item);
+    }
+    return true;
+  }
+
+  poll(): QueueItem | null {
+    return this.items.shift() ?? null;
+  }
+
+  /** Registers a waiting poll; the queue must be empty (poll first). */
+  addWaiter(waiter: PollWaiter): void {
+    assert(this.items.size === 0, 'a poll waits only on an empty queue');
+    assert(this.waiters.add(waiter), 'the same waiter is already waiting on this queue');
+    this.tally.count++;
+  }
+
+  removeWaiter(waiter: PollWaiter): boolean {
+    if (!this.waiters.remove(waiter)) return false;
+    this.tally.count--;
+    return true;
+  }
+
+  drainWaiters(): PollWaiter[] {
+    const waiters = this.waiters.drain();
+    this.tally.count -= waiters.length;
+    return waiters;
+  }
+
+  clear(): number {
+    return this.items.clear();
+  }
+
+  /** Offers the item to waiters in arrival order; a waiter whose client is gone is dropped. */
+  private handToWaiter(item: QueueItem): boolean {
+    for (let waiter = this.waiters.shift(); waiter !== null; waiter = this.waiters.shift()) {
+      this.tally.count--;
+      if (waiter.deliver(item)) return true;
+    }
+    return false;
+  }
+}

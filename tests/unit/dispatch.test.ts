@@ -1,0 +1,100 @@
+// Checks the order of checks in the dispatcher without sockets: REST off (403 + close) → path
+// decoding (400) → group (403 naming the group) → route (404 / 405 with Allow), and that handler
+// errors become the right shape: data calls empty body + Grid-Error, other calls JSON, unexpected
+// exceptions 500 without a stack.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { Dispatcher, type Prepared } from '../../src/http/dispatch.js';
+import { buildRoutes } from '../../src/http/routes.js';
+import type { MemberApi } from '../../src/member/member-api.js';
+import type { EndpointGroup } from '../../src/config/types.js';
+import type { HttpRequest } from '../../src/http/request.js';
+
+function fakeApi(options: { rest?: boolean; groups?: EndpointGroup[]; getThrows?: unknown } = {}): MemberApi {
+  const groups = new Set(options.groups ?? ['CLUSTER_READ', 'HEALTH_CHECK', 'DATA']);
+  const api: Partial<MemberApi> = {
+    restEnabled: () => options.rest ?? true,
+    groupEnabled: (g) => groups.has(g),
+    mapGet: async () => {
+      if (options.getThrows !== undefined) throw options.getThrows;
+      return null;
+    },
+    instanceName: () => 'grid-test',
+  };
+  return api as MemberApi;
+}
+
+function dispatcher(api: MemberApi, errors: unknown[] = []): Dispatcher {
+  return new Dispatcher(buildRoutes(), api, { internalError: (e) => errors.push(e) });
+}
+
+function reply(p: Prepared): Extract<Prepared, { kind: 'reply' }>['reply'] {
+  assert.equal(p.kind, 'reply');
+  return (p as Extract<Prepared, { kind: 'reply' }>).reply;
+}
+
+function request(p: Prepared, method: string): HttpRequest {
+  assert.equal(p.kind, 'route');
+  const r = p as Extract<Prepared, { kind: 'route' }>;
+  return { method, segments: r.segments, params: r.params, tail: r.tail, headers: {}, body: null, remoteAddress: '127.0.0.1', client: { isGone: () => false, onGone: () => {} } };
+}
+
+test('REST off answers 403 and closes, whatever the path', () => {
+  const d = dispatcher(fakeApi({ rest: false }));
+  for (const target of ['/grid/rest/maps/m/k', '/nothing', '/grid/health']) {
+    const r = reply(d.prepare('GET', target));
+    assert.equal(r.status, 403);
+    assert.equal(r.close, true);
+    assert.equal(r.body, '{"status":"fail","message":"REST API is not enabled on this member"}');
+  }
+});
+
+test('disabled group: 403 naming the group', () => {
+  const d = dispatcher(fakeApi({ groups: ['CLUSTER_READ'] }));
+  const r = reply(d.prepare('POST', '/grid/rest/maps/m/k'));
+  assert.equal(r.status, 403);
+  assert.equal(r.body, '{"status":"fail","message":"REST endpoint group DATA is not enabled"}');
+});
+
+test('bad escape: 400; on a data path with Grid-Error and no body', () => {
+  const d = dispatcher(fakeApi());
+  const data = reply(d.prepare('GET', '/grid/rest/maps/m/%zz'));
+  assert.equal(data.status, 400);
+  assert.equal(data.body, undefined);
+  assert.match(String(data.headers?.['grid-error']), /malformed/);
+  const other = reply(d.prepare('GET', '/grid/rest/instance%zz'));
+  assert.equal(other.status, 400);
+  assert.match(String(other.body), /"status":"fail"/);
+});
+
+test('unknown path 404, wrong method 405 with Allow', () => {
+  const d = dispatcher(fakeApi());
+  assert.equal(reply(d.prepare('GET', '/grid/rest/undefined')).status, 404);
+  assert.equal(reply(d.prepare('GET', '/grid/health/nope')).status, 404);
+  const r = reply(d.prepare('DELETE', '/grid/rest/instance'));
+  assert.equal(r.status, 405);
+  assert.equal(r.headers?.allow, 'GET, HEAD');
+});
+
+test('handler errors: data calls empty + Grid-Error, unexpected ones 500 and logged', async () => {
+  const errors: unknown[] = [];
+  const d = dispatcher(fakeApi({ getThrows: new Error('boom at /secret/path') }), errors);
+  const p = d.prepare('GET', '/grid/rest/maps/m/k');
+  const r = await d.run(p as Extract<Prepared, { kind: 'route' }>, request(p, 'GET'));
+  assert.equal(r.status, 500);
+  assert.equal(r.body, undefined);
+  assert.equal(r.headers?.['grid-error'], 'internal error');
+  assert.equal(errors.length, 1);
+  const missing = d.prepare('POST', '/grid/rest/maps/m/');
+  const r2 = await d.run(missing as Extract<Prepared, { kind: 'route' }>, request(missing, 'POST'));
+  assert.equal(r2.status, 400);
+  assert.equal(r2.headers?.['grid-error'], 'missing key');
+});
+
+test('a routed info call runs its handler', async () => {
+  const d = dispatcher(fakeApi());
+  const p = d.prepare('GET', '/grid/rest/instance?x=1');
+  const r = await d.run(p as Extract<Prepared, { kind: 'route' }>, request(p, 'GET'));
+  assert.equal(r.status, 200);
+  assert.equal(r.body, '{"name":"grid-test"}');
+});
