@@ -6,7 +6,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
-import type { Config } from './config/types.js';
 import { Logger } from './util/logger.js';
 import { MemberRuntime } from './runtime/member-runtime.js';
 import { MEMBER_VERSION } from './member/version.js';
@@ -15,17 +14,6 @@ function exitWith(code: number, stdout: string, stderr: string): never {
   if (stdout !== '') process.stdout.write(stdout.endsWith('\n') ? stdout : stdout + '\n');
   if (stderr !== '') process.stderr.write(stderr.endsWith('\n') ? stderr : stderr + '\n');
   process.exit(code);
-}
-
-/** Features this version parses but does not run: refusing them beats silently not doing them. */
-function unsupported(config: Config): string | null {
-  if (config.persistence.enabled) return '<persistence enabled="true">: persistence is not supported by this version of the member';
-  if (config.wanReplications.length > 0) return `<wan-replication name="${config.wanReplications[0]?.name}">: WAN replication is not supported by this version of the member`;
-  if (config.cpSubsystem.cpMemberCount > 0) return '<cp-member-count> above 0: the CP subsystem is not supported by this version of the member';
-  if (config.network.ssl.enabled || (config.advancedNetwork.restEndpoint?.ssl.enabled ?? false)) {
-    return '<ssl enabled="true">: TLS is not supported by this version of the member';
-  }
-  return null;
 }
 
 async function main(): Promise<void> {
@@ -37,11 +25,11 @@ async function main(): Promise<void> {
     fileExists: (file) => fs.existsSync(path.resolve(process.cwd(), file)),
     randomHex: (bytes) => randomBytes(bytes).toString('hex'),
     version: MEMBER_VERSION,
+    // What this version runs; the loader refuses the rest with the setting's location.
+    supports: { persistence: false, wanReplication: false, cpSubsystem: false, tls: false },
   });
   if (result.kind === 'exit') exitWith(result.code, result.stdout, result.stderr);
   const config = result.config;
-  const refused = unsupported(config);
-  if (refused !== null) exitWith(2, '', `grid: config error: ${refused}`);
 
   const logger = new Logger(config.logging.level, config.logging.format, { write: (line) => process.stdout.write(line) });
   const log = logger.component('config');

@@ -483,11 +483,19 @@ function round(value: number, digits: number): number {
 // ---------------------------------------------------------------------------------------------
 // The memory and micro benchmarks, written elsewhere: run as children, their JSON lines kept.
 
-async function runSideBench(name: 'memory' | 'micro', nodeArgs: readonly string[]): Promise<{ lines: string[]; failure: string | null }> {
+interface SideBenchOutcome {
+  readonly lines: readonly string[];
+  /** The script failed to run: the bench exits 1. */
+  readonly failure: string | null;
+  /** It ran but gave nothing to fold into the output. */
+  readonly warning: string | null;
+}
+
+async function runSideBench(name: 'memory' | 'micro', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
-    return { lines: [], failure: null };
+    return { lines: [], failure: null, warning: null };
   }
   say(`\n${name}: node ${[...nodeArgs, `scripts/bench/${name}.ts`].join(' ')}`);
   const child = spawn(process.execPath, [...nodeArgs, script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -519,9 +527,11 @@ async function runSideBench(name: 'memory' | 'micro', nodeArgs: readonly string[
   clearTimeout(killer);
   stdout.flush(onLine);
   stderr.flush();
-  if (code !== 0) return { lines, failure: `${name} exited with ${signal ?? String(code)}` };
-  if (lines.length === 0) return { lines, failure: `${name} printed no {"bench":"${name}",...} line` };
-  return { lines, failure: null };
+  if (code !== 0) return { lines, failure: `${name} exited with ${signal ?? String(code)}`, warning: null };
+  if (lines.length === 0) {
+    return { lines, failure: null, warning: `${name} printed no {"bench":"${name}",...} line; nothing of it in the JSON output` };
+  }
+  return { lines, failure: null, warning: null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -655,6 +665,7 @@ async function main(): Promise<number> {
       const side = await runSideBench(name, nodeArgs);
       jsonLines.push(...side.lines);
       if (side.failure !== null) failures.push(side.failure);
+      if (side.warning !== null) warnings.push(side.warning);
     }
   }
 

@@ -39,6 +39,8 @@ export const originKey = {
   networkSsl: 'ssl:network',
   restSsl: 'ssl:rest',
   cp: 'cp',
+  persistence: 'persistence',
+  wan: (name: string) => `wan:${name}`,
   advancedNetwork: 'advanced-network',
 } as const;
 

@@ -117,8 +117,12 @@ export function applyEnv(draft: Draft, env: Env, origins: Origins): string[] {
 
 function applyOne(draft: Draft, variable: string, raw: string, origins: Origins): void {
   const path = variable.slice(ENV_PREFIX.length);
-  const fixed = FIXED[path];
-  if (fixed !== undefined) return fixed(draft, raw, variable);
+  const fixed = Object.hasOwn(FIXED, path) ? FIXED[path] : undefined;
+  if (fixed !== undefined) {
+    if (path === 'PERSISTENCE_ENABLED') origins.set(originKey.persistence, `environment variable ${variable}`);
+    if (path === 'CPSUBSYSTEM_CPMEMBERCOUNT') origins.set(originKey.cp, `environment variable ${variable}`);
+    return fixed(draft, raw, variable);
+  }
   if (path.startsWith(GROUPS_PREFIX) && path.endsWith(GROUPS_SUFFIX)) {
     const group = path.slice(GROUPS_PREFIX.length, -GROUPS_SUFFIX.length);
     const name = mustGroup(group, variable);

@@ -11,7 +11,8 @@ import { joinPath } from './paths.js';
 import { printConfig } from './print.js';
 import { applyXml } from './schema.js';
 import type { Config } from './types.js';
-import { validate } from './validate.js';
+import { ALL_FEATURES, validate, type FeatureSupport } from './validate.js';
+export type { FeatureSupport } from './validate.js';
 import { parseXml, XmlParseError } from './xml.js';
 
 export interface LoadInput {
@@ -27,6 +28,12 @@ export interface LoadInput {
   readonly version: string;
   /** Whether a key/certificate file can be read; defaults to trying readFile. */
   fileReadable?: (path: string) => boolean;
+  /**
+   * Features the running program can actually run. A configuration that enables one it cannot run is
+   * refused with the location of the setting, rather than accepted and silently not honoured.
+   * Omitted: everything is accepted (the loader's own tests use that).
+   */
+  readonly supports?: FeatureSupport;
 }
 
 export type LoadResult =
@@ -80,7 +87,7 @@ function build(input: LoadInput, flags: ParsedFlags): { config: Config; warnings
   if (draft.instanceName === '') draft.instanceName = `grid-${input.randomHex(4)}`;
   draft.source = located?.path ?? 'defaults';
   const fileReadable = input.fileReadable ?? ((path: string) => canRead(input, path));
-  warnings.push(...validate(draft, origins, { cwd: input.cwd, fileReadable }));
+  warnings.push(...validate(draft, origins, { cwd: input.cwd, fileReadable, supports: input.supports ?? ALL_FEATURES }));
   return { config: deepFreeze(draft) as Config, warnings, sourceNote: describeSource(located, input.cwd, envNames, flags) };
 }
 

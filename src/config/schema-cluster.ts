@@ -16,12 +16,13 @@ export function parseGroupSize(raw: string): Parsed<number> {
   return n.ok && n.value % 2 === 1 ? n : { ok: false, expected: '3, 5 or 7' };
 }
 
-export function readPersistence(grid: ElementReader, draft: Draft): void {
+export function readPersistence(grid: ElementReader, draft: Draft, origins: Origins): void {
   const el = grid.child('persistence', {
     attrs: ['enabled'],
     one: ['base-dir', 'backup-dir', 'validation-timeout-seconds', 'data-load-timeout-seconds', 'cluster-data-recovery-policy', 'auto-remove-stale-data'],
   });
   if (el === undefined) return;
+  origins.set(originKey.persistence, el.where());
   const p = draft.persistence;
   p.enabled = el.typedAttr('enabled', parseBoolean, false);
   p.baseDir = el.leaf('base-dir', parseName, p.baseDir);

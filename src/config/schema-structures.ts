@@ -1,7 +1,7 @@
 // `<map>`, `<queue>` and `<wan-replication>`: named, repeatable elements. A name may be exact or a
 // pattern with one `*`; a name given twice is an error at its second place. The built-in `default`
 // map and queue are kept unless the file declares its own.
-import { defaultMap, defaultPublisher, defaultQueue, originKey, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
+import { defaultMap, defaultPublisher, defaultQueue, originKey, type DeepMutable, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
 import {
   EVICTION_POLICIES,
   MERGE_POLICIES,
@@ -12,7 +12,6 @@ import {
   type WanReplicationConfig,
 } from './types.js';
 import type { ElementReader } from './xml-reader.js';
-import type { DeepMutable } from './draft.js';
 import { INT_MAX, parseBoolean, parseEndpoint, parseEnum, parseInteger, parseName, parseStructureName, splitList, type Parsed } from './values.js';
 
 const backupCount = (raw: string): Parsed<number> => parseInteger(raw, 0, 6);
@@ -127,7 +126,7 @@ const PUBLISHER_CHILDREN = [
   'sync',
 ] as const;
 
-export function readWanReplications(grid: ElementReader, draft: Draft): void {
+export function readWanReplications(grid: ElementReader, draft: Draft, origins: Origins): void {
   const seen = new Map<string, string>();
   const schemes: DeepMutable<WanReplicationConfig>[] = [];
   for (const el of grid.children('wan-replication', { attrs: ['name'], many: ['batch-publisher'] })) {
@@ -135,6 +134,7 @@ export function readWanReplications(grid: ElementReader, draft: Draft): void {
     const first = seen.get(name);
     if (first !== undefined) throw el.error(el.element, `<wan-replication>: name ${name} is given twice (first at ${first})`);
     seen.set(name, `${el.element.line}:${el.element.column}`);
+    origins.set(originKey.wan(name), el.where());
     const scheme: DeepMutable<WanReplicationConfig> = { name, publishers: [] };
     for (const bp of el.children('batch-publisher', { one: PUBLISHER_CHILDREN })) {
       const p = defaultPublisher();

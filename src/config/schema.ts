@@ -43,9 +43,9 @@ export function applyXml(draft: Draft, input: SchemaInput): void {
   }
   // Properties are read first so placeholders anywhere in the file can use them; their own values
   // may only use environment variables.
-  const envOnly: XmlContext = { file, substitute: substituter(file, (n) => env[n]) };
+  const envOnly: XmlContext = { file, substitute: substituter(file, (n) => own(env, n)) };
   const props = readProperties(root, envOnly, draft, input.origins);
-  const ctx: XmlContext = { file, substitute: substituter(file, (n) => props[n] ?? env[n]) };
+  const ctx: XmlContext = { file, substitute: substituter(file, (n) => own(props, n) ?? own(env, n)) };
   const grid = new ElementReader(root, ctx, {
     attrs: ['xsi:schemaLocation', 'xsi:noNamespaceSchemaLocation'],
     one: ROOT_CHILDREN_ONE,
@@ -71,10 +71,15 @@ export function applyXml(draft: Draft, input: SchemaInput): void {
   if (advanced !== undefined) readAdvancedNetwork(advanced, draft, input.origins);
   readMaps(grid, draft, input.origins);
   readQueues(grid, draft, input.origins);
-  readWanReplications(grid, draft);
-  readPersistence(grid, draft);
+  readWanReplications(grid, draft, input.origins);
+  readPersistence(grid, draft, input.origins);
   readSecurity(grid, draft, input.origins);
   readCpSubsystem(grid, draft, input.origins);
+}
+
+/** A lookup that never finds Object.prototype members (`${constructor}` is simply undefined). */
+function own(record: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
 }
 
 function substituter(file: string, lookup: (name: string) => string | undefined): (raw: string, at: XmlPosition) => string {
@@ -100,7 +105,8 @@ function readProperties(root: XmlElement, ctx: XmlContext, draft: Draft, origins
     if (first !== undefined) p.fail(p.element, `property ${name} is given twice (first at ${first.line}:${first.column})`);
     seen.set(name, p.element);
     const value = p.text();
-    raw[name] = value;
+    // defineProperty, so a property named __proto__ is stored like any other name.
+    Object.defineProperty(raw, name, { value, enumerable: true, writable: true, configurable: true });
     if (isGridPropertyName(name)) setGridProperty(draft, name, value, p.where(), origins);
   }
   draft.rawProperties = { ...draft.rawProperties, ...raw };

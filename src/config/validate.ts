@@ -11,7 +11,18 @@ export interface ValidateInput {
   readonly cwd: string;
   /** True when the file at this absolute path can be read. */
   readonly fileReadable: (path: string) => boolean;
+  readonly supports: FeatureSupport;
 }
+
+/** Which optional subsystems the running member can run. */
+export interface FeatureSupport {
+  readonly persistence: boolean;
+  readonly wanReplication: boolean;
+  readonly cpSubsystem: boolean;
+  readonly tls: boolean;
+}
+
+export const ALL_FEATURES: FeatureSupport = { persistence: true, wanReplication: true, cpSubsystem: true, tls: true };
 
 /** Throws ConfigError for the first broken rule; returns warnings. */
 export function validate(d: Draft, origins: Origins, input: ValidateInput): string[] {
@@ -29,7 +40,27 @@ export function validate(d: Draft, origins: Origins, input: ValidateInput): stri
   checkCp(d, where);
   checkAdvancedNetwork(d, where, warnings);
   checkPersistence(d, warnings);
+  checkSupported(d, where, input.supports);
   return warnings;
+}
+
+const NOT_IN_THIS_VERSION = 'is not supported by this version of the member';
+
+function checkSupported(d: Draft, where: (key: string) => string, supports: FeatureSupport): void {
+  if (!supports.persistence && d.persistence.enabled) {
+    throw new ConfigError(where(originKey.persistence), `<persistence enabled="true">: persistence ${NOT_IN_THIS_VERSION}`);
+  }
+  const wan = d.wanReplications[0];
+  if (!supports.wanReplication && wan !== undefined) {
+    throw new ConfigError(where(originKey.wan(wan.name)), `<wan-replication name="${wan.name}">: WAN replication ${NOT_IN_THIS_VERSION}`);
+  }
+  if (!supports.cpSubsystem && d.cpSubsystem.cpMemberCount > 0) {
+    throw new ConfigError(where(originKey.cp), `<cp-subsystem> <cp-member-count>${d.cpSubsystem.cpMemberCount}: the CP subsystem ${NOT_IN_THIS_VERSION}`);
+  }
+  if (!supports.tls && d.network.ssl.enabled) throw new ConfigError(where(originKey.networkSsl), `<network> <ssl enabled="true">: TLS ${NOT_IN_THIS_VERSION}`);
+  if (!supports.tls && d.advancedNetwork.restEndpoint?.ssl.enabled === true) {
+    throw new ConfigError(where(originKey.restSsl), `<rest-server-socket-endpoint-config> <ssl enabled="true">: TLS ${NOT_IN_THIS_VERSION}`);
+  }
 }
 
 function checkBackups(d: Draft, where: (key: string) => string): void {

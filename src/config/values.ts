@@ -39,7 +39,7 @@ export function parseEnum<T extends string>(
   aliases: Readonly<Record<string, T>> = {},
 ): Parsed<T> {
   const s = raw.trim().toUpperCase();
-  const found = values.find((v) => v.toUpperCase() === s) ?? aliases[s];
+  const found = values.find((v) => v.toUpperCase() === s) ?? (Object.hasOwn(aliases, s) ? aliases[s] : undefined);
   if (found !== undefined) return ok(found);
   const hint = suggest(raw.trim(), values);
   return no(`one of ${values.join(', ')}${hint === null ? '' : ` (did you mean ${hint}?)`}`);

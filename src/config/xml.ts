@@ -305,7 +305,8 @@ class Parser {
   }
 
   private reference(at: number, body: string): string {
-    const named = PREDEFINED_ENTITIES[body];
+    // hasOwn: `&constructor;` must not find Object.prototype's members.
+    const named = Object.hasOwn(PREDEFINED_ENTITIES, body) ? PREDEFINED_ENTITIES[body] : undefined;
     if (named !== undefined) return named;
     let code = NaN;
     if (/^#x[0-9a-fA-F]{1,6}$/.test(body)) code = parseInt(body.slice(2), 16);

@@ -34,10 +34,11 @@ export class Dispatcher {
   ) {}
 
   /** Everything that can be decided from the request line alone (before reading a body). */
-  prepare(method: string, target: string): Prepared {
+  prepare(method: string, rawTarget: string): Prepared {
     if (!this.api.restEnabled()) {
       return { kind: 'reply', reply: { ...fail(403, 'REST API is not enabled on this member'), close: true } };
     }
+    const target = originForm(rawTarget);
     let segments: string[];
     try {
       segments = splitTarget(target).segments;
@@ -55,12 +56,15 @@ export class Dispatcher {
     return { kind: 'route', route: found.handler, segments, params: found.params, tail: found.tail, group };
   }
 
-  /** Runs a routed request; never rejects. */
-  async run(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): Promise<HttpReply> {
+  /** Runs a routed request: a reply now when the handler answers synchronously; never throws or rejects. */
+  run(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): HttpReply | Promise<HttpReply> {
+    const dataCall = prepared.route.dataCall;
     try {
-      return await prepared.route.handler(request, this.api);
+      const out = prepared.route.handler(request, this.api);
+      if (!(out instanceof Promise)) return out;
+      return out.catch((e: unknown) => this.errorReply(dataCall, e, request.method, request.segments.join('/')));
     } catch (e) {
-      return this.errorReply(prepared.route.dataCall, e, request.method, request.segments.join('/'));
+      return this.errorReply(dataCall, e, request.method, request.segments.join('/'));
     }
   }
 
@@ -76,4 +80,16 @@ export class Dispatcher {
     const isData = /^\/grid\/rest\/(maps|queues)\//.test(target);
     return this.errorReply(isData, e, method, target);
   }
+}
+
+/**
+ * RFC 9112 §3.2.2: a server accepts the absolute form (`http://host:port/path`) too; only its path and
+ * query matter here. Anything else is passed on unchanged (and refused by the path splitter).
+ */
+export function originForm(target: string): string {
+  if (target.charCodeAt(0) === 0x2f) return target;
+  const scheme = /^https?:\/\/[^/?#]*/i.exec(target);
+  if (scheme === null) return target;
+  const rest = target.slice(scheme[0].length);
+  return rest === '' || rest.charCodeAt(0) !== 0x2f ? '/' + rest : rest;
 }

@@ -13,6 +13,7 @@ import { QueueService, type PollWaiter, type QueueItem } from '../data/queue-ser
 import { keyHash, partitionIdOf } from '../partition/partition-id.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
 import type {
+  Awaitable,
   ClientLiveness,
   ClusterInfo,
   ClusterState,
@@ -23,6 +24,8 @@ import type {
   StoredValue,
 } from './member-api.js';
 import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
+
+const KEY_SCRATCH_BYTES = 64 * 1024;
 
 export interface MemberEnvironment {
   readonly clock: Clock;
@@ -48,7 +51,8 @@ export class LocalMember implements MemberApi {
   private readonly audit: ComponentLogger;
   private readonly log: ComponentLogger;
   private readonly pollTimers = new Set<NodeJS.Timeout>();
-  private readonly encoder = new TextEncoder();
+  /** Keys are encoded here, not into a fresh ArrayBuffer per call: the store copies what it keeps. */
+  private readonly keyScratch = Buffer.allocUnsafe(KEY_SCRATCH_BYTES);
 
   constructor(
     private readonly config: Config,
@@ -102,8 +106,10 @@ export class LocalMember implements MemberApi {
 
   // ── data ─────────────────────────────────────────────────────────────────────────────────────────
 
+  /** The key's UTF-8 bytes (valid until the next call) and its partition. */
   private keyOf(key: string): { bytes: Uint8Array; partitionId: number } {
-    const bytes = this.encoder.encode(key);
+    // A UTF-16 code unit never needs more than 3 UTF-8 bytes.
+    const bytes = key.length * 3 <= KEY_SCRATCH_BYTES ? this.keyScratch.subarray(0, this.keyScratch.write(key, 0, 'utf8')) : Buffer.from(key, 'utf8');
     return { bytes, partitionId: partitionIdOf(keyHash(bytes), this.config.properties.partitionCount) };
   }
 
@@ -113,35 +119,35 @@ export class LocalMember implements MemberApi {
     }
   }
 
-  async mapGet(mapName: string, key: string): Promise<StoredValue | null> {
+  mapGet(mapName: string, key: string): StoredValue | null {
     const { bytes, partitionId } = this.keyOf(key);
-    const view = this.maps.get(mapName, bytes, partitionId, this.env.clock.nowMs());
-    return view === null ? null : { value: view.value, contentType: view.contentType };
+    // The record view carries value and contentType: it is a StoredValue already.
+    return this.maps.get(mapName, bytes, partitionId, this.env.clock.nowMs());
   }
 
-  async mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Promise<void> {
+  mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): void {
     this.refuseWriteWhenPassive('map put');
     const { bytes, partitionId } = this.keyOf(key);
     this.maps.put(mapName, bytes, partitionId, value, contentType, this.env.clock.nowMs());
   }
 
-  async mapRemove(mapName: string, key: string): Promise<void> {
+  mapRemove(mapName: string, key: string): void {
     this.refuseWriteWhenPassive('map remove');
     const { bytes, partitionId } = this.keyOf(key);
     this.maps.remove(mapName, bytes, partitionId, this.env.clock.nowMs());
   }
 
-  async mapClear(mapName: string): Promise<void> {
+  mapClear(mapName: string): void {
     this.refuseWriteWhenPassive('map clear');
     this.maps.clear(mapName);
   }
 
-  async queueOffer(queueName: string, value: Buffer, contentType: string | null): Promise<boolean> {
+  queueOffer(queueName: string, value: Buffer, contentType: string | null): boolean {
     this.refuseWriteWhenPassive('queue offer');
     return this.queues.offer(queueName, value, contentType);
   }
 
-  async queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Promise<StoredValue | null> {
+  queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Awaitable<StoredValue | null> {
     this.refuseWriteWhenPassive('queue poll');
     const now = this.queues.poll(queueName);
     if (now !== null || timeoutSeconds === 0 || this.state === 'SHUTTING_DOWN' || client.isGone()) return toStored(now);
@@ -157,17 +163,18 @@ export class LocalMember implements MemberApi {
         if (this.queues.cancelWaiter(queueName, waiter)) waiter.expire();
       }, timeoutSeconds * 1000);
       this.pollTimers.add(timer);
+      const unsubscribe = client.onGone(() => {
+        if (this.queues.cancelWaiter(queueName, waiter)) waiter.expire();
+      });
       waiter.onSettled = () => {
         clearTimeout(timer);
         this.pollTimers.delete(timer);
+        unsubscribe();
       };
-      client.onGone(() => {
-        if (this.queues.cancelWaiter(queueName, waiter)) waiter.expire();
-      });
     });
   }
 
-  async queueSize(queueName: string): Promise<number> {
+  queueSize(queueName: string): number {
     return this.queues.size(queueName);
   }
 
@@ -228,7 +235,9 @@ export class LocalMember implements MemberApi {
   // ── security and groups ──────────────────────────────────────────────────────────────────────────
 
   restEnabled(): boolean {
-    return this.config.network.restApi.enabled || this.config.advancedNetwork.restEndpoint !== null;
+    const advanced = this.config.advancedNetwork;
+    // A declared REST endpoint enables REST, but only while advanced networking is on (the loader warns otherwise).
+    return advanced.enabled ? advanced.restEndpoint !== null : this.config.network.restApi.enabled;
   }
 
   groupEnabled(group: EndpointGroup): boolean {

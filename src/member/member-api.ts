@@ -15,7 +15,19 @@ export interface StoredValue {
 /** How a waiting poll learns that its client went away. */
 export interface ClientLiveness {
   isGone(): boolean;
-  onGone(callback: () => void): void;
+  /** Calls back once when the client goes away; the returned function cancels the subscription. */
+  onGone(callback: () => void): () => void;
+}
+
+/**
+ * A value now or later. Data calls answer synchronously when the partition is local (no promise,
+ * no microtask on the hot path) and with a promise when the call has to wait or be forwarded.
+ */
+export type Awaitable<T> = T | Promise<T>;
+
+/** Applies `f` now or when the value arrives. */
+export function then<T, R>(value: Awaitable<T>, f: (v: T) => Awaitable<R>): Awaitable<R> {
+  return value instanceof Promise ? value.then(f) : f(value);
 }
 
 export interface MemberInfo {
@@ -49,15 +61,15 @@ export interface Credentials {
 
 export interface MemberApi {
   // Data (group DATA). Keys and names are decoded strings.
-  mapGet(mapName: string, key: string): Promise<StoredValue | null>;
-  mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Promise<void>;
-  mapRemove(mapName: string, key: string): Promise<void>;
-  mapClear(mapName: string): Promise<void>;
+  mapGet(mapName: string, key: string): Awaitable<StoredValue | null>;
+  mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<void>;
+  mapRemove(mapName: string, key: string): Awaitable<void>;
+  mapClear(mapName: string): Awaitable<void>;
   /** false when the queue is full. */
-  queueOffer(queueName: string, value: Buffer, contentType: string | null): Promise<boolean>;
+  queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean>;
   /** Resolves with null when the timeout passes, the client goes away, or the member stops. */
-  queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Promise<StoredValue | null>;
-  queueSize(queueName: string): Promise<number>;
+  queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Awaitable<StoredValue | null>;
+  queueSize(queueName: string): Awaitable<number>;
 
   // Information.
   clusterInfo(): ClusterInfo;

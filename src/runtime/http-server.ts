@@ -1,14 +1,25 @@
 // node:http underneath, our own routing on top. Connections arrive from the unified listener (or a
 // dedicated REST listener) already sniffed as HTTP. This file owns the HTTP limits: header bytes
 // (431), body bytes (413, then close), headers timeout and idle keep-alive timeout, requests in
-// flight per connection, `Expect: 100-continue`, and graceful close. Responses always carry
-// Content-Length; node:http keeps pipelined responses in request order.
+// flight per connection, `Expect: 100-continue`, and graceful close.
+//
+// Invariants:
+// - Responses always carry Content-Length; node:http writes pipelined responses in request order.
+// - Handlers of one connection START in request order: a request waits until every earlier request
+//   of its connection has its whole body and has been handed to its handler (RFC 9112 §9.3.2 allows
+//   parallel processing of safe methods only). A waiting poll does not hold later requests back
+//   from starting, only their answers (which must come in order anyway).
+// - `activeRequests` counts requests not yet answered on live connections; a connection's close
+//   releases all of its requests, answered or not, so a graceful stop never waits for a request
+//   whose connection is gone.
+// - The hot path (a GET answered synchronously) allocates no promise and no closure per request.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Dispatcher, Prepared } from '../http/dispatch.js';
 import { dataError, fail, type HttpReply } from '../http/reply.js';
-import { GridError } from '../util/errors.js';
 import type { HttpRequest } from '../http/request.js';
+import type { ClientLiveness } from '../member/member-api.js';
+import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
 
 export interface HttpLimits {
@@ -22,13 +33,55 @@ export interface HttpLimits {
 const REASONS: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   408: 'Request Timeout',
-  413: 'Content Too Large',
+  413: 'Payload Too Large',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
 };
 
-const inFlight = Symbol('gridInFlight');
-type CountedSocket = Socket & { [inFlight]?: number };
+type Routed = Extract<Prepared, { kind: 'route' }>;
+
+/** Per-connection bookkeeping. */
+class Connection {
+  /** Requests received and not yet answered (or released by the close). */
+  inFlight = 0;
+  /** An earlier request has not reached its handler yet; later ones queue behind it. */
+  starting = false;
+  readonly startQueue: (() => void)[] = [];
+  /** A parse error that arrived while answers were pending: sent after the last one. */
+  deferredError: string | null = null;
+  closed = false;
+  constructor(readonly socket: Socket) {}
+}
+
+const connectionOf = Symbol('gridConnection');
+type TrackedSocket = Socket & { [connectionOf]?: Connection };
+
+/** Whether a poll's client is still there; methods on the prototype, no closures per request. */
+class Liveness implements ClientLiveness {
+  constructor(
+    private readonly socket: Socket,
+    private readonly res: ServerResponse,
+  ) {}
+  isGone(): boolean {
+    return this.socket.destroyed || this.res.destroyed || this.res.writableEnded;
+  }
+  onGone(callback: () => void): () => void {
+    let fired = false;
+    const once = (): void => {
+      if (fired) return;
+      fired = true;
+      unsubscribe();
+      callback();
+    };
+    const unsubscribe = (): void => {
+      this.socket.removeListener('close', once);
+      this.res.removeListener('close', once);
+    };
+    this.socket.once('close', once);
+    this.res.once('close', once);
+    return unsubscribe;
+  }
+}
 
 export class RestServer {
   private readonly server: http.Server;
@@ -49,18 +102,23 @@ export class RestServer {
       headersTimeout: limits.headersTimeoutSeconds * 1000,
       requestTimeout: Math.max(limits.headersTimeoutSeconds, 300) * 1000,
       keepAliveTimeout: limits.idleTimeoutSeconds * 1000,
-      // node's own per-connection check interval; 1 s is plenty for timeouts counted in seconds.
+      // node's own per-connection timeout check runs this often; timeouts are counted in seconds.
       connectionsCheckingInterval: 1000,
     });
     this.server.on('request', (req, res) => this.onRequest(req, res, false));
     this.server.on('checkContinue', (req, res) => this.onRequest(req, res, true));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+    // node:http starts its headers/request-timeout checks and its connection list when its server
+    // listens; this server never listens itself (sockets are handed to it), so say it does.
+    this.server.emit('listening');
   }
 
   /** Hands a sniffed connection to node:http; `head` holds the bytes already read from it. */
   accept(socket: Socket, head: Buffer): void {
+    const connection = new Connection(socket);
+    (socket as TrackedSocket)[connectionOf] = connection;
     this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
+    socket.once('close', () => this.onClose(connection));
     // Put the sniffed bytes back first, then let node:http adopt the socket and read on.
     socket.unshift(head);
     this.server.emit('connection', socket);
@@ -71,19 +129,28 @@ export class RestServer {
     return this.sockets.size;
   }
 
+  private onClose(connection: Connection): void {
+    this.sockets.delete(connection.socket);
+    connection.closed = true;
+    this.activeRequests -= connection.inFlight;
+    connection.inFlight = 0;
+    connection.startQueue.length = 0;
+    if (this.activeRequests === 0) this.notifyIdle();
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
     this.counters.requests++;
+    const connection = (req.socket as TrackedSocket)[connectionOf];
+    if (connection === undefined) {
+      // Not a socket we accepted (cannot happen: this server never listens itself).
+      res.destroy();
+      return;
+    }
+    connection.inFlight++;
     this.activeRequests++;
-    const socket = req.socket as CountedSocket;
-    const pending = (socket[inFlight] ?? 0) + 1;
-    socket[inFlight] = pending;
-    res.once('close', () => {
-      socket[inFlight] = (socket[inFlight] ?? 1) - 1;
-      this.activeRequests--;
-      if (this.activeRequests === 0) this.notifyIdle();
-    });
-    if (pending > this.limits.pipelineMax) {
-      this.write(res, { status: 503, headers: { 'retry-after': '1', 'content-type': 'application/json' }, body: '{"status":"fail","message":"too many requests in flight on this connection"}', close: true });
+    res.once('close', () => this.onAnswered(connection));
+    if (connection.inFlight > this.limits.pipelineMax) {
+      this.write(res, { ...fail(503, 'too many requests in flight on this connection', { 'retry-after': '1' }), close: true });
       return;
     }
     const method = req.method ?? 'GET';
@@ -96,11 +163,7 @@ export class RestServer {
       return;
     }
     if (prepared.kind === 'reply') {
-      // Answering before the body is read: the unread body would be taken as the next request.
-      // Small declared bodies are drained by node:http after the reply; anything else closes.
-      const declaredNow = declaredLength(req);
-      const closeAfter = expectsContinue || (hasBody(req) && (declaredNow === null || declaredNow > this.limits.bodyBytesMax));
-      this.write(res, closeAfter ? { ...prepared.reply, close: true } : prepared.reply);
+      this.write(res, this.closeIfBodyUnread(req, expectsContinue, prepared.reply));
       return;
     }
     const declared = declaredLength(req);
@@ -108,72 +171,92 @@ export class RestServer {
       this.write(res, tooLarge(this.limits.bodyBytesMax, prepared.route.dataCall));
       return;
     }
-    if (expectsContinue) res.writeContinue();
-    const routed = prepared;
-    this.readBody(req, declared)
-      .then((body) => {
-        if (body === TOO_LARGE) {
-          this.write(res, tooLarge(this.limits.bodyBytesMax, routed.route.dataCall));
-          return;
-        }
-        const request = this.toRequest(req, res, routed, body);
-        return this.dispatcher.run(routed, request).then((reply) => this.write(res, reply));
-      })
-      .catch((e: unknown) => {
-        // A body stream error means the client went away mid-request; nothing to answer.
-        this.log.fine('request aborted', { error: String(e) });
-        res.destroy();
-      });
+    const start = (): void => this.start(connection, req, res, prepared as Routed, expectsContinue, declared);
+    if (connection.starting) connection.startQueue.push(start);
+    else start();
   }
 
-  private toRequest(req: IncomingMessage, res: ServerResponse, prepared: Extract<Prepared, { kind: 'route' }>, body: Buffer | null): HttpRequest {
-    const socket = req.socket;
-    return {
+  /** An answer decided before the body was read: small declared bodies are drained by node:http. */
+  private closeIfBodyUnread(req: IncomingMessage, expectsContinue: boolean, reply: HttpReply): HttpReply {
+    if (!expectsContinue && !hasBody(req)) return reply;
+    const declared = declaredLength(req);
+    const drainable = !expectsContinue && declared !== null && declared <= this.limits.bodyBytesMax;
+    return drainable ? reply : { ...reply, close: true };
+  }
+
+  /** Reads the body (if any), then hands the request to its handler, then lets the next one start. */
+  private start(connection: Connection, req: IncomingMessage, res: ServerResponse, routed: Routed, expectsContinue: boolean, declared: number | null): void {
+    if (connection.closed) return;
+    if (!hasBody(req)) {
+      this.execute(req, res, routed, null);
+      return;
+    }
+    connection.starting = true;
+    if (expectsContinue) res.writeContinue();
+    this.readBody(req, declared, (body) => {
+      if (body === TOO_LARGE) this.write(res, tooLarge(this.limits.bodyBytesMax, routed.route.dataCall));
+      else if (body !== ABORTED) this.execute(req, res, routed, body);
+      this.startNext(connection);
+    });
+  }
+
+  private startNext(connection: Connection): void {
+    connection.starting = false;
+    while (!connection.starting) {
+      const next = connection.startQueue.shift();
+      if (next === undefined) return;
+      next();
+    }
+  }
+
+  private execute(req: IncomingMessage, res: ServerResponse, routed: Routed, body: Buffer | null): void {
+    const request: HttpRequest = {
       method: req.method ?? 'GET',
-      segments: prepared.segments,
-      params: prepared.params,
-      tail: prepared.tail,
+      segments: routed.segments,
+      params: routed.params,
+      tail: routed.tail,
       headers: req.headers,
       body,
-      remoteAddress: socket.remoteAddress ?? '',
-      client: {
-        isGone: () => socket.destroyed || res.destroyed || res.writableEnded,
-        onGone: (callback) => {
-          socket.once('close', callback);
-          res.once('close', callback);
-        },
-      },
+      remoteAddress: req.socket.remoteAddress ?? '',
+      client: new Liveness(req.socket, res),
     };
+    const out = this.dispatcher.run(routed, request);
+    if (out instanceof Promise) out.then((reply) => this.write(res, reply));
+    else this.write(res, out);
   }
 
-  private readBody(req: IncomingMessage, declared: number | null): Promise<Buffer | null | typeof TOO_LARGE> {
-    if (!hasBody(req)) {
-      req.resume();
-      return Promise.resolve(null);
-    }
+  private readBody(req: IncomingMessage, declared: number | null, done: (body: Buffer | typeof TOO_LARGE | typeof ABORTED) => void): void {
     const limit = this.limits.bodyBytesMax;
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let total = 0;
-      let over = false;
-      req.on('data', (chunk: Buffer) => {
-        if (over) return;
-        total += chunk.length;
-        if (total > limit) {
-          over = true;
-          chunks.length = 0;
-          resolve(TOO_LARGE);
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.once('end', () => {
-        if (over) return;
-        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, declared ?? total));
-      });
-      req.once('error', reject);
-      req.once('aborted', () => reject(new Error('request aborted')));
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let finished = false;
+    const finish = (body: Buffer | typeof TOO_LARGE | typeof ABORTED): void => {
+      if (finished) return;
+      finished = true;
+      done(body);
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (finished) return;
+      total += chunk.length;
+      if (total > limit) {
+        chunks.length = 0;
+        finish(TOO_LARGE);
+        return;
+      }
+      chunks.push(chunk);
     });
+    req.once('end', () => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, declared ?? total)));
+    // The client went away mid-body: nothing to answer; later requests of the connection are gone too.
+    req.once('error', () => finish(ABORTED));
+    req.once('aborted', () => finish(ABORTED));
+  }
+
+  private onAnswered(connection: Connection): void {
+    if (connection.closed) return;
+    connection.inFlight--;
+    this.activeRequests--;
+    if (connection.inFlight === 0 && connection.deferredError !== null) connection.socket.end(connection.deferredError);
+    if (this.activeRequests === 0) this.notifyIdle();
   }
 
   private write(res: ServerResponse, reply: HttpReply): void {
@@ -183,9 +266,13 @@ export class RestServer {
     else if (status < 500) this.counters.status4xx++;
     else this.counters.status5xx++;
     const body = reply.body ?? '';
-    const headers: Record<string, string | number> = { ...reply.headers, 'content-length': Buffer.byteLength(body) };
+    // A flat [name, value, …] list: cheaper for node:http than an object it must walk.
+    const headers: string[] = [];
+    const extra = reply.headers;
+    if (extra !== undefined) for (const name in extra) headers.push(name, extra[name] as string);
+    headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     if (reply.close === true || this.stopping) {
-      headers.connection = 'close';
+      headers.push('connection', 'close');
       res.shouldKeepAlive = false;
     }
     res.sendDate = false;
@@ -199,8 +286,14 @@ export class RestServer {
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     this.counters.clientErrors++;
+    const connection = (socket as TrackedSocket)[connectionOf];
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    // Bytes after a `Connection: close` request are ignored; the answers due are still sent.
+    if (err.code === 'HPE_CLOSED_CONNECTION') {
+      if (connection === undefined || connection.inFlight === 0) socket.end();
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
@@ -208,9 +301,10 @@ export class RestServer {
       status === 431 ? `request line and headers exceed ${this.limits.headerBytesMax} bytes` : status === 408 ? 'request timed out' : `malformed request (${err.code ?? 'parse error'})`;
     const body = JSON.stringify({ status: 'fail', message });
     this.log.fine('client error', { code: err.code ?? null, remote: socket.remoteAddress ?? null });
-    socket.end(
-      `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    const answer = `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+    // Earlier requests of this connection are answered first; the error closes the connection after.
+    if (connection !== undefined && connection.inFlight > 0) connection.deferredError = answer;
+    else socket.end(answer);
   }
 
   /** Stops taking new requests on kept-alive connections and waits (bounded) for in-flight ones. */
@@ -227,6 +321,7 @@ export class RestServer {
       });
     }
     for (const socket of this.sockets) socket.destroy();
+    this.server.close();
   }
 
   private notifyIdle(): void {
@@ -237,12 +332,10 @@ export class RestServer {
 }
 
 const TOO_LARGE = Symbol('tooLarge');
+const ABORTED = Symbol('aborted');
 
 function hasBody(req: IncomingMessage): boolean {
-  const te = req.headers['transfer-encoding'];
-  if (te !== undefined) return true;
-  const cl = req.headers['content-length'];
-  return cl !== undefined;
+  return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 }
 
 function declaredLength(req: IncomingMessage): number | null {

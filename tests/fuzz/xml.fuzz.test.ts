@@ -43,7 +43,7 @@ const SEEDS = [
 
 const FRAGMENTS = [
   '<', '>', '/>', '</', '<a>', '</a>', '<b x="1">', '</b>', '="', '"', "'", '=', ' ', '\n', '\r\n', '\t',
-  '&', ';', '&amp;', '&lt;', '&#', '&#x', '&#1114112;', '&#xD800;', '&xxe;', '&#65;',
+  '&', ';', '&amp;', '&lt;', '&#', '&#x', '&#1114112;', '&#xD800;', '&xxe;', '&#65;', '&toString;', '&__proto__;', '&constructor;',
   '<!--', '-->', '<![CDATA[', ']]>', '<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]>', '<!ENTITY', '<?xml version="1.0"?>',
   '<?pi x?>', '?>', 'xmlns="u"', 'xsi:a="b"', 'é', '\u{1F600}', '\uD800', '\u0000', '\uFEFF', '${X}', 'grid', 'map', 'name',
 ];

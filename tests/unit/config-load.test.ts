@@ -606,6 +606,16 @@ test('properties: every grid property can be set and is range-checked', () => {
   }
 });
 
+test('names of Object.prototype members are not special anywhere', () => {
+  assert.match(failXml('<cluster-name>${constructor}</cluster-name>'), /placeholder \$\{constructor\} is not defined/);
+  assert.match(failXml('<cluster-name>&toString;</cluster-name>'), /unknown entity &toString;/);
+  assert.match(fail({ env: { GRID_constructor: 'x' } }), /environment variable GRID_constructor is unknown/);
+  assert.match(failXml('<logging level="__proto__"/>'), /expected one of OFF/);
+  const c = okXml('<properties><property name="__proto__">p</property><property name="toString">t</property></properties><cluster-name>${__proto__}-${toString}</cluster-name>');
+  assert.equal(c.clusterName, 'p-t');
+  assert.equal(Object.getOwnPropertyDescriptor(c.rawProperties, '__proto__')?.value, 'p');
+});
+
 // ---------------------------------------------------------------- validation rules
 
 test('rule: backup-count + async-backup-count <= 6, for maps and queues', () => {

@@ -2,7 +2,7 @@
 // trailing `/` stripped. Errors of data calls carry an empty body and a `Grid-Error` header; the
 // runtime turns thrown GridErrors into that shape.
 import { GridError } from '../../util/errors.js';
-import type { MemberApi } from '../../member/member-api.js';
+import { then, type Awaitable, type MemberApi, type StoredValue } from '../../member/member-api.js';
 import { empty, type HttpReply } from '../reply.js';
 import type { HttpRequest } from '../request.js';
 import { joinTail } from '../path.js';
@@ -12,33 +12,32 @@ function requestContentType(req: HttpRequest): string | null {
   return type === undefined || type === '' ? null : type.toLowerCase();
 }
 
-function valueReply(stored: { value: Buffer; contentType: string | null } | null): HttpReply {
+function valueReply(stored: StoredValue | null): HttpReply {
   if (stored === null) return empty(204);
   const headers = stored.contentType === null ? undefined : { 'content-type': stored.contentType };
   return headers === undefined ? { status: 200, body: stored.value } : { status: 200, headers, body: stored.value };
 }
 
 const EMPTY_BODY = Buffer.alloc(0);
+const OK = empty(200);
+const ok = (): HttpReply => OK;
 
-export async function mapPut(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+export function mapPut(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
   const key = joinTail(req.tail, 0);
   if (key === '') throw new GridError('ERR_DATA_MISSING_KEY', 'missing key');
-  await api.mapPut(req.params.map as string, key, req.body ?? EMPTY_BODY, requestContentType(req));
-  return empty(200);
+  return then(api.mapPut(req.params.map as string, key, req.body ?? EMPTY_BODY, requestContentType(req)), ok);
 }
 
-export async function mapGet(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+export function mapGet(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
   const key = joinTail(req.tail, 0);
   if (key === '') throw new GridError('ERR_DATA_MISSING_KEY', 'missing key');
-  return valueReply(await api.mapGet(req.params.map as string, key));
+  return then(api.mapGet(req.params.map as string, key), valueReply);
 }
 
-export async function mapDelete(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+export function mapDelete(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
   const key = joinTail(req.tail, 0);
   const map = req.params.map as string;
-  if (key === '') await api.mapClear(map);
-  else await api.mapRemove(map, key);
-  return empty(200);
+  return then(key === '' ? api.mapClear(map) : api.mapRemove(map, key), ok);
 }
 
 /** HEAD on any data path: 200 without an existence check, as the reference answers. */
@@ -52,7 +51,7 @@ function queueName(req: HttpRequest): string {
   return name;
 }
 
-export async function queueOffer(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+export function queueOffer(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
   const name = queueName(req);
   const rest = req.tail;
   let value: Buffer;
@@ -66,10 +65,12 @@ export async function queueOffer(req: HttpRequest, api: MemberApi): Promise<Http
   } else {
     throw new GridError('ERR_HTTP_BAD_REQUEST', 'too many path segments after the queue name');
   }
-  if (!(await api.queueOffer(name, value, contentType))) {
-    throw new GridError('ERR_DATA_QUEUE_FULL', 'queue is full', { retryAfterSeconds: 1 });
-  }
-  return empty(200);
+  return then(api.queueOffer(name, value, contentType), offered);
+}
+
+function offered(accepted: boolean): HttpReply {
+  if (!accepted) throw new GridError('ERR_DATA_QUEUE_FULL', 'queue is full', { retryAfterSeconds: 1 });
+  return OK;
 }
 
 /** A poll timeout: a non-negative decimal integer of seconds, capped at the member's maximum. */
@@ -80,10 +81,10 @@ export function parseTimeoutSeconds(text: string, maxSeconds: number): number {
   return Math.min(Number(text), maxSeconds);
 }
 
-async function poll(req: HttpRequest, api: MemberApi, timeoutText: string): Promise<HttpReply> {
+function poll(req: HttpRequest, api: MemberApi, timeoutText: string): Awaitable<HttpReply> {
   const name = queueName(req);
   const seconds = parseTimeoutSeconds(timeoutText, api.pollTimeoutSecondsMax());
-  return valueReply(await api.queuePoll(name, seconds, req.client));
+  return then(api.queuePoll(name, seconds, req.client), valueReply);
 }
 
 function queueArgument(req: HttpRequest): string {
@@ -93,15 +94,16 @@ function queueArgument(req: HttpRequest): string {
   return rest[0] as string;
 }
 
-export async function queueDelete(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+export function queueDelete(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
   return poll(req, api, queueArgument(req));
 }
 
-export async function queueGet(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+export function queueGet(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
   const arg = queueArgument(req);
-  if (arg.toLowerCase() === 'size') {
-    const size = await api.queueSize(queueName(req));
-    return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(size) };
-  }
+  if (arg.toLowerCase() === 'size') return then(api.queueSize(queueName(req)), sizeReply);
   return poll(req, api, arg);
+}
+
+function sizeReply(size: number): HttpReply {
+  return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(size) };
 }
