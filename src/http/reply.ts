@@ -6,6 +6,8 @@ import type { GridError } from '../util/errors.js';
 export interface HttpReply {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
+  /** The Content-Type, kept out of `headers` so the common data reply needs no header object. */
+  readonly contentType?: string;
   readonly body?: Buffer | string;
   /** Close the connection after this reply. */
   readonly close?: boolean;

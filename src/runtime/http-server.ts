@@ -55,6 +55,7 @@ class Connection {
 
 const connectionOf = Symbol('gridConnection');
 type TrackedSocket = Socket & { [connectionOf]?: Connection };
+type TrackedResponse = ServerResponse & { [connectionOf]?: Connection };
 
 /** Whether a poll's client is still there; methods on the prototype, no closures per request. */
 class Liveness implements ClientLiveness {
@@ -148,7 +149,8 @@ export class RestServer {
     }
     connection.inFlight++;
     this.activeRequests++;
-    res.once('close', () => this.onAnswered(connection));
+    (res as TrackedResponse)[connectionOf] = connection;
+    res.once('close', this.onResponseClose);
     if (connection.inFlight > this.limits.pipelineMax) {
       this.write(res, { ...fail(503, 'too many requests in flight on this connection', { 'retry-after': '1' }), close: true });
       return;
@@ -171,9 +173,9 @@ export class RestServer {
       this.write(res, tooLarge(this.limits.bodyBytesMax, prepared.route.dataCall));
       return;
     }
-    const start = (): void => this.start(connection, req, res, prepared as Routed, expectsContinue, declared);
-    if (connection.starting) connection.startQueue.push(start);
-    else start();
+    const routed = prepared;
+    if (connection.starting) connection.startQueue.push(() => this.start(connection, req, res, routed, expectsContinue, declared));
+    else this.start(connection, req, res, routed, expectsContinue, declared);
   }
 
   /** An answer decided before the body was read: small declared bodies are drained by node:http. */
@@ -193,11 +195,7 @@ export class RestServer {
     }
     connection.starting = true;
     if (expectsContinue) res.writeContinue();
-    this.readBody(req, declared, (body) => {
-      if (body === TOO_LARGE) this.write(res, tooLarge(this.limits.bodyBytesMax, routed.route.dataCall));
-      else if (body !== ABORTED) this.execute(req, res, routed, body);
-      this.startNext(connection);
-    });
+    this.readBody(req, new BodyReader(this, connection, req, res, routed, this.limits.bodyBytesMax, declared));
   }
 
   private startNext(connection: Connection): void {
@@ -225,31 +223,29 @@ export class RestServer {
     else this.write(res, out);
   }
 
-  private readBody(req: IncomingMessage, declared: number | null, done: (body: Buffer | typeof TOO_LARGE | typeof ABORTED) => void): void {
-    const limit = this.limits.bodyBytesMax;
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let finished = false;
-    const finish = (body: Buffer | typeof TOO_LARGE | typeof ABORTED): void => {
-      if (finished) return;
-      finished = true;
-      done(body);
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (finished) return;
-      total += chunk.length;
-      if (total > limit) {
-        chunks.length = 0;
-        finish(TOO_LARGE);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, declared ?? total)));
-    // The client went away mid-body: nothing to answer; later requests of the connection are gone too.
-    req.once('error', () => finish(ABORTED));
-    req.once('aborted', () => finish(ABORTED));
+  /** Collects the body with shared listener functions (state on the request, no closures per request). */
+  private readBody(req: IncomingMessage, reader: BodyReader): void {
+    (req as ReadingRequest)[bodyOf] = reader;
+    req.on('data', onBodyData);
+    req.once('end', onBodyEnd);
+    // The client went away mid-body ('error' with ECONNRESET): nothing to answer; later requests of
+    // the connection are gone too.
+    req.once('error', onBodyError);
   }
+
+  /** Called once per body: the whole body, or TOO_LARGE, or ABORTED. */
+  bodyDone(reader: BodyReader, body: Buffer | typeof TOO_LARGE | typeof ABORTED): void {
+    if (body === TOO_LARGE) this.write(reader.res, tooLarge(this.limits.bodyBytesMax, reader.routed.route.dataCall));
+    else if (body !== ABORTED) this.execute(reader.req, reader.res, reader.routed, body);
+    this.startNext(reader.connection);
+  }
+
+  /** One listener for every response (no closure per request); `this` is the response. */
+  private readonly onResponseClose = ((server: RestServer) =>
+    function (this: TrackedResponse): void {
+      const connection = this[connectionOf];
+      if (connection !== undefined) server.onAnswered(connection);
+    })(this);
 
   private onAnswered(connection: Connection): void {
     if (connection.closed) return;
@@ -267,7 +263,7 @@ export class RestServer {
     else this.counters.status5xx++;
     const body = reply.body ?? '';
     // A flat [name, value, …] list: cheaper for node:http than an object it must walk.
-    const headers: string[] = [];
+    const headers: string[] = reply.contentType === undefined ? [] : ['content-type', reply.contentType];
     const extra = reply.headers;
     if (extra !== undefined) for (const name in extra) headers.push(name, extra[name] as string);
     headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
@@ -333,6 +329,54 @@ export class RestServer {
 
 const TOO_LARGE = Symbol('tooLarge');
 const ABORTED = Symbol('aborted');
+
+/** The state of one body being read. */
+class BodyReader {
+  first: Buffer | null = null;
+  rest: Buffer[] | null = null;
+  total = 0;
+  finished = false;
+  constructor(
+    readonly server: RestServer,
+    readonly connection: Connection,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly routed: Routed,
+    readonly limit: number,
+    readonly declared: number | null,
+  ) {}
+
+  finish(body: Buffer | typeof TOO_LARGE | typeof ABORTED): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.first = null;
+    this.rest = null;
+    this.server.bodyDone(this, body);
+  }
+}
+
+const bodyOf = Symbol('gridBody');
+type ReadingRequest = IncomingMessage & { [bodyOf]: BodyReader };
+
+function onBodyData(this: ReadingRequest, chunk: Buffer): void {
+  const reader = this[bodyOf];
+  if (reader.finished) return;
+  reader.total += chunk.length;
+  if (reader.total > reader.limit) reader.finish(TOO_LARGE);
+  else if (reader.first === null) reader.first = chunk;
+  else (reader.rest ??= [reader.first]).push(chunk);
+}
+
+function onBodyEnd(this: ReadingRequest): void {
+  const reader = this[bodyOf];
+  if (reader.finished) return;
+  const body = reader.rest !== null ? Buffer.concat(reader.rest, reader.total) : (reader.first ?? Buffer.alloc(0));
+  reader.finish(body);
+}
+
+function onBodyError(this: ReadingRequest): void {
+  this[bodyOf].finish(ABORTED);
+}
 
 function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;

@@ -13,13 +13,13 @@ function requestContentType(req: HttpRequest): string | null {
 }
 
 function valueReply(stored: StoredValue | null): HttpReply {
-  if (stored === null) return empty(204);
-  const headers = stored.contentType === null ? undefined : { 'content-type': stored.contentType };
-  return headers === undefined ? { status: 200, body: stored.value } : { status: 200, headers, body: stored.value };
+  if (stored === null) return NO_CONTENT;
+  return stored.contentType === null ? { status: 200, body: stored.value } : { status: 200, contentType: stored.contentType, body: stored.value };
 }
 
 const EMPTY_BODY = Buffer.alloc(0);
 const OK = empty(200);
+const NO_CONTENT = empty(204);
 const ok = (): HttpReply => OK;
 
 export function mapPut(req: HttpRequest, api: MemberApi): Awaitable<HttpReply> {
@@ -105,5 +105,5 @@ export function queueGet(req: HttpRequest, api: MemberApi): Awaitable<HttpReply>
 }
 
 function sizeReply(size: number): HttpReply {
-  return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(size) };
+  return { status: 200, contentType: 'text/plain', body: String(size) };
 }
