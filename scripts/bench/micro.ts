@@ -5,7 +5,7 @@
 //
 // Each case runs in timed batches after a warm-up; the best of `--rounds` rounds is reported, since
 // noise only ever slows a round down. A sink consumes every result so the JIT cannot drop the work.
-// Prints a table, then one line `{"micro":{<case>: ops per second, ...}}` for scripts to parse.
+// Prints a table, then one line `{"bench":"micro","results":{<case>: ops per second, ...}}` for scripts to parse.
 //
 // Usage: node --import tsx scripts/bench/micro.ts [--time-ms 300] [--rounds 3] [--filter text]
 import { performance } from 'node:perf_hooks';
@@ -177,7 +177,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${c.name.padEnd(width)}  ${Math.round(ops).toLocaleString('en-US').padStart(14)}  ${(1e9 / ops).toFixed(1).padStart(8)}\n`);
   }
   if (!cases.some((c) => c.name.startsWith('murmur3')) && 'murmur3'.includes(filter)) process.stdout.write('murmur3: src/partition/murmur3.ts not found, skipped\n');
-  process.stdout.write(`${JSON.stringify({ micro: results, node: process.version, timeMs, rounds, sink: sink & 1 })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: "micro", results, node: process.version, timeMs, rounds, sink: sink & 1 })}\n`);
 }
 
 await main();

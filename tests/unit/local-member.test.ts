@@ -1,0 +1,122 @@
+// Checks the single member's states and health without sockets, driving LocalMember directly on a
+// fake clock: STARTING before it listens (not ready, not safe), ACTIVE after, PASSIVE refusing writes
+// but not reads, SHUTTING_DOWN answering waiting polls with "no item", SHUT_DOWN last; and waiting
+// polls served first come, first served, skipping clients that went away without losing the item.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
+import { LocalMember } from '../../src/member/local-member.js';
+import type { ClientLiveness, StoredValue } from '../../src/member/member-api.js';
+import { Logger } from '../../src/util/logger.js';
+import { GridError } from '../../src/util/errors.js';
+
+function config(): Config {
+  const r = loadConfig({ argv: ['--rest'], env: {}, cwd: '/', readFile: () => { throw new Error('no file'); }, fileExists: () => false, randomHex: () => 'abcd', version: '0.1.0' });
+  assert.equal(r.kind, 'run');
+  return (r as Extract<typeof r, { kind: 'run' }>).config;
+}
+
+function member(): { m: LocalMember; stops: string[] } {
+  const stops: string[] = [];
+  const m = new LocalMember(config(), {
+    clock: { nowMs: () => 1_000_000, monotonicMs: () => 0 },
+    logger: new Logger('OFF', 'text', { write: () => {} }),
+    connections: () => ({ http: 2, member: 1 }),
+    runtimeMetrics: () => ({}),
+    requestStop: (reason) => stops.push(reason),
+    seed: 7,
+  });
+  return { m, stops };
+}
+
+class Client implements ClientLiveness {
+  gone = false;
+  private callbacks: (() => void)[] = [];
+  isGone(): boolean {
+    return this.gone;
+  }
+  onGone(callback: () => void): () => void {
+    this.callbacks.push(callback);
+    return () => (this.callbacks = this.callbacks.filter((c) => c !== callback));
+  }
+  leave(): void {
+    this.gone = true;
+    for (const c of this.callbacks.slice()) c();
+  }
+  get subscriptions(): number {
+    return this.callbacks.length;
+  }
+}
+
+const text = (v: StoredValue | null): string | null => (v === null ? null : v.value.toString());
+
+test('STARTING until listening, then ACTIVE and ready; counts come from the runtime', () => {
+  const { m } = member();
+  assert.deepEqual(m.health(), { nodeState: 'STARTING', clusterState: 'ACTIVE', clusterSafe: false, migrationQueueSize: 0, clusterSize: 1, ready: false });
+  m.setAddress('127.0.0.1', 5701);
+  m.markActive();
+  assert.equal(m.health().nodeState, 'ACTIVE');
+  assert.equal(m.health().ready, true);
+  assert.equal(m.health().clusterSafe, true);
+  const info = m.clusterInfo();
+  assert.equal(info.connectionCount, 2);
+  assert.equal(info.allConnectionCount, 3);
+  assert.match(m.nodesText(), /^\[Member \[127\.0\.0\.1\]:5701 - [0-9a-f-]{36} this\]\nGrid 0\.1\.0\nNode\.js /);
+});
+
+test('PASSIVE refuses writes and polls with 503, keeps reads', async () => {
+  const { m } = member();
+  m.markActive();
+  m.mapPut('m', 'k', Buffer.from('v'), null);
+  assert.equal(await m.changeClusterState('PASSIVE'), 'changed');
+  assert.equal(m.health().nodeState, 'PASSIVE');
+  assert.equal(await m.changeClusterState('PASSIVE'), 'unchanged');
+  assert.throws(() => m.mapPut('m', 'k', Buffer.from('w'), null), (e: unknown) => e instanceof GridError && e.status === 503 && e.retryAfterSeconds !== null);
+  assert.throws(() => m.queueOffer('q', Buffer.from('x'), null), GridError);
+  assert.equal(text(m.mapGet('m', 'k') as StoredValue | null), 'v');
+  assert.equal(m.queueSize('q'), 0);
+  assert.equal(await m.changeClusterState('ACTIVE'), 'changed');
+  assert.equal(m.health().nodeState, 'ACTIVE');
+});
+
+test('waiting polls: FIFO, a departed client takes nothing, no subscription left behind', async () => {
+  const { m } = member();
+  m.markActive();
+  const a = new Client();
+  const b = new Client();
+  const c = new Client();
+  const pa = m.queuePoll('q', 30, a);
+  const pb = m.queuePoll('q', 30, b);
+  const pc = m.queuePoll('q', 30, c);
+  assert.ok(pa instanceof Promise && pb instanceof Promise && pc instanceof Promise);
+  b.leave();
+  assert.equal(await pb, null, 'the departed client is answered "no item"');
+  m.queueOffer('q', Buffer.from('one'), 'text/plain');
+  m.queueOffer('q', Buffer.from('two'), null);
+  assert.equal(text(await pa), 'one');
+  assert.equal(text(await pc), 'two');
+  assert.equal(m.queueSize('q'), 0, 'no item went to the departed client');
+  assert.equal(a.subscriptions + b.subscriptions + c.subscriptions, 0);
+});
+
+test('stopping answers waiting polls with no item and does not wait for new ones', async () => {
+  const { m, stops } = member();
+  m.markActive();
+  const waiting = m.queuePoll('q', 300, new Client());
+  m.beginShutdown();
+  assert.equal(await waiting, null);
+  assert.equal(m.health().nodeState, 'SHUTTING_DOWN');
+  assert.equal(m.health().ready, false);
+  assert.equal(m.queuePoll('q', 300, new Client()), null, 'a poll during the stop answers at once');
+  m.markShutDown();
+  assert.equal(m.health().nodeState, 'SHUT_DOWN');
+  m.shutdownMember();
+  assert.deepEqual(stops, ['memberShutdown requested over REST']);
+});
+
+test('credentials: the cluster name when security is off', () => {
+  const { m } = member();
+  assert.equal(m.authenticate({ user: 'dev', password: 'anything' }, 'x', '127.0.0.1'), true);
+  assert.equal(m.authenticate({ user: 'Dev', password: '' }, 'x', '127.0.0.1'), false);
+});
