@@ -10,23 +10,14 @@ import { encodeFrame, HEADER_BYTES, PREAMBLE, type Frame, type FrameFields } fro
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { GridError } from '../../src/util/errors.js';
 import { SeededRandom } from '../../src/util/prng.js';
+import { fuzz } from '../harness/fuzz.js';
 
-const SEED = Number(process.env['FUZZ_SEED'] ?? 7_340_033);
-const ITERATIONS = Number(process.env['FUZZ_ITERATIONS'] ?? 10_000);
+const FUZZ = fuzz(7_340_033, 10_000);
+const SEED = FUZZ.seed;
+const ITERATIONS = FUZZ.iterations;
 const FRAME_BYTES_MAX = 512;
 
-function withSeed(name: string, body: (rnd: SeededRandom) => void): void {
-  test(`${name} (seed=${SEED})`, () => {
-    const start = performance.now();
-    try {
-      body(new SeededRandom(SEED));
-    } catch (e) {
-      console.error(`FUZZ FAILURE in "${name}": rerun with FUZZ_SEED=${SEED}`);
-      throw e;
-    }
-    assert.ok(performance.now() - start < 30_000, 'the fuzz run took too long: a hang or quadratic work');
-  });
-}
+const withSeed = (name: string, body: (rnd: SeededRandom) => void): void => FUZZ.case(name, body);
 
 function randomBytes(rnd: SeededRandom, n: number): Buffer {
   const b = Buffer.allocUnsafe(n);

@@ -9,9 +9,11 @@ import assert from 'node:assert/strict';
 import { splitTarget } from '../../src/http/path.js';
 import { GridError } from '../../src/util/errors.js';
 import { SeededRandom } from '../../src/util/prng.js';
+import { fuzz } from '../harness/fuzz.js';
 
-const SEED = Number(process.env['FUZZ_SEED'] ?? 20240611);
-const ITERATIONS = Number(process.env['FUZZ_ITERATIONS'] ?? 20_000);
+const FUZZ = fuzz(20240611, 20_000);
+const SEED = FUZZ.seed;
+const ITERATIONS = FUZZ.iterations;
 
 // Raw characters: node:http hands over ASCII targets only (it answers 400 to other bytes); a few raw
 // latin1 characters are kept to check that they pass through untouched.
@@ -20,16 +22,7 @@ const HEX = '0123456789abcdefABCDEF';
 // Escapes that are interesting for UTF-8: ASCII, lead bytes, continuation bytes, overlong and surrogate leads.
 const ESCAPES = ['%2F', '%2f', '%40', '%25', '%20', '%C3', '%A9', '%80', '%BF', '%C0', '%C1', '%E0', '%ED', '%A0', '%F0', '%F4', '%90', '%9F', '%98', '%F5', '%FF', '%00', '%7F'];
 
-function withSeed(name: string, body: (rnd: SeededRandom) => void): void {
-  test(`${name} (seed=${SEED})`, () => {
-    try {
-      body(new SeededRandom(SEED));
-    } catch (e) {
-      console.error(`FUZZ FAILURE in "${name}": rerun with FUZZ_SEED=${SEED}`);
-      throw e;
-    }
-  });
-}
+const withSeed = (name: string, body: (rnd: SeededRandom) => void): void => FUZZ.case(name, body);
 
 function pickFrom<T>(rnd: SeededRandom, xs: readonly T[]): T {
   return xs[rnd.nextInt(xs.length)] as T;

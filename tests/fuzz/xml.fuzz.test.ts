@@ -12,20 +12,13 @@ import { readFileSync } from 'node:fs';
 import { parseXml, XmlParseError, type XmlElement } from '../../src/config/xml.js';
 import { loadConfig } from '../../src/config/load.js';
 import { SeededRandom } from '../../src/util/prng.js';
+import { fuzz } from '../harness/fuzz.js';
 
-const SEED = Number(process.env['FUZZ_SEED'] ?? 20250117);
-const ITERATIONS = Number(process.env['FUZZ_ITERATIONS'] ?? 4000);
+const FUZZ = fuzz(20250117, 4000);
+const SEED = FUZZ.seed;
+const ITERATIONS = FUZZ.iterations;
 
-function withSeed(name: string, body: (rnd: SeededRandom) => void): void {
-  test(`${name} (seed=${SEED})`, () => {
-    try {
-      body(new SeededRandom(SEED));
-    } catch (e) {
-      console.error(`FUZZ FAILURE in "${name}": rerun with FUZZ_SEED=${SEED}`);
-      throw e;
-    }
-  });
-}
+const withSeed = (name: string, body: (rnd: SeededRandom) => void): void => FUZZ.case(name, body);
 
 const SAMPLE = (() => {
   try {

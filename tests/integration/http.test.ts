@@ -8,6 +8,7 @@
 // How: exact bytes over raw sockets; limits are made small through `grid.rest.*` properties so they
 // are cheap to cross; closes are observed on the socket, with deadlines.
 import { after, before, describe, test } from 'node:test';
+import { sampleHandshake } from '../harness/handshake-fixture.js';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
@@ -377,17 +378,7 @@ describe('what the unified port refuses', () => {
     assert.equal((await request(port, 'GET', '/grid/health')).status, 200);
   });
 
-  const handshake = (overrides: Partial<HandshakeRequest> = {}): HandshakeRequest => ({
-    protocolVersionMin: 1,
-    protocolVersionMax: 1,
-    clusterName: 'dev',
-    memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
-    memberVersion: '0.1.0',
-    partitionCount: 271,
-    addresses: [{ host: '127.0.0.1', port: 1 }],
-    identity: null,
-    ...overrides,
-  });
+  const handshake = sampleHandshake;
 
   async function exchangeHandshake(req: HandshakeRequest, callId: number): Promise<{ response: HandshakeResponse; flags: number; messageType: number; callId: number; closed: boolean }> {
     const frame = encodeFrame({ messageType: HANDSHAKE_REQUEST, callId }, encodeHandshakeRequest(req));

@@ -3,6 +3,7 @@
 // ERR_PROTOCOL_MALFORMED, and answerHandshake refuses in the documented order, ending with
 // NOT_CLUSTERED_YET for a compatible peer (this member does not form clusters yet).
 import { test } from 'node:test';
+import { sampleHandshake } from '../harness/handshake-fixture.js';
 import assert from 'node:assert/strict';
 import {
   answerHandshake,
@@ -25,20 +26,13 @@ import { GridError } from '../../src/util/errors.js';
 
 const malformed = (e: unknown): boolean => e instanceof GridError && e.code === 'ERR_PROTOCOL_MALFORMED';
 
-const REQUEST: HandshakeRequest = {
-  protocolVersionMin: 1,
-  protocolVersionMax: 1,
-  clusterName: 'dev',
-  memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
-  memberVersion: '0.1.0',
-  partitionCount: 271,
+const REQUEST: HandshakeRequest = sampleHandshake({
   addresses: [
     { host: '127.0.0.1', port: 5701 },
     { host: '::1', port: 5702 },
     { host: 'grid-1.example.org', port: 65535 },
   ],
-  identity: null,
-};
+});
 
 const LOCAL: HandshakeLocal = {
   clusterName: 'dev',
