@@ -7,7 +7,7 @@ import type { EndpointGroup } from '../config/types.js';
 import type { MemberApi } from '../member/member-api.js';
 import { classifyGroup } from './groups.js';
 import { splitTarget } from './path.js';
-import { dataError, empty, fail, jsonError, type HttpReply } from './reply.js';
+import { dataError, empty, jsonError, type HttpReply } from './reply.js';
 import type { HttpRequest } from './request.js';
 import type { RouteTable, Route } from './routes.js';
 
@@ -36,7 +36,7 @@ export class Dispatcher {
   /** Everything that can be decided from the request line alone (before reading a body). */
   prepare(method: string, rawTarget: string): Prepared {
     if (!this.api.restEnabled()) {
-      return { kind: 'reply', reply: { ...fail(403, 'REST API is not enabled on this member'), close: true } };
+      return { kind: 'reply', reply: { ...jsonError(new GridError('ERR_REST_DISABLED', 'REST API is not enabled on this member')), close: true } };
     }
     const target = originForm(rawTarget);
     let segments: string[];
@@ -48,7 +48,7 @@ export class Dispatcher {
     }
     const group = classifyGroup(method, segments);
     if (group !== null && !this.api.groupEnabled(group)) {
-      return { kind: 'reply', reply: fail(403, `REST endpoint group ${group} is not enabled`) };
+      return { kind: 'reply', reply: jsonError(new GridError('ERR_REST_GROUP_DISABLED', `REST endpoint group ${group} is not enabled`)) };
     }
     const found = this.routes.find(method, segments);
     if (found.kind === 'not-found') return { kind: 'reply', reply: empty(404) };

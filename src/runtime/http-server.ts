@@ -292,12 +292,10 @@ export class RestServer {
       if (connection === undefined || connection.inFlight === 0) socket.end();
       return;
     }
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const message =
-      status === 431 ? `request line and headers exceed ${this.limits.headerBytesMax} bytes` : status === 408 ? 'request timed out' : `malformed request (${err.code ?? 'parse error'})`;
-    const body = JSON.stringify({ status: 'fail', message });
-    this.log.fine('client error', { code: err.code ?? null, remote: socket.remoteAddress ?? null });
-    const answer = `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+    const error = clientErrorOf(err.code, this.limits.headerBytesMax);
+    const body = JSON.stringify({ status: 'fail', message: error.message });
+    this.log.fine('client error', { code: error.code, parser: err.code ?? null, remote: socket.remoteAddress ?? null });
+    const answer = `HTTP/1.1 ${error.status} ${REASONS[error.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
     // Earlier requests of this connection are answered first; the error closes the connection after.
     if (connection !== undefined && connection.inFlight > 0) connection.deferredError = answer;
     else socket.end(answer);
@@ -376,6 +374,13 @@ function onBodyEnd(this: ReadingRequest): void {
 
 function onBodyError(this: ReadingRequest): void {
   this[bodyOf].finish(ABORTED);
+}
+
+/** What a request that node:http could not parse is answered. */
+function clientErrorOf(parserCode: string | undefined, headerBytesMax: number): GridError {
+  if (parserCode === 'HPE_HEADER_OVERFLOW') return new GridError('ERR_HTTP_HEADERS_TOO_LARGE', `request line and headers exceed ${headerBytesMax} bytes`);
+  if (parserCode === 'ERR_HTTP_REQUEST_TIMEOUT') return new GridError('ERR_HTTP_TIMEOUT', 'request timed out');
+  return new GridError('ERR_HTTP_BAD_REQUEST', `malformed request (${parserCode ?? 'parse error'})`);
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -3,9 +3,11 @@
 // taken and auto-increment is on. Connections that send nothing within the sniff timeout, or bytes
 // that are no protocol we speak, are closed and counted.
 import net, { type Server, type Socket } from 'node:net';
+import type { TlsOptions } from 'node:tls';
 import type { PortConfig } from '../config/types.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { sniff, type SniffResult } from './sniff.js';
+import { TlsTerminator } from './tls.js';
 
 export type ProtocolHandler = (socket: Socket, head: Buffer) => void;
 
@@ -17,7 +19,8 @@ export interface ListenerOptions {
   readonly connectionsMax: number;
   readonly http: ProtocolHandler | null;
   readonly member: ProtocolHandler | null;
-  readonly tls: ProtocolHandler | null;
+  /** Set: the port speaks TLS only; plain connections are closed, decrypted ones are sniffed again. */
+  readonly tls: TlsOptions | null;
   readonly log: ComponentLogger;
 }
 
@@ -28,8 +31,15 @@ export class Listener {
   private server: Server | null = null;
   private boundPort = 0;
   readonly counters = { accepted: 0, refusedUnknown: 0, refusedTls: 0, refusedTimeout: 0, refusedProtocolOff: 0 };
+  private readonly terminator: TlsTerminator | null;
 
-  constructor(private readonly options: ListenerOptions) {}
+  constructor(private readonly options: ListenerOptions) {
+    this.terminator = options.tls === null ? null : new TlsTerminator(options.tls, (socket) => this.onConnection(socket, true), options.log);
+  }
+
+  get tlsHandshakesFailed(): number {
+    return this.terminator?.counters.handshakesFailed ?? 0;
+  }
 
   get port(): number {
     return this.boundPort;
@@ -68,8 +78,16 @@ export class Listener {
     });
   }
 
-  private onConnection(socket: Socket): void {
-    this.counters.accepted++;
+  /** A new connection (`secured`: the decrypted side of a TLS connection of this port). */
+  private onConnection(socket: Socket, secured = false): void {
+    if (!secured) this.counters.accepted++;
+    if (!secured && this.terminator !== null) {
+      // A TLS-only port has nothing to sniff: TLS starts at once, and a client that speaks anything
+      // else fails the handshake and is closed. The decrypted stream is sniffed like a plain one.
+      socket.on('error', () => socket.destroy());
+      this.terminator.accept(socket);
+      return;
+    }
     let head: Buffer = Buffer.alloc(0);
     const timer = setTimeout(() => {
       this.counters.refusedTimeout++;
@@ -87,15 +105,15 @@ export class Listener {
       socket.removeListener('data', onData);
       socket.removeListener('error', onError);
       socket.pause();
-      this.route(kind, socket, head);
+      this.route(kind, socket, head, secured);
     };
     socket.on('data', onData);
     socket.on('error', onError);
     socket.once('close', () => clearTimeout(timer));
   }
 
-  private route(kind: Exclude<SniffResult, 'need-more'>, socket: Socket, head: Buffer): void {
-    const handler = kind === 'http' ? this.options.http : kind === 'member' ? this.options.member : kind === 'tls' ? this.options.tls : null;
+  private route(kind: Exclude<SniffResult, 'need-more'>, socket: Socket, head: Buffer, secured: boolean): void {
+    const handler = kind === 'http' ? this.options.http : kind === 'member' ? this.options.member : null;
     if (handler !== null) {
       // Errors after the hand-off belong to the new owner; keep one listener so none is unhandled.
       socket.on('error', () => socket.destroy());

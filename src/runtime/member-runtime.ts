@@ -11,6 +11,7 @@ import { RestServer } from './http-server.js';
 import { Listener } from './listener.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
 import { MemberPort } from './member-port.js';
+import { tlsOptions } from './tls.js';
 
 const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BUDGET_RECORDS = 10_000;
@@ -71,17 +72,20 @@ export class MemberRuntime {
     let memberPortNumber: number;
     if (advanced !== null) {
       const memberListener = new Listener({ ...base, name: 'member endpoint', port: advanced.memberEndpoint?.port ?? c.network.port, http: null, member, tls: null, log: this.log });
+      const restSsl = advanced.restEndpoint?.ssl;
       memberPortNumber = await this.bind(memberListener);
       if (advanced.restEndpoint !== null) {
-        const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, tls: null, log: this.log });
+        const tls = restSsl?.enabled === true ? tlsOptions(restSsl, process.cwd()) : null;
+        const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, tls, log: this.log });
         const restPort = await this.bind(restListener);
-        this.log.info(`REST listening on [${host}]:${restPort}`);
+        this.log.info(`REST listening on [${host}]:${restPort}${tls === null ? '' : ' (TLS only)'}`);
       }
       this.log.info(`member protocol listening on [${host}]:${memberPortNumber}`);
     } else {
-      const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls: null, log: this.log });
+      const tls = c.network.ssl.enabled ? tlsOptions(c.network.ssl, process.cwd()) : null;
+      const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls, log: this.log });
       memberPortNumber = await this.bind(unified);
-      this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port)`);
+      this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port${tls === null ? '' : ', TLS only'})`);
     }
     this.logger.setMemberAddress(`[${host}]:${memberPortNumber}`);
     this.member.setAddress(host, memberPortNumber);
@@ -113,6 +117,7 @@ export class MemberRuntime {
     for (const l of this.listeners) {
       out.connectionsAccepted = (out.connectionsAccepted ?? 0) + l.counters.accepted;
       out.connectionsRefused = (out.connectionsRefused ?? 0) + l.counters.refusedUnknown + l.counters.refusedTls + l.counters.refusedTimeout + l.counters.refusedProtocolOff;
+      out.tlsHandshakesFailed = (out.tlsHandshakesFailed ?? 0) + l.tlsHandshakesFailed;
     }
     out.memberHandshakesRefused = this.memberPort.counters.handshakesRefused;
     out.memberFramesRejected = this.memberPort.counters.framesRejected;

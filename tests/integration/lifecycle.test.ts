@@ -130,12 +130,11 @@ describe('invalid configuration exits 2 with one line and listens on nothing', (
     assertConfigError(await runMember(['--config', placeholder]), /NOT_DEFINED_ANYWHERE/);
   });
 
-  test('features this version does not run (CP, persistence, WAN, TLS) are refused, naming file:line:column', async () => {
+  test('features this version does not run (CP, persistence, WAN) are refused, naming file:line:column', async () => {
     const cases: [string, string][] = [
       ['<grid>\n  <cp-subsystem>\n    <cp-member-count>3</cp-member-count>\n  </cp-subsystem>\n</grid>\n', 'CP'],
       ['<grid>\n  <persistence enabled="true"/>\n</grid>\n', 'persistence'],
       ['<grid>\n  <wan-replication name="to-b"/>\n</grid>\n', 'WAN'],
-      ['<grid>\n  <network>\n    <ssl enabled="true" key-file="/etc/hostname" cert-file="/etc/hostname"/>\n  </network>\n</grid>\n', 'TLS'],
     ];
     for (const [xml, what] of cases) {
       const file = writeTempConfig(xml);
