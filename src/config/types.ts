@@ -2,9 +2,9 @@
 // XML file < GRID_* environment variables < command-line flags, validated as a whole, then deep-frozen.
 // Every limit carries its unit in its name.
 
-export const LOG_LEVELS = ['OFF', 'SEVERE', 'WARNING', 'INFO', 'CONFIG', 'FINE', 'FINER', 'FINEST'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export type LogFormat = 'text' | 'json';
+// Log levels live with the logger (util/, below config/ in the dependency order).
+export { LOG_LEVELS, type LogLevel, type LogFormat } from '../util/logger.js';
+import type { LogFormat, LogLevel } from '../util/logger.js';
 
 export const ENDPOINT_GROUPS = ['CLUSTER_READ', 'CLUSTER_WRITE', 'HEALTH_CHECK', 'PERSISTENCE', 'WAN', 'DATA', 'CP'] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];

@@ -1,7 +1,9 @@
 // A levelled logger writing one line per event to stdout: time, level, member address, component,
 // message; or one JSON object per line. Levels are the reference's (SEVERE … FINEST, OFF). The level
 // can be overridden at run time (REST log-level) and reset back to the configured one.
-import { LOG_LEVELS, type LogFormat, type LogLevel } from '../config/types.js';
+export const LOG_LEVELS = ['OFF', 'SEVERE', 'WARNING', 'INFO', 'CONFIG', 'FINE', 'FINER', 'FINEST'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = 'text' | 'json';
 
 const SEVERITY: Readonly<Record<LogLevel, number>> = {
   OFF: Number.MAX_SAFE_INTEGER,

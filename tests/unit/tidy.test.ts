@@ -1,6 +1,7 @@
 // Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data,
 // the router and path code) never import node:net/node:fs/node:http or the runtime, and never call
-// Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; no index.ts barrels;
+// Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
+// no index.ts barrels;
 // package.json has no runtime dependencies.
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,4 +48,13 @@ test('only member.ts and runtime/ import runtime/; no barrels', () => {
 test('package.json has no runtime dependencies', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
   assert.deepEqual(Object.keys(pkg.dependencies ?? {}), []);
+});
+
+test('util/ depends on nothing else of the member', () => {
+  for (const file of files(path.join(SRC, 'util'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/from '(\.[^']*)'/g)) {
+      assert.match(m[1] as string, /^\.\/[^/]+$/, `${path.relative(REPO_ROOT, file)} imports ${m[1]}`);
+    }
+  }
 });
