@@ -277,9 +277,9 @@ export class LocalMember implements MemberApi {
 
   async changeClusterState(target: ClusterState): Promise<'changed' | 'unchanged'> {
     if (target === this.cluster) return 'unchanged';
-    // A cluster of one: the lock and commit phases touch only this member and cannot conflict.
+    // A cluster of one: the lock and commit phases touch only this member, happen in one step and
+    // cannot conflict, so IN_TRANSITION is never observable here.
     const previous = this.cluster;
-    this.cluster = 'IN_TRANSITION';
     this.cluster = target;
     if (this.state === 'ACTIVE' || this.state === 'PASSIVE') this.state = target === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
     this.log.info(`cluster state changed from ${previous} to ${target}`);

@@ -29,6 +29,8 @@ const SNIFF_BYTES_MAX = 32;
 
 export class Listener {
   private server: Server | null = null;
+  /** Connections whose first bytes have not arrived yet: closed at once when the listener closes. */
+  private readonly sniffing = new Set<Socket>();
   private boundPort = 0;
   readonly counters = { accepted: 0, refusedUnknown: 0, refusedTls: 0, refusedTimeout: 0, refusedProtocolOff: 0 };
   private readonly terminator: TlsTerminator | null;
@@ -89,6 +91,7 @@ export class Listener {
       return;
     }
     let head: Buffer = Buffer.alloc(0);
+    this.sniffing.add(socket);
     const timer = setTimeout(() => {
       this.counters.refusedTimeout++;
       socket.destroy();
@@ -102,6 +105,7 @@ export class Listener {
       const kind = sniff(head.length > SNIFF_BYTES_MAX ? head.subarray(0, SNIFF_BYTES_MAX) : head);
       if (kind === 'need-more') return;
       clearTimeout(timer);
+      this.sniffing.delete(socket);
       socket.removeListener('data', onData);
       socket.removeListener('error', onError);
       socket.pause();
@@ -109,7 +113,10 @@ export class Listener {
     };
     socket.on('data', onData);
     socket.on('error', onError);
-    socket.once('close', () => clearTimeout(timer));
+    socket.once('close', () => {
+      clearTimeout(timer);
+      this.sniffing.delete(socket);
+    });
   }
 
   private route(kind: Exclude<SniffResult, 'need-more'>, socket: Socket, head: Buffer, secured: boolean): void {
@@ -129,6 +136,7 @@ export class Listener {
 
   close(): Promise<void> {
     const server = this.server;
+    for (const socket of this.sniffing) socket.destroy();
     if (server === null) return Promise.resolve();
     return new Promise((resolve) => server.close(() => resolve()));
   }

@@ -64,6 +64,7 @@ export class MemberRuntime {
   async start(): Promise<void> {
     const c = this.config;
     const host = advertisedHost(c);
+    this.logger.setMemberAddress(`[${host}]`);
     const p = c.properties;
     const base = { host: '0.0.0.0', sniffTimeoutMs: p.sniffTimeoutMs, connectionsMax: p.restConnectionsMax };
     const http = (socket: import('node:net').Socket, head: Buffer): void => this.rest.accept(socket, head);

@@ -268,6 +268,17 @@ describe('finding the configuration', () => {
 });
 
 describe('stopping', () => {
+  test('a connection that never sends a byte does not hold up SIGTERM', async () => {
+    const m = await startMember();
+    const silent = net.connect({ host: '127.0.0.1', port: m.port });
+    await new Promise<void>((resolve) => silent.once('connect', () => resolve()));
+    const closed = new Promise<void>((resolve) => silent.once('close', () => resolve()));
+    silent.on('error', () => {});
+    // Well under the 10 s sniff timeout: the stop must close the silent connection, not wait it out.
+    assert.equal(await m.stop('SIGTERM', 5_000), 0);
+    await closed;
+  });
+
   test('SIGTERM: waiting polls get 204, an in-flight request completes, no new connection is accepted, exit 0', async () => {
     const m = await startMember({ args: ['--rest-groups', 'DATA'] });
     const polls: Connection[] = [];

@@ -234,12 +234,23 @@ describe('security off (cluster name as credentials)', () => {
     assertJson(await request(port, 'GET', '/grid/rest/config/tcp-ip/member-list'), OK, { status: 'success', 'member-list': ['10.0.0.1:5701', '10.0.0.2', '10.0.0.3', '10.0.0.4:5701-5703'] });
   });
 
+  test('tcp-ip member list: a malformed entry is refused with 400 and the list is unchanged', async () => {
+    const before = (await request(port, 'GET', '/grid/rest/config/tcp-ip/member-list')).json() as { 'member-list': string[] };
+    const bad = await post('/grid/rest/config/tcp-ip/member-list', 'dev&&10.0.0.7:5701,10.0.0.8:99999');
+    assert.equal(bad.statusLine, BAD);
+    assert.match((bad.json() as { message: string }).message, /member list entry '10\.0\.0\.8:99999'/);
+    const after = (await request(port, 'GET', '/grid/rest/config/tcp-ip/member-list')).json() as { 'member-list': string[] };
+    assert.deepEqual(after['member-list'], before['member-list']);
+  });
+
   test('body parameters: `+` is a space only when form-encoded; extra `&` stay inside the last parameter', async () => {
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
     const spaced = await post('/grid/rest/config/tcp-ip/member-list', 'dev&&10.0.0.5+10.0.0.6', form);
     assert.deepEqual((spaced.json() as { 'member-list': string[] })['member-list'], ['10.0.0.5', '10.0.0.6']);
+    // Not form-encoded: the `+` stays, so the whole text is one entry, and not a valid host.
     const literal = await post('/grid/rest/config/tcp-ip/member-list', 'dev&&10.0.0.5+10.0.0.6');
-    assert.deepEqual((literal.json() as { 'member-list': string[] })['member-list'], ['10.0.0.5+10.0.0.6']);
+    assert.equal(literal.statusLine, BAD);
+    assert.match((literal.json() as { message: string }).message, /'10\.0\.0\.5\+10\.0\.0\.6'/);
     assertJson(await post('/grid/rest/management/cluster/state', 'dev&', form), OK, { status: 'success', state: 'active' });
     const extra = await post('/grid/rest/log-level', 'dev&&FINE&more');
     assert.equal(extra.statusLine, BAD, 'the level parameter is "FINE&more"');

@@ -3,6 +3,7 @@
 import { GridError } from '../../util/errors.js';
 import { REQUESTABLE_CLUSTER_STATES, type ClusterState, type MemberApi } from '../../member/member-api.js';
 import { LOG_LEVELS } from '../../config/types.js';
+import { parseMemberAddress } from '../../config/values.js';
 import { parseLogLevel } from '../../util/logger.js';
 import { json, fail, type HttpReply } from '../reply.js';
 import type { HttpRequest } from '../request.js';
@@ -117,6 +118,10 @@ export function getMemberList(_req: HttpRequest, api: MemberApi): HttpReply {
 export function setMemberList(req: HttpRequest, api: MemberApi): HttpReply {
   const [members] = authenticated(req, api, 1, 'config/tcp-ip/member-list');
   const parsed = (members as string).split(/[,; ]+/).map((m) => m.trim()).filter((m) => m !== '');
+  for (const member of parsed) {
+    const checked = parseMemberAddress(member);
+    if (!checked.ok) throw new GridError('ERR_HTTP_BAD_REQUEST', `member list entry '${member}': expected ${checked.expected}`);
+  }
   const applied = api.setTcpIpMemberList(parsed);
   if (applied === null) throw new GridError('ERR_MGMT_TCP_IP_DISABLED', TCP_IP_OFF);
   return json(200, { status: 'success', message: 'The member list of TCP-IP join config is updated at run time.', 'member-list': applied });
