@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
+import { XML_DEFAULT_LIMITS } from './config/xml.js';
 import { Logger } from './util/logger.js';
 import { MemberRuntime } from './runtime/member-runtime.js';
 import { MEMBER_VERSION } from './member/version.js';
@@ -16,12 +17,33 @@ function exitWith(code: number, stdout: string, stderr: string): never {
   process.exit(code);
 }
 
+/**
+ * Reads a configuration file as strict UTF-8, at most XML_DEFAULT_LIMITS.maxBytes + 1 bytes (the
+ * parser then reports the size), so `--config /dev/zero` or a huge file cannot exhaust memory.
+ */
+function readConfigFile(file: string): string {
+  const limit = XML_DEFAULT_LIMITS.maxBytes + 1;
+  const buffer = Buffer.allocUnsafe(limit);
+  const fd = fs.openSync(file, 'r');
+  let length = 0;
+  try {
+    for (let n = -1; n !== 0 && length < limit; length += n) n = fs.readSync(fd, buffer, length, limit - length, null);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
+  } catch {
+    throw new Error('the file is not valid UTF-8');
+  }
+}
+
 async function main(): Promise<void> {
   const result = loadConfig({
     argv: process.argv.slice(2),
     env: process.env,
     cwd: process.cwd(),
-    readFile: (file) => fs.readFileSync(file, 'utf8'),
+    readFile: readConfigFile,
     fileExists: (file) => fs.existsSync(path.resolve(process.cwd(), file)),
     randomHex: (bytes) => randomBytes(bytes).toString('hex'),
     version: MEMBER_VERSION,

@@ -135,3 +135,13 @@ export function defaultDraft(): Draft {
     source: 'defaults',
   };
 }
+
+/**
+ * `--port` and GRID_NETWORK_PORT_PORT name the port members use: the member endpoint's when
+ * advanced networking declares one, else the unified port. (Setting only `network > port` would be
+ * silently ignored under advanced networking.)
+ */
+export function setMemberPort(draft: Draft, port: number): void {
+  draft.network.port.port = port;
+  if (draft.advancedNetwork.memberEndpoint !== null) draft.advancedNetwork.memberEndpoint.port.port = port;
+}

@@ -8,7 +8,7 @@
 // Every GRID_ variable must be understood: a typo is an error with a hint, never silently ignored.
 import { ConfigError } from './config-error.js';
 import { suggest } from './did-you-mean.js';
-import { defaultMap, defaultQueue, originKey, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
+import { defaultMap, defaultQueue, originKey, setMemberPort, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
 import { findPropertySpec, GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
 import { parseCpMemberCount, parseGroupSize } from './schema-cluster.js';
 import { parseGroupName } from './schema-network.js';
@@ -65,7 +65,7 @@ const FIXED: Readonly<Record<string, Apply<Draft>>> = {
   LOGGING_FORMAT: field((r) => parseEnum<LogFormat>(r.toLowerCase(), ['text', 'json']), (d, v) => (d.logging.format = v)),
   NETWORK_PUBLICADDRESS: field(parseHost, (d, v) => (d.network.publicAddress = v)),
   // Port 0 (the OS picks a free port) is allowed here and in --port, for tests and tools.
-  NETWORK_PORT_PORT: field((r) => parsePort(r, 0), (d, v) => (d.network.port.port = v)),
+  NETWORK_PORT_PORT: field((r) => parsePort(r, 0), (d, v) => setMemberPort(d, v)),
   NETWORK_PORT_AUTOINCREMENT: field(parseBoolean, (d, v) => (d.network.port.autoIncrement = v)),
   NETWORK_PORT_PORTCOUNT: field((r) => parseInteger(r, 1, 65535), (d, v) => (d.network.port.portCount = v)),
   NETWORK_RESTAPI_ENABLED: field(parseBoolean, (d, v) => (d.network.restApi.enabled = v)),

@@ -6,7 +6,7 @@
 // `--rest-groups` switches the listed groups on in addition to those already on and implies `--rest`.
 import { ConfigError } from './config-error.js';
 import { suggest } from './did-you-mean.js';
-import type { Draft } from './draft.js';
+import { setMemberPort, type Draft } from './draft.js';
 import { parseGroupName } from './schema-network.js';
 import { LOG_LEVELS, type EndpointGroup, type LogFormat, type LogLevel } from './types.js';
 import { expectedGot, parseEnum, parseHost, parseMemberAddress, parseName, parsePort, type Parsed } from './values.js';
@@ -136,7 +136,7 @@ function check<T>(name: string, parse: (raw: string) => Parsed<T>, raw: string):
 
 /** Applies the flags over the draft (highest precedence). */
 export function applyFlags(draft: Draft, flags: ParsedFlags): void {
-  if (flags.port !== null) draft.network.port.port = flags.port;
+  if (flags.port !== null) setMemberPort(draft, flags.port);
   if (flags.clusterName !== null) draft.clusterName = flags.clusterName;
   if (flags.instanceName !== null) draft.instanceName = flags.instanceName;
   if (flags.members.length > 0) {

@@ -20,7 +20,7 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   { name: 'grid.operation.call.timeout.millis', key: 'operationCallTimeoutMs', defaultValue: 60000, min: 1, max: INT_MAX },
   { name: 'grid.graceful.shutdown.max.wait.seconds', key: 'gracefulShutdownMaxWaitSeconds', defaultValue: 600, min: 0, max: 86400 },
   { name: 'grid.rest.header.bytes.max', key: 'restHeaderBytesMax', defaultValue: 16384, min: 1024, max: 1048576 },
-  { name: 'grid.rest.body.bytes.max', key: 'restBodyBytesMax', defaultValue: 16777216, min: 0, max: 1073741824 },
+  { name: 'grid.rest.body.bytes.max', key: 'restBodyBytesMax', defaultValue: 16777216, min: 0, max: 268435456 },
   { name: 'grid.rest.pipeline.max', key: 'restPipelineMax', defaultValue: 1000, min: 1, max: 100000 },
   { name: 'grid.rest.headers.timeout.seconds', key: 'restHeadersTimeoutSeconds', defaultValue: 60, min: 1, max: 86400 },
   { name: 'grid.rest.idle.timeout.seconds', key: 'restIdleTimeoutSeconds', defaultValue: 300, min: 1, max: 86400 },

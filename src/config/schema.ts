@@ -108,8 +108,9 @@ function readProperties(root: XmlElement, ctx: XmlContext, draft: Draft, origins
     // defineProperty, so a property named __proto__ is stored like any other name.
     Object.defineProperty(raw, name, { value, enumerable: true, writable: true, configurable: true });
     if (isGridPropertyName(name)) setGridProperty(draft, name, value, p.where(), origins);
+    else Object.defineProperty(draft.rawProperties, name, { value, enumerable: true, writable: true, configurable: true });
   }
-  draft.rawProperties = { ...draft.rawProperties, ...raw };
+  // `raw` (grid.* included) feeds placeholders; the Config keeps grid.* only in typed `properties`.
   return raw;
 }
 
@@ -123,6 +124,5 @@ export function setGridProperty(draft: Draft, name: string, value: string, where
   const parsed = parseInteger(value, spec.min, spec.max);
   if (!parsed.ok) throw new ConfigError(where, `property ${name}: ${expectedGot(parsed.expected, value)}`);
   draft.properties[spec.key] = parsed.value;
-  draft.rawProperties[name] = value.trim();
   origins.set(originKey.property(spec.key), where);
 }

@@ -173,7 +173,7 @@ export interface GridProperties {
 export interface Config {
   readonly clusterName: string;
   readonly instanceName: string;
-  /** Raw `<properties>` as written (after placeholder substitution), including non-grid ones. */
+  /** The `<properties>` that are not `grid.*` ones, as written (after placeholder substitution); grid.* are typed in `properties`. */
   readonly rawProperties: Readonly<Record<string, string>>;
   readonly properties: GridProperties;
   readonly liteMember: boolean;

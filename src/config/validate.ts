@@ -41,6 +41,9 @@ export function validate(d: Draft, origins: Origins, input: ValidateInput): stri
   checkAdvancedNetwork(d, where, warnings);
   checkPersistence(d, warnings);
   checkSupported(d, where, input.supports);
+  if (d.advancedNetwork.enabled && d.advancedNetwork.restEndpoint === null && d.network.restApi.enabled) {
+    warnings.push('REST is enabled under <network> (or by --rest), but <advanced-network> is on without a <rest-server-socket-endpoint-config>: REST is not served');
+  }
   return warnings;
 }
 

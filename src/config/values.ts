@@ -46,10 +46,16 @@ export function parseEnum<T extends string>(
 }
 
 /** A name (cluster, instance, map, ...): non-empty after trimming, printable, at most 255 characters. */
+/** Names travel in member-protocol handshakes, whose fields are limited in UTF-8 bytes. */
+const NAME_BYTES_MAX = 255;
+const utf8 = new TextEncoder();
+
 export function parseName(raw: string): Parsed<string> {
   const s = raw.trim();
   // eslint-disable-next-line no-control-regex
-  if (s.length === 0 || s.length > 255 || /[\u0000-\u001f\u007f]/.test(s)) return no('a non-empty name of at most 255 printable characters');
+  if (s.length === 0 || utf8.encode(s).length > NAME_BYTES_MAX || /[\u0000-\u001f\u007f]/.test(s)) {
+    return no(`a non-empty name of at most ${NAME_BYTES_MAX} bytes (UTF-8) of printable characters`);
+  }
   return ok(s);
 }
 

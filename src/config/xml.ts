@@ -142,6 +142,10 @@ class Parser {
       if (a.name !== 'version' && a.name !== 'encoding' && a.name !== 'standalone') {
         this.failAt(a, `unknown attribute "${a.name}" in the XML declaration`);
       }
+      // The file is read as UTF-8; another declared encoding would silently change names and passwords.
+      if (a.name === 'encoding' && !/^utf-?8$/i.test(a.value)) {
+        this.failAt(a, `encoding "${a.value}" is not supported: configuration files are UTF-8`);
+      }
     }
   }
 

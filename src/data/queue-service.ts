@@ -46,7 +46,11 @@ export class QueueService {
   }
 
   poll(name: string): QueueItem | null {
-    return this.queues.get(name)?.poll() ?? null;
+    const queue = this.queues.get(name);
+    if (queue === undefined) return null;
+    const item = queue.poll();
+    this.dropIfIdle(name, queue);
+    return item;
   }
 
   /**
@@ -56,8 +60,12 @@ export class QueueService {
   pollOrWait(name: string, waiter: PollWaiter): QueueItem | null {
     const queue = this.queueFor(name);
     const item = queue.poll();
-    if (item !== null) return item;
+    if (item !== null) {
+      this.dropIfIdle(name, queue);
+      return item;
+    }
     if (this.waiting.count >= this.waitersMax) {
+      this.dropIfIdle(name, queue);
       throw new GridError('ERR_DATA_QUEUE_FULL', 'too many waiting polls', { retryAfterSeconds: 1 });
     }
     queue.addWaiter(waiter);
@@ -66,7 +74,10 @@ export class QueueService {
 
   /** Stops a waiting poll (timeout, client gone); false when it was not waiting (already served). */
   cancelWaiter(name: string, waiter: PollWaiter): boolean {
-    return this.queues.get(name)?.removeWaiter(waiter) ?? false;
+    const queue = this.queues.get(name);
+    if (queue === undefined || !queue.removeWaiter(waiter)) return false;
+    this.dropIfIdle(name, queue);
+    return true;
   }
 
   size(name: string): number {
@@ -80,8 +91,9 @@ export class QueueService {
   /** For graceful shutdown: removes every waiting poll and returns them, so the shell answers 204. */
   cancelAllWaiters(): PollWaiter[] {
     const waiters: PollWaiter[] = [];
-    for (const queue of this.queues.values()) {
+    for (const [name, queue] of this.queues) {
       for (const waiter of queue.drainWaiters()) waiters.push(waiter);
+      this.dropIfIdle(name, queue);
     }
     assert(this.waiting.count === 0, 'every waiter was counted');
     return waiters;
@@ -93,7 +105,19 @@ export class QueueService {
 
   /** Removes every item (waiting polls keep waiting); returns how many there were. */
   clear(name: string): number {
-    return this.queues.get(name)?.clear() ?? 0;
+    const queue = this.queues.get(name);
+    if (queue === undefined) return 0;
+    const removed = queue.clear();
+    this.dropIfIdle(name, queue);
+    return removed;
+  }
+
+  /**
+   * An empty queue nobody waits on holds no state worth keeping, so it is dropped: polling random
+   * names cannot grow memory. (This is why `empty-queue-ttl` has no further effect in this version.)
+   */
+  private dropIfIdle(name: string, queue: QueueStore): void {
+    if (queue.size === 0 && queue.waiterCount === 0) this.queues.delete(name);
   }
 
   private queueFor(name: string): QueueStore {

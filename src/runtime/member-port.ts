@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import type { Config } from '../config/types.js';
 import { FrameReader } from '../cluster/protocol/frame-reader.js';
 import { encodeFrame, FLAG_RESPONSE, PREAMBLE, PROTOCOL_VERSION, PROTOCOL_VERSION_MIN } from '../cluster/protocol/frame.js';
-import { answerHandshake, decodeHandshakeRequest, encodeHandshakeResponse, isHardRefusal } from '../cluster/protocol/handshake.js';
+import { answerHandshake, decodeHandshakeRequest, encodeHandshakeResponse, HANDSHAKE_FRAME_BYTES_MAX, isHardRefusal } from '../cluster/protocol/handshake.js';
 import { HANDSHAKE_REQUEST, HANDSHAKE_RESPONSE } from '../cluster/protocol/message-types.js';
 import { isGridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
@@ -31,7 +31,8 @@ export class MemberPort {
 
   accept(socket: Socket, head: Buffer): void {
     this.sockets.add(socket);
-    const reader = new FrameReader({ frameBytesMax: this.config.properties.memberFrameBytesMax });
+    // Until the peer has identified itself, only a handshake-sized frame is accepted.
+    const reader = new FrameReader({ frameBytesMax: Math.min(HANDSHAKE_FRAME_BYTES_MAX, this.config.properties.memberFrameBytesMax) });
     const timer = setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS);
     socket.once('close', () => {
       clearTimeout(timer);

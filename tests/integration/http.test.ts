@@ -426,6 +426,8 @@ describe('what the unified port refuses', () => {
     const start = Date.now();
     const cases = [
       Buffer.concat([PREAMBLE, Buffer.from([0xff, 0xff, 0xff, 0xf0, 1, 0, 0, 1])]),
+      // 64 KiB is far under the configured frame limit, but no handshake is that large: refused at once.
+      Buffer.concat([PREAMBLE, Buffer.from([0x00, 0x01, 0x00, 0x00, 1, 0, 0, 1])]),
       Buffer.concat([PREAMBLE, Buffer.from([0x00, 0x00, 0x00, 0x0a]), Buffer.alloc(16)]),
       Buffer.concat([PREAMBLE, encodeFrame({ messageType: HANDSHAKE_RESPONSE, callId: 1 }, Buffer.alloc(4))]),
       Buffer.concat([PREAMBLE, encodeFrame({ messageType: HANDSHAKE_REQUEST, callId: 1 }, Buffer.from('not a handshake'))]),

@@ -41,6 +41,12 @@ function emptyDir(): string {
 }
 
 /** Asserts a configuration error: exit 2, nothing on stdout (so nothing listened), one stderr line matching. */
+function writeTempFile(bytes: Buffer): string {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'grid-test-')), 'grid.xml');
+  fs.writeFileSync(file, bytes);
+  return file;
+}
+
 function assertConfigError(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp): void {
   assert.equal(result.code, 2, `exit status; stderr: ${result.stderr}`);
   assert.equal(result.stdout, '', 'nothing was logged, so nothing listened');
@@ -142,6 +148,13 @@ describe('invalid configuration exits 2 with one line and listens on nothing', (
       assertConfigError(r, new RegExp(what));
       assert.match(r.stderr, new RegExp(`${file.replace(/[.\\/]/g, '\\$&')}:\\d+:\\d+`), `the ${what} refusal names where it was asked for: ${r.stderr}`);
     }
+  });
+
+  test('a file that is not UTF-8, declares another encoding, or is too large (even endless) exits 2', async () => {
+    assertConfigError(await runMember(['--config', writeTempFile(Buffer.from('<grid><cluster-name>\xe4</cluster-name></grid>', 'latin1'))]), /not valid UTF-8/);
+    assertConfigError(await runMember(['--config', writeTempFile(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?>\n<grid/>'))]), /:1:21: encoding "ISO-8859-1" is not supported/);
+    assertConfigError(await runMember(['--config', writeTempFile(Buffer.alloc(2 * 1024 * 1024, 0x20))]), /:1:1: input is larger than 1048576 bytes/);
+    if (fs.existsSync('/dev/zero')) assertConfigError(await runMember(['--config', '/dev/zero']), /input is larger than/);
   });
 
   test('a bad environment value and an unknown GRID_ variable name the variable', async () => {

@@ -310,7 +310,7 @@ test('xml: a file using every element is read into the typed Config', () => {
   assert.equal(c.properties.partitionCount, 7);
   assert.equal(c.properties.heartbeatIntervalSeconds, 2);
   assert.equal(c.rawProperties['app.region'], 'eu');
-  assert.equal(c.rawProperties['grid.partition.count'], '7');
+  assert.equal(c.rawProperties['grid.partition.count'], undefined, 'grid.* properties are typed, not raw');
   assert.equal(c.liteMember, true);
   assert.deepEqual(c.logging, { level: 'FINE', format: 'json' });
   assert.equal(c.network.publicAddress, '10.0.0.5');
@@ -819,7 +819,7 @@ test('env: an env name matching two configured maps is an error', () => {
 test('env: GRID_PROPERTY_<NAME> sets properties (dots as underscores)', () => {
   const c = ok({ env: { GRID_PROPERTY_GRID_PARTITION_COUNT: '7', GRID_PROPERTY_APP_REGION: ' eu ' } }).config;
   assert.equal(c.properties.partitionCount, 7);
-  assert.equal(c.rawProperties['grid.partition.count'], '7');
+  assert.equal(c.rawProperties['grid.partition.count'], undefined, 'grid.* properties are typed, not raw');
   assert.equal(c.rawProperties['app.region'], 'eu');
   assert.equal(fail({ env: { GRID_PROPERTY_GRID_PARTITION_CONT: '7' } }), 'environment variable GRID_PROPERTY_GRID_PARTITION_CONT is unknown (did you mean GRID_PROPERTY_GRID_PARTITION_COUNT?)');
   assert.equal(fail({ env: { GRID_PROPERTY_GRID_PARTITION_COUNT: '0' } }), 'environment variable GRID_PROPERTY_GRID_PARTITION_COUNT: property grid.partition.count: expected an integer 1..32768, got "0"');
@@ -931,10 +931,9 @@ function printed(s: Setup): string {
   return r.stdout;
 }
 
-/** Config minus what cannot survive printing: the source, and grid.* raw properties (all get printed). */
+/** Config minus what cannot survive printing: the source. */
 function comparable(c: Config): unknown {
-  const raw = Object.fromEntries(Object.entries(c.rawProperties).filter(([k]) => !k.startsWith('grid.')));
-  return { ...c, source: null, rawProperties: raw };
+  return { ...c, source: null };
 }
 
 test('print-config: the printed XML loads back into the same Config (defaults)', () => {
@@ -975,4 +974,21 @@ test('did-you-mean: hints across sources are close matches only', async () => {
   assert.equal(suggest('x'.repeat(100000), ['port']), null, 'huge inputs are cut short by length');
   assert.equal(distance('ab', 'ba'), 1);
   assert.equal(distance('kitten', 'sitting'), 3);
+});
+
+test('--port and GRID_NETWORK_PORT_PORT set the member endpoint under advanced networking', () => {
+  const xml = `<grid><advanced-network enabled="true">
+    <member-server-socket-endpoint-config><port>5801</port></member-server-socket-endpoint-config>
+  </advanced-network></grid>`;
+  const files = { '/w/grid.xml': xml };
+  assert.equal(ok({ files, argv: ['--config', 'grid.xml'] }).config.advancedNetwork.memberEndpoint?.port.port, 5801);
+  assert.equal(ok({ files, argv: ['--config', 'grid.xml', '--port', '5901'] }).config.advancedNetwork.memberEndpoint?.port.port, 5901);
+  assert.equal(ok({ files, argv: ['--config', 'grid.xml'], env: { GRID_NETWORK_PORT_PORT: '6001' } }).config.advancedNetwork.memberEndpoint?.port.port, 6001);
+  const rest = ok({ files, argv: ['--config', 'grid.xml', '--rest'] });
+  assert.ok(rest.warnings.some((w) => /REST is not served/.test(w)), rest.warnings.join('; '));
+});
+
+test('names are limited in UTF-8 bytes, as the member protocol carries them', () => {
+  assert.equal(ok({ argv: ['--cluster-name', 'é'.repeat(127)] }).config.clusterName.length, 127);
+  assert.equal(load({ argv: ['--cluster-name', 'é'.repeat(128)] }).kind, 'exit');
 });

@@ -178,3 +178,8 @@ test('time stays linear-ish on large inputs of every construct', () => {
     assert.ok(ms < 2000, `took ${ms} ms for ${xml.slice(0, 30)}`);
   }
 });
+
+test('only UTF-8 may be declared: files are read as UTF-8', () => {
+  rejects('<?xml version="1.0" encoding="ISO-8859-1"?>\n<grid/>', /encoding "ISO-8859-1" is not supported/, 1, 21);
+  assert.equal(parseXml('<?xml version="1.0" encoding="utf8"?><grid/>').name, 'grid');
+});

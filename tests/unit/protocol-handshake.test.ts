@@ -6,6 +6,13 @@ import { test } from 'node:test';
 import { sampleHandshake } from '../harness/handshake-fixture.js';
 import assert from 'node:assert/strict';
 import {
+  ADDRESSES_MAX,
+  CLUSTER_NAME_BYTES_MAX,
+  HANDSHAKE_FRAME_BYTES_MAX,
+  HOST_BYTES_MAX,
+  MEMBER_VERSION_BYTES_MAX,
+  PASSWORD_BYTES_MAX,
+  USERNAME_BYTES_MAX,
   answerHandshake,
   decodeHandshakeRequest,
   decodeHandshakeResponse,
@@ -152,4 +159,15 @@ test('a refusal never reveals this member\'s cluster name', () => {
 test('wire numbers are fixed (append-only)', () => {
   assert.deepEqual([HANDSHAKE_REQUEST, HANDSHAKE_RESPONSE], [1, 2]);
   assert.deepEqual(REFUSAL_CODES, { CLUSTER_NAME_MISMATCH: 1, VERSION_MISMATCH: 2, PARTITION_COUNT_MISMATCH: 3, NOT_CLUSTERED_YET: 4 });
+});
+
+test('the largest valid handshake request fits HANDSHAKE_FRAME_BYTES_MAX exactly', () => {
+  const longest = sampleHandshake({
+    clusterName: 'c'.repeat(CLUSTER_NAME_BYTES_MAX),
+    memberVersion: '123456789.123456789.123456789-' + 'x'.repeat(MEMBER_VERSION_BYTES_MAX - 30),
+    addresses: Array.from({ length: ADDRESSES_MAX }, (_, i) => ({ host: 'h'.repeat(HOST_BYTES_MAX - 3) + String(100 + i), port: 65535 })),
+    identity: { username: 'u'.repeat(USERNAME_BYTES_MAX), password: 'p'.repeat(PASSWORD_BYTES_MAX) },
+  });
+  const frame = encodeFrame({ messageType: HANDSHAKE_REQUEST }, encodeHandshakeRequest(longest));
+  assert.equal(frame.length, HANDSHAKE_FRAME_BYTES_MAX);
 });

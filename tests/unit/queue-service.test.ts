@@ -47,7 +47,7 @@ test('items come out first in, first out, with increasing ids, copied values and
   assert.equal(queues.poll('q'), null);
   assert.equal(queues.poll('missing'), null);
   assert.equal(queues.size('missing'), 0);
-  assert.deepEqual(queues.queueNames(), ['q'], 'reads do not create queues');
+  assert.deepEqual(queues.queueNames(), [], 'reads do not create queues, and an empty queue nobody waits on is dropped');
   queues.offer('q', new Uint8Array(0), null);
   assert.equal(queues.poll('q')!.value.length, 0, 'empty items are items');
 });
@@ -218,4 +218,17 @@ test('name@key partitions by key and configures by name', () => {
   assert.equal(queues.offer('small@k2', Buffer.from('3'), null), true, 'a different queue');
   assert.deepEqual(resolved, ['small', 'small']);
   assert.deepEqual(queues.queueNames().sort(), ['small@k1', 'small@k2']);
+});
+
+test('polling many names leaves nothing behind: idle empty queues are dropped', () => {
+  const queues = service();
+  const waiter = { deliver: () => true };
+  for (let i = 0; i < 1000; i++) {
+    assert.equal(queues.pollOrWait(`q${i}`, waiter), null);
+    assert.equal(queues.cancelWaiter(`q${i}`, waiter), true);
+    queues.poll(`p${i}`);
+  }
+  assert.deepEqual(queues.queueNames(), []);
+  queues.offer('kept', Buffer.from('x'), null);
+  assert.deepEqual(queues.queueNames(), ['kept'], 'a queue with items stays');
 });

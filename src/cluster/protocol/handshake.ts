@@ -14,6 +14,7 @@
 import { AssertionError } from '../../util/assert.js';
 import { ByteReader, ByteWriter } from '../../util/bytes.js';
 import { GridError } from '../../util/errors.js';
+import { HEADER_BYTES } from './frame.js';
 
 export const CLUSTER_NAME_BYTES_MAX = 256;
 export const MEMBER_VERSION_BYTES_MAX = 64;
@@ -23,6 +24,25 @@ export const USERNAME_BYTES_MAX = 256;
 export const PASSWORD_BYTES_MAX = 1024;
 export const MESSAGE_BYTES_MAX = 1024;
 const UUID_BYTES = 36;
+/** Length prefix of a string on the wire (u32). */
+const STRING_PREFIX_BYTES = 4;
+
+/**
+ * The largest frame a valid handshake request can be, from the field limits above (≈ 5.9 KiB). The
+ * first frame of a connection is read with this cap, not the configured frame limit: a peer that has
+ * not identified itself must not be able to make this member hold megabytes.
+ */
+export const HANDSHAKE_FRAME_BYTES_MAX =
+  HEADER_BYTES +
+  2 + // protocol version min, max
+  STRING_PREFIX_BYTES + CLUSTER_NAME_BYTES_MAX +
+  STRING_PREFIX_BYTES + UUID_BYTES +
+  STRING_PREFIX_BYTES + MEMBER_VERSION_BYTES_MAX +
+  4 + // partition count
+  4 + ADDRESSES_MAX * (STRING_PREFIX_BYTES + HOST_BYTES_MAX + 2) +
+  1 + // identity present
+  STRING_PREFIX_BYTES + USERNAME_BYTES_MAX +
+  STRING_PREFIX_BYTES + PASSWORD_BYTES_MAX;
 
 export interface MemberAddress {
   readonly host: string;
