@@ -3,6 +3,7 @@
 // (RSS after - RSS before) / N and (heapUsed + external after - before) / N; then times gets.
 // Target: <= 220 resident bytes per entry at N = 1,000,000.
 // Run: node --import tsx scripts/bench/memory.ts [entries]   (re-spawns itself with --expose-gc)
+import { defaultMap } from '../../src/config/draft.js';
 import { spawnSync } from 'node:child_process';
 import type { MapConfig } from '../../src/config/types.js';
 import { MapService } from '../../src/data/map-service.js';
@@ -20,17 +21,8 @@ const KEY_BYTES = 10;
 const VALUE_BYTES = 100;
 const PARTITIONS = 271;
 
-const config: MapConfig = {
-  name: 'default',
-  backupCount: 1,
-  asyncBackupCount: 0,
-  timeToLiveSeconds: 0,
-  maxIdleSeconds: 0,
-  eviction: { policy: 'NONE', maxSizePolicy: 'PER_NODE', size: 2147483647 },
-  merkleTree: { enabled: false, depth: 10 },
-  dataPersistence: { enabled: false, fsync: false },
-  wanReplicationRef: null,
-};
+// The built-in default map: no expiry, no eviction.
+const config: MapConfig = defaultMap('default');
 
 function settle(): NodeJS.MemoryUsage {
   for (let i = 0; i < 4; i++) gc!();

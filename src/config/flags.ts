@@ -21,7 +21,7 @@ interface FlagSpec {
 
 export const FLAG_SPECS: readonly FlagSpec[] = [
   { name: 'config', value: 'FILE', help: 'Read the configuration from FILE. Without it: $GRID_CONFIG, else ./grid.xml if it exists, else built-in defaults.' },
-  { name: 'port', value: 'N', help: 'Member port (0..65535; 0 lets the OS choose). Overrides <network><port>.' },
+  { name: 'port', value: 'N', help: 'Member port (0..65535; 0 lets the OS choose). Overrides <network><port>; under advanced-network, the port of the member endpoint.' },
   { name: 'cluster-name', value: 'NAME', help: 'Cluster name; members join only a cluster with the same name. Default dev.' },
   { name: 'instance-name', value: 'NAME', help: 'Name of this member. Default: grid- plus random hex, unique per process.' },
   { name: 'member', value: 'HOST[:PORT]', repeatable: true, help: 'A member to join over TCP-IP (host, host:port, host:p1-p2). Repeat for more. Turns tcp-ip join on and replaces the configured member list.' },
