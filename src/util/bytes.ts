@@ -70,6 +70,14 @@ export class ByteWriter {
     return this;
   }
 
+  /** An IEEE 754 double, big-endian. */
+  f64(v: number): this {
+    assert(typeof v === 'number', `f64 must be a number: ${String(v)}`);
+    this.room(8);
+    this.pos = this.buf.writeDoubleBE(v, this.pos);
+    return this;
+  }
+
   /** A u32 byte length, then the UTF-8 bytes; at most `maxBytes` of them. */
   string(s: string, maxBytes: number): this {
     const n = Buffer.byteLength(s, 'utf8');
@@ -158,6 +166,15 @@ export class ByteReader {
     const low = this.u32();
     if (high > U64_HIGH_MAX) this.fail('a u64 is above the safe-integer range');
     return high * TWO_32 + low;
+  }
+
+  /** An IEEE 754 double, big-endian; NaN is refused (no field of ours carries one). */
+  f64(): number {
+    this.need(8, 'f64');
+    const v = Buffer.from(this.buf.buffer, this.buf.byteOffset + this.pos, 8).readDoubleBE(0);
+    this.pos += 8;
+    if (Number.isNaN(v)) this.fail('a double is NaN');
+    return v;
   }
 
   /** A u32 count checked against `max` (for arrays: check before allocating them). */

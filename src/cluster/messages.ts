@@ -1,0 +1,196 @@
+// Every member-protocol message after the handshake: its wire number (message-types.ts keeps the
+// numbers append-only) and the schema of its body (schema-codec.ts). The TypeScript types of the
+// bodies are derived from the schemas, so the cores, the codec and docs/protocol.md name the same
+// fields.
+//
+// Conventions: members are named by UUID and reached at "host:port"; `callId` correlates a request
+// and its answer (0 = one-way); partition ids are u32; versions are u53 counters.
+import type { Schema, TypeOf } from './protocol/schema-codec.js';
+import { decodeWith, encodeWith } from './protocol/schema-codec.js';
+import { GridError } from '../util/errors.js';
+
+const MEMBER = { uuid: 'str', host: 'str', port: 'u16', lite: 'bool', version: 'str' } as const;
+
+/** The partition table on the wire: member uuids once, then slot indices (u16 BE, 0xffff = empty). */
+const TABLE = { version: 'u53', width: 'u8', uuids: ['str'], slots: 'bytes', partitionVersions: 'bytes' } as const;
+
+const VIEW = { clusterId: 'str', membersVersion: 'u32', members: [MEMBER], table: TABLE, clusterState: 'u8' } as const;
+
+/** One data operation, flat: fields an operation does not use are empty (see invocation/ops.ts). */
+const OP = {
+  code: 'u8',
+  name: 'str',
+  key: 'bytes',
+  value: 'bytes',
+  contentType: 'strOrNull',
+  timeoutMs: 'u32',
+} as const;
+
+/** What an owner applies on its backups, in partition version order. */
+const BACKUP_OP = {
+  code: 'u8',
+  name: 'str',
+  key: 'bytes',
+  value: 'bytes',
+  contentType: 'strOrNull',
+  itemId: 'u53',
+  timeMs: 'f64',
+} as const;
+
+const ENTRY = {
+  map: 'str',
+  key: 'bytes',
+  value: 'bytes',
+  contentType: 'strOrNull',
+  creationTimeMs: 'f64',
+  updateTimeMs: 'f64',
+  lastAccessTimeMs: 'f64',
+  version: 'u53',
+  hits: 'u53',
+} as const;
+
+const QUEUE = { name: 'str', nextItemId: 'u53', items: [{ id: 'u53', value: 'bytes', contentType: 'strOrNull' }] } as const;
+
+export const MESSAGE_SCHEMAS = {
+  /** Joiner → any configured address: "who is master; let me in". */
+  joinRequest: { member: MEMBER },
+  /** Answer to joinRequest from a member that is not the master, or a master that refuses. */
+  joinAnswer: { masterAddress: 'str', joined: 'bool', uuid: 'str', address: 'str', refusal: 'str' },
+  /** Master → admitted joiner, and master → every member after a change: the whole view. */
+  membersView: VIEW,
+  heartbeat: { membersVersion: 'u32', masterUuid: 'str', suspects: ['str'] },
+  /** A would-be master asks a member to accept its mastership and send its view. */
+  claimRequest: { candidateUuid: 'str' },
+  claimAnswer: { accepted: 'bool', view: VIEW },
+  /** The master publishes the partition table alone (after a migration or promotion). */
+  partitionTable: { table: TABLE },
+  /** A forwarded data operation; answered by invokeResult with the same callId. */
+  invoke: { partitionId: 'i32', op: OP },
+  invokeResult: {
+    status: 'u8',
+    found: 'bool',
+    value: 'bytes',
+    contentType: 'strOrNull',
+    count: 'u53',
+    errorCode: 'str',
+    message: 'str',
+    retryAfterSeconds: 'u32',
+  },
+  /** Owner → backup: one write, to apply at `version` (the partition's data version after it). */
+  backup: { partitionId: 'u32', version: 'u53', op: BACKUP_OP },
+  backupAck: { partitionId: 'u32', version: 'u53' },
+  /** Anti-entropy: an owner's data versions for partitions the receiver backs up. */
+  versions: { partitionIds: ['u32'], versions: ['u53'] },
+  /** A backup that missed writes asks the owner for the whole partition. */
+  resyncRequest: { partitionId: 'u32' },
+  /** One bounded chunk of a partition's data (migration or resync), acked by snapshotAck. */
+  snapshotChunk: {
+    transferId: 'u53',
+    partitionId: 'u32',
+    version: 'u53',
+    index: 'u32',
+    last: 'bool',
+    entries: [ENTRY],
+    queues: [QUEUE],
+  },
+  snapshotAck: { transferId: 'u53', index: 'u32', ok: 'bool' },
+  /** Master → source (the partition's owner): copy partition to destination. */
+  migrateRequest: { migrationId: 'u53', partitionId: 'u32', destination: 'str', tableVersion: 'u53' },
+  /** Source → master: the copy is complete (destination in sync, writes held) or failed. */
+  migrateResult: { migrationId: 'u53', ok: 'bool', message: 'str' },
+  /** Master → destination: the move is final; destination → master: committed. */
+  migrateCommit: { migrationId: 'u53', partitionId: 'u32' },
+  migrateCommitAck: { migrationId: 'u53', ok: 'bool' },
+  /** Master → source: the move failed or was abandoned; release held writes. */
+  migrateAbort: { migrationId: 'u53', partitionId: 'u32' },
+  /** A leaving member → master, repeated until answered with shutdownAllowed. */
+  shutdownRequest: { uuid: 'str' },
+  shutdownAllowed: { uuid: 'str' },
+  /** Cluster-state change, two phases. */
+  stateLock: { txId: 'str', state: 'u8', membersVersion: 'u32', tableVersion: 'u53', leaseMs: 'u32' },
+  stateLockAnswer: { txId: 'str', ok: 'bool', message: 'str' },
+  stateCommit: { txId: 'str', state: 'u8' },
+  stateRollback: { txId: 'str' },
+  /** clusterShutdown: every member stops. */
+  shutdownMember: { reason: 'str' },
+  /** The caller's client went away: stop a waiting poll (by the invoke's callId). */
+  pollCancel: { callId: 'u53' },
+  /** Master → a member that is not in its member list: you were removed; rejoin. */
+  notMember: { membersVersion: 'u32' },
+  /** Map clear on one member: clears the map in every partition it owns. */
+  mapClearLocal: { map: 'str' },
+} as const satisfies Record<string, Schema>;
+
+export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
+export type Body<K extends MessageKind> = TypeOf<(typeof MESSAGE_SCHEMAS)[K]>;
+export type MemberWire = TypeOf<typeof MEMBER>;
+export type TableWire = TypeOf<typeof TABLE>;
+export type ViewWire = TypeOf<typeof VIEW>;
+export type OpWire = TypeOf<typeof OP>;
+export type BackupOpWire = TypeOf<typeof BACKUP_OP>;
+export type EntryWire = TypeOf<typeof ENTRY>;
+export type QueueWire = TypeOf<typeof QUEUE>;
+
+/** A message as the cores see it: kind, call id, and typed body. */
+export type Message = { [K in MessageKind]: { readonly kind: K; readonly callId: number; readonly body: Body<K> } }[MessageKind];
+export type MessageOf<K extends MessageKind> = Extract<Message, { kind: K }>;
+
+/** Wire numbers: append-only (1 and 2 are the handshake, handshake.ts). */
+export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
+  joinRequest: 3,
+  joinAnswer: 4,
+  membersView: 5,
+  heartbeat: 6,
+  claimRequest: 7,
+  claimAnswer: 8,
+  partitionTable: 9,
+  invoke: 10,
+  invokeResult: 11,
+  backup: 12,
+  backupAck: 13,
+  versions: 14,
+  resyncRequest: 15,
+  snapshotChunk: 16,
+  snapshotAck: 17,
+  migrateRequest: 18,
+  migrateResult: 19,
+  migrateCommit: 20,
+  migrateCommitAck: 21,
+  migrateAbort: 22,
+  shutdownRequest: 23,
+  shutdownAllowed: 24,
+  stateLock: 25,
+  stateLockAnswer: 26,
+  stateCommit: 27,
+  stateRollback: 28,
+  shutdownMember: 29,
+  pollCancel: 30,
+  notMember: 31,
+  mapClearLocal: 32,
+};
+
+const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));
+
+/** Heartbeats and membership control go before data on a busy connection. */
+export const URGENT_KINDS: ReadonlySet<MessageKind> = new Set(['heartbeat', 'membersView', 'claimRequest', 'claimAnswer', 'notMember']);
+
+export function messageKindOf(type: number): MessageKind | null {
+  return KIND_BY_TYPE.get(type) ?? null;
+}
+
+export function encodeBody(message: Message): Buffer {
+  const schema = MESSAGE_SCHEMAS[message.kind] as Schema;
+  return encodeWith(schema, message.body as never, message.kind === 'snapshotChunk' ? 64 * 1024 : 128);
+}
+
+/** Decodes a frame's payload; an unknown type or a malformed body is ERR_PROTOCOL_MALFORMED. */
+export function decodeMessage(type: number, callId: number, payload: Uint8Array): Message {
+  const kind = messageKindOf(type);
+  if (kind === null) throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown message type ${type}`);
+  const body = decodeWith(MESSAGE_SCHEMAS[kind] as Schema, payload, kind);
+  return { kind, callId, body } as Message;
+}
+
+export function message<K extends MessageKind>(kind: K, body: Body<K>, callId = 0): MessageOf<K> {
+  return { kind, callId, body } as unknown as MessageOf<K>;
+}
