@@ -14,7 +14,7 @@ const MEMBER = { uuid: 'str', host: 'str', port: 'u16', lite: 'bool', version: '
 /** The partition table on the wire: member uuids once, then slot indices (u16 BE, 0xffff = empty). */
 const TABLE = { version: 'u53', width: 'u8', uuids: ['str'], slots: 'bytes', partitionVersions: 'bytes' } as const;
 
-const VIEW = { clusterId: 'str', membersVersion: 'u32', members: [MEMBER], table: TABLE, clusterState: 'u8' } as const;
+const VIEW = { clusterId: 'str', membersVersion: 'u32', members: [MEMBER], table: TABLE, clusterState: 'u8', migrationQueue: 'u32' } as const;
 
 /** One data operation, flat: fields an operation does not use are empty (see invocation/ops.ts). */
 const OP = {
@@ -63,7 +63,7 @@ export const MESSAGE_SCHEMAS = {
   claimRequest: { candidateUuid: 'str' },
   claimAnswer: { accepted: 'bool', view: VIEW },
   /** The master publishes the partition table alone (after a migration or promotion). */
-  partitionTable: { table: TABLE },
+  partitionTable: { table: TABLE, migrationQueue: 'u32' },
   /** A forwarded data operation; answered by invokeResult with the same callId. */
   invoke: { partitionId: 'i32', op: OP },
   invokeResult: {
@@ -95,7 +95,7 @@ export const MESSAGE_SCHEMAS = {
   },
   snapshotAck: { transferId: 'u53', index: 'u32', ok: 'bool' },
   /** Master → source (the partition's owner): copy partition to destination. */
-  migrateRequest: { migrationId: 'u53', partitionId: 'u32', destination: 'str', tableVersion: 'u53' },
+  migrateRequest: { migrationId: 'u53', partitionId: 'u32', destinations: ['str'], tableVersion: 'u53' },
   /** Source → master: the copy is complete (destination in sync, writes held) or failed. */
   migrateResult: { migrationId: 'u53', ok: 'bool', message: 'str' },
   /** Master → destination: the move is final; destination → master: committed. */
@@ -117,8 +117,6 @@ export const MESSAGE_SCHEMAS = {
   pollCancel: { callId: 'u53' },
   /** Master → a member that is not in its member list: you were removed; rejoin. */
   notMember: { membersVersion: 'u32' },
-  /** Map clear on one member: clears the map in every partition it owns. */
-  mapClearLocal: { map: 'str' },
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -166,7 +164,6 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   shutdownMember: 29,
   pollCancel: 30,
   notMember: 31,
-  mapClearLocal: 32,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -90,6 +90,12 @@ export class MapService {
     return this.storesByName.get(mapName)?.clear() ?? 0;
   }
 
+  /** Removes the map's entries in one partition; returns how many were held. */
+  clearInPartition(mapName: string, partitionId: number): number {
+    this.checkPartition(partitionId);
+    return this.storesByName.get(mapName)?.clearPartition(partitionId) ?? 0;
+  }
+
   /** Exact count of live entries: for a map with expiry this first sweeps the whole map (O(entries)). */
   size(mapName: string, nowMs: number): number {
     const store = this.storesByName.get(mapName);

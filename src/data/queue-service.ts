@@ -45,6 +45,55 @@ export class QueueService {
     return this.queueFor(name).offer(value, contentType);
   }
 
+  /** Offer that reports the stored item, 'delivered' (to a waiting poll) or 'full'. */
+  offerItem(name: string, value: Uint8Array, contentType: string | null): QueueItem | 'delivered' | 'full' {
+    return this.queueFor(name).offerItem(value, contentType);
+  }
+
+  /** Backup side: store an item with the owner's id. */
+  storeReplica(name: string, item: QueueItem): void {
+    this.queueFor(name).storeReplica(item);
+  }
+
+  /** Backup side: remove the item the owner's poll took. */
+  removeReplica(name: string, id: number): void {
+    const queue = this.queues.get(name);
+    if (queue === undefined) return;
+    queue.removeReplica(id);
+    this.dropIfIdle(name, queue);
+  }
+
+  /** Snapshot of one queue: its items in order and its next item id (null when it holds nothing). */
+  exportQueue(name: string): { items: QueueItem[]; nextItemId: number } | null {
+    const queue = this.queues.get(name);
+    if (queue === undefined) return null;
+    return { items: queue.itemsInOrder(), nextItemId: queue.nextId };
+  }
+
+  /** Replaces one queue's items from a snapshot (waiting polls keep waiting and are served). */
+  restoreQueue(name: string, items: readonly QueueItem[], nextItemId: number): void {
+    const queue = this.queueFor(name);
+    queue.restore(items, nextItemId);
+    this.dropIfIdle(name, queue);
+  }
+
+  /** Drops a queue's items (its partition moved away); waiting polls stay for the caller to answer. */
+  dropItems(name: string): void {
+    const queue = this.queues.get(name);
+    if (queue === undefined) return;
+    queue.clear();
+    this.dropIfIdle(name, queue);
+  }
+
+  /** Removes and returns the waiting polls of one queue. */
+  takeWaiters(name: string): PollWaiter[] {
+    const queue = this.queues.get(name);
+    if (queue === undefined) return [];
+    const waiters = queue.drainWaiters();
+    this.dropIfIdle(name, queue);
+    return waiters;
+  }
+
   poll(name: string): QueueItem | null {
     const queue = this.queues.get(name);
     if (queue === undefined) return null;

@@ -49,7 +49,15 @@ export class QueueStore {
 
   /** Adds an item (or hands it to the first live waiter); false when the queue is full. */
   offer(value: Uint8Array, contentType: string | null): boolean {
-    if (this.config.maxSize > 0 && this.items.size >= this.config.maxSize) return false;
+    return this.offerItem(value, contentType) !== 'full';
+  }
+
+  /**
+   * Like offer, but says what happened: the stored item (a backup must store it too), 'delivered'
+   * (a waiting poll took it at once; nothing to back up) or 'full'.
+   */
+  offerItem(value: Uint8Array, contentType: string | null): QueueItem | 'delivered' | 'full' {
+    if (this.config.maxSize > 0 && this.items.size >= this.config.maxSize) return 'full';
     const item: QueueItem = { id: this.nextItemId++, value: Buffer.from(value), contentType };
     let delivered = false;
     try {
@@ -58,7 +66,45 @@ export class QueueStore {
       // Also when a waiter threw: the item is stored, never lost.
       if (!delivered) this.items.push(item);
     }
-    return true;
+    return delivered ? 'delivered' : item;
+  }
+
+  /** Backup side: stores an item the owner stored, with the owner's id. */
+  storeReplica(item: QueueItem): void {
+    this.items.push(item);
+    if (item.id >= this.nextItemId) this.nextItemId = item.id + 1;
+  }
+
+  /** Backup side: removes the item the owner's poll took (normally the head). */
+  removeReplica(id: number): boolean {
+    const head = this.items.shift();
+    if (head === undefined) return false;
+    if (head.id === id) return true;
+    // Out of step (should not happen with in-order backups): rebuild without that id.
+    const rest = [head, ...this.items];
+    this.items.clear();
+    let found = false;
+    for (const item of rest) {
+      if (item.id === id && !found) found = true;
+      else this.items.push(item);
+    }
+    return found;
+  }
+
+  /** The stored items in order, for a snapshot. */
+  itemsInOrder(): QueueItem[] {
+    return [...this.items];
+  }
+
+  get nextId(): number {
+    return this.nextItemId;
+  }
+
+  /** Replaces the contents from a snapshot (waiters stay). */
+  restore(items: readonly QueueItem[], nextItemId: number): void {
+    this.items.clear();
+    for (const item of items) this.items.push(item);
+    this.nextItemId = Math.max(nextItemId, ...items.map((i) => i.id + 1), 1);
   }
 
   poll(): QueueItem | null {

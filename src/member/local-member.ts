@@ -8,10 +8,16 @@ import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
 import type { Clock } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
 import { SeededRandom } from '../util/prng.js';
-import { MapService } from '../data/map-service.js';
-import { QueueService, type PollWaiter, type QueueItem } from '../data/queue-service.js';
 import { keyHash, partitionIdOf } from '../partition/partition-id.js';
+import { ClusterNode, type ClusterTimings } from './cluster-node.js';
+import type { Transport } from '../cluster/transport.js';
+import type { Message } from '../cluster/messages.js';
+import { expandJoinAddresses } from '../cluster/join-addresses.js';
+import { OP, type OpOutcome } from '../data/replica-store.js';
+import type { LocalResult } from '../invocation/invoker.js';
+import type { Timers } from '../util/clock.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
+import { then } from './member-api.js';
 import type {
   Awaitable,
   ClientLiveness,
@@ -37,20 +43,35 @@ export interface MemberEnvironment {
   /** Asks the process to stop gracefully (the runtime owns signals and exit). */
   readonly requestStop: (reason: string) => void;
   readonly seed: number;
+  /** The member-protocol transport; none: a cluster of one that never dials. */
+  readonly transport?: Transport;
+  readonly timers?: Timers;
+  /** Member identity (tests and simulations pin it). */
+  readonly uuid?: string;
+  readonly timings?: Partial<ClusterTimings>;
 }
 
+/** A transport for a member that never talks to others. */
+const NO_TRANSPORT: Transport = { send: () => false, disconnect: () => {}, connectionCount: () => 0 };
+
+const processTimers: Timers = {
+  setTimeout: (fn, delayMs) => {
+    const t = setTimeout(fn, delayMs);
+    t.unref();
+    return t as unknown as { id: number };
+  },
+  clearTimeout: (handle) => clearTimeout(handle as unknown as NodeJS.Timeout),
+};
+
 export class LocalMember implements MemberApi {
-  readonly uuid = randomUUID();
+  readonly uuid: string;
+  readonly node: ClusterNode;
   private host = '127.0.0.1';
   private port = 0;
   private state: NodeState = 'STARTING';
-  private cluster: ClusterState = 'ACTIVE';
   private tcpIpMembers: string[] | null;
-  private readonly maps: MapService;
-  private readonly queues: QueueService;
   private readonly audit: ComponentLogger;
   private readonly log: ComponentLogger;
-  private readonly pollTimers = new Set<NodeJS.Timeout>();
   /** Keys are encoded here, not into a fresh ArrayBuffer per call: the store copies what it keeps. */
   private readonly keyScratch = Buffer.allocUnsafe(KEY_SCRATCH_BYTES);
 
@@ -58,13 +79,22 @@ export class LocalMember implements MemberApi {
     private readonly config: Config,
     private readonly env: MemberEnvironment,
   ) {
-    const props = config.properties;
-    this.maps = new MapService({
-      partitionCount: props.partitionCount,
-      resolveConfig: (name) => resolveMapConfig(config.maps, name),
+    this.uuid = env.uuid ?? randomUUID();
+    this.node = new ClusterNode({
+      config,
+      uuid: this.uuid,
+      memberVersion: MEMBER_VERSION,
+      transport: env.transport ?? NO_TRANSPORT,
+      clock: env.clock,
+      timers: env.timers ?? processTimers,
       random: new SeededRandom(env.seed),
+      logger: env.logger,
+      newUuid: () => randomUUID(),
+      ...(env.timings === undefined ? {} : { timings: env.timings }),
+      onShutdownRequested: (reason) => env.requestStop(`clusterShutdown from another member: ${reason}`),
     });
-    this.queues = new QueueService({ resolveConfig: (name) => resolveQueueConfig(config.queues, name), waitersMax: props.queueWaitersMax });
+    void resolveMapConfig;
+    void resolveQueueConfig;
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
     this.audit = env.logger.component('audit');
@@ -78,17 +108,24 @@ export class LocalMember implements MemberApi {
     this.port = port;
   }
 
-  /** The runtime is listening: a member alone is its own cluster, so it is joined and active. */
+  /** The runtime is listening: start joining (a member without join addresses is its own cluster). */
   markActive(): void {
-    this.state = this.cluster === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
+    const tcp = this.config.network.join.tcpIp;
+    const joinAddresses = tcp.enabled ? expandJoinAddresses(this.tcpIpMembers ?? [], this.config.network.port.port) : [];
+    this.node.start(this.host, this.port, joinAddresses);
+    this.state = this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
   }
 
-  /** Stop taking new waits; answer every waiting poll with "no item". */
-  beginShutdown(): void {
+  /** The transport hands inbound messages to the cluster node. */
+  onMessage(from: { uuid: string; address: string }, m: Message): void {
+    this.node.onMessage(from, m);
+  }
+
+  /** Stop taking new waits; hand every replica off (bounded), then answer waiting polls with "no item". */
+  async beginShutdown(): Promise<void> {
     this.state = 'SHUTTING_DOWN';
-    for (const waiter of this.queues.cancelAllWaiters()) (waiter as TimedWaiter).expire();
-    for (const t of this.pollTimers) clearTimeout(t);
-    this.pollTimers.clear();
+    await this.node.leaveGracefully(this.config.properties.gracefulShutdownMaxWaitSeconds * 1000);
+    this.node.stop();
   }
 
   markShutDown(): void {
@@ -97,11 +134,11 @@ export class LocalMember implements MemberApi {
 
   /** Expired-entry sweep, called periodically by the runtime. */
   sweep(budgetRecords: number): number {
-    return this.maps.sweepExpired(this.env.clock.nowMs(), budgetRecords);
+    return this.node.store.maps.sweepExpired(this.env.clock.nowMs(), budgetRecords);
   }
 
   membersLine(): string {
-    return `Members {size:1, ver:1} [\n\tMember [${this.host}]:${this.port} - ${this.uuid} this\n]`;
+    return this.node.membership.joined ? this.node.membership.membersLine() : `Members {size:1, ver:0} [\n\tMember [${this.host}]:${this.port} - ${this.uuid} this\n]`;
   }
 
   // ── data ─────────────────────────────────────────────────────────────────────────────────────────
@@ -114,76 +151,104 @@ export class LocalMember implements MemberApi {
   }
 
   private refuseWriteWhenPassive(operation: string): void {
-    if (this.cluster === 'PASSIVE') {
+    if (this.node.clusterState === 'PASSIVE') {
       throw new GridError('ERR_DATA_CLUSTER_PASSIVE', `cluster is PASSIVE: ${operation} is not allowed`, { retryAfterSeconds: 5 });
     }
   }
 
-  mapGet(mapName: string, key: string): StoredValue | null {
-    const { bytes, partitionId } = this.keyOf(key);
-    // The record view carries value and contentType: it is a StoredValue already.
-    return this.maps.get(mapName, bytes, partitionId, this.env.clock.nowMs());
+  /**
+   * Runs an operation on its partition's owner: synchronously when this member owns it and no
+   * backup must ack, else through the invoker (forwarded, retried) as a promise.
+   */
+  private run(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null): Awaitable<OpOutcome> {
+    if (this.node.isFastLocal(partitionId)) {
+      let sync: LocalResult | null = null;
+      let later: ((r: LocalResult) => void) | null = null;
+      this.node.runLocal(partitionId, ClusterNode.op(code, name, key, value, contentType), (r) => (later === null ? (sync = r) : later(r)), () => {});
+      const now = sync as LocalResult | null;
+      if (now !== null) return unwrap(now) ?? this.remote(partitionId, code, name, key, value, contentType);
+      return new Promise<LocalResult>((resolve) => (later = resolve)).then((r) => unwrap(r) ?? this.remote(partitionId, code, name, key, value, contentType));
+    }
+    return this.remote(partitionId, code, name, key, value, contentType);
   }
 
-  mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): void {
+  private remote(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null): Promise<OpOutcome> {
+    // The key may live in the scratch buffer: copy it before the call leaves this tick.
+    return this.node.call(partitionId, ClusterNode.op(code, name, Buffer.from(key), value, contentType)).then((r) => r.outcome);
+  }
+
+  mapGet(mapName: string, key: string): Awaitable<StoredValue | null> {
+    const { bytes, partitionId } = this.keyOf(key);
+    if (this.node.isFastLocal(partitionId)) {
+      // The record view carries value and contentType: it is a StoredValue already.
+      return this.node.store.maps.get(mapName, bytes, partitionId, this.env.clock.nowMs());
+    }
+    return then(this.remote(partitionId, OP.MAP_GET, mapName, bytes, EMPTY, null), toStoredValue);
+  }
+
+  mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<void> {
     this.refuseWriteWhenPassive('map put');
     const { bytes, partitionId } = this.keyOf(key);
-    this.maps.put(mapName, bytes, partitionId, value, contentType, this.env.clock.nowMs());
+    return then(this.run(partitionId, OP.MAP_PUT, mapName, bytes, value, contentType), () => undefined);
   }
 
-  mapRemove(mapName: string, key: string): void {
+  mapRemove(mapName: string, key: string): Awaitable<void> {
     this.refuseWriteWhenPassive('map remove');
     const { bytes, partitionId } = this.keyOf(key);
-    this.maps.remove(mapName, bytes, partitionId, this.env.clock.nowMs());
+    return then(this.run(partitionId, OP.MAP_REMOVE, mapName, bytes, EMPTY, null), () => undefined);
   }
 
-  mapClear(mapName: string): void {
+  mapClear(mapName: string): Awaitable<void> {
     this.refuseWriteWhenPassive('map clear');
-    this.maps.clear(mapName);
+    const pending: Promise<OpOutcome>[] = [];
+    for (let p = 0; p < this.config.properties.partitionCount; p++) {
+      const r = this.run(p, OP.MAP_CLEAR_PARTITION, mapName, EMPTY, EMPTY, null);
+      if (r instanceof Promise) pending.push(r);
+    }
+    return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
   }
 
-  queueOffer(queueName: string, value: Buffer, contentType: string | null): boolean {
+  queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean> {
     this.refuseWriteWhenPassive('queue offer');
-    return this.queues.offer(queueName, value, contentType);
+    const p = this.node.store.queuePartition(queueName);
+    return then(this.run(p, OP.QUEUE_OFFER, queueName, EMPTY, value, contentType), (o) => o.kind === 'flag' && o.flag);
   }
 
   queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Awaitable<StoredValue | null> {
     this.refuseWriteWhenPassive('queue poll');
-    const now = this.queues.poll(queueName);
-    if (now !== null || timeoutSeconds === 0 || this.state === 'SHUTTING_DOWN' || client.isGone()) return toStored(now);
-    return new Promise((resolve) => {
-      const waiter = new TimedWaiter(client, resolve);
-      const item = this.queues.pollOrWait(queueName, waiter);
-      if (item !== null) {
-        resolve(toStored(item));
-        return;
-      }
-      const timer = setTimeout(() => {
-        this.pollTimers.delete(timer);
-        if (this.queues.cancelWaiter(queueName, waiter)) waiter.expire();
-      }, timeoutSeconds * 1000);
-      this.pollTimers.add(timer);
-      const unsubscribe = client.onGone(() => {
-        if (this.queues.cancelWaiter(queueName, waiter)) waiter.expire();
-      });
-      waiter.onSettled = () => {
-        clearTimeout(timer);
-        this.pollTimers.delete(timer);
-        unsubscribe();
-      };
+    const p = this.node.store.queuePartition(queueName);
+    if (timeoutSeconds === 0 || this.state === 'SHUTTING_DOWN' || client.isGone()) {
+      return then(this.run(p, OP.QUEUE_POLL, queueName, EMPTY, EMPTY, null), toStoredValue);
+    }
+    let unsubscribe: () => void = () => {};
+    const op = ClusterNode.op(OP.QUEUE_POLL, queueName, EMPTY, EMPTY, null, timeoutSeconds * 1000);
+    const result = this.node.call(p, op, (cancel) => {
+      unsubscribe = client.onGone(cancel);
     });
+    return result.then(
+      (r) => {
+        unsubscribe();
+        return toStoredValue(r.outcome);
+      },
+      (e: unknown) => {
+        unsubscribe();
+        throw e;
+      },
+    );
   }
 
-  queueSize(queueName: string): number {
-    return this.queues.size(queueName);
+  queueSize(queueName: string): Awaitable<number> {
+    const p = this.node.store.queuePartition(queueName);
+    return then(this.run(p, OP.QUEUE_SIZE, queueName, EMPTY, EMPTY, null), (o) => (o.kind === 'count' ? o.count : 0));
   }
 
   // ── information ──────────────────────────────────────────────────────────────────────────────────
 
   clusterInfo(): ClusterInfo {
     const c = this.env.connections();
+    const list = this.node.membership.joined ? this.node.membership.list : [{ host: this.host, port: this.port, uuid: this.uuid, lite: this.config.liteMember, version: MEMBER_VERSION }];
     return {
-      members: [{ host: this.host, port: this.port, uuid: this.uuid, liteMember: this.config.liteMember, localMember: true, memberVersion: MEMBER_VERSION }],
+      members: list.map((m) => ({ host: m.host, port: m.port, uuid: m.uuid, liteMember: m.lite, localMember: m.uuid === this.uuid, memberVersion: m.version })),
       connectionCount: c.http,
       allConnectionCount: c.http + c.member,
     };
@@ -191,14 +256,14 @@ export class LocalMember implements MemberApi {
 
   health(): HealthInfo {
     const stopping = this.state === 'SHUTTING_DOWN' || this.state === 'SHUT_DOWN';
+    const joined = this.node.membership.joined;
     return {
       nodeState: this.state,
-      clusterState: this.cluster,
-      // Alone, every replica this member holds is the only one, and nothing migrates.
-      clusterSafe: !stopping && this.state !== 'STARTING',
-      migrationQueueSize: 0,
-      clusterSize: 1,
-      ready: this.state === 'ACTIVE' || this.state === 'PASSIVE',
+      clusterState: this.node.clusterState,
+      clusterSafe: !stopping && this.state !== 'STARTING' && this.node.isSafe(),
+      migrationQueueSize: this.node.partitions.migrationQueueSize,
+      clusterSize: joined ? this.node.membership.list.length : 1,
+      ready: joined && (this.state === 'ACTIVE' || this.state === 'PASSIVE'),
     };
   }
 
@@ -216,16 +281,19 @@ export class LocalMember implements MemberApi {
   }
 
   nodesText(): string {
-    return `[Member [${this.host}]:${this.port} - ${this.uuid} this]\n${PRODUCT_NAME} ${MEMBER_VERSION}\nNode.js ${process.versions.node}`;
+    const list = this.clusterInfo().members.map((m) => `Member [${m.host}]:${m.port} - ${m.uuid}${m.localMember ? ' this' : ''}`);
+    return `[${list.join(', ')}]\n${PRODUCT_NAME} ${MEMBER_VERSION}\nNode.js ${process.versions.node}`;
   }
 
   metrics(): Readonly<Record<string, number>> {
     const c = this.env.connections();
     return {
-      mapEntries: this.maps.totalEntries(),
-      maps: this.maps.mapNames().length,
-      queues: this.queues.queueNames().length,
-      waitingPolls: this.queues.waitingPolls(),
+      mapEntries: this.node.store.maps.totalEntries(),
+      maps: this.node.store.maps.mapNames().length,
+      queues: this.node.store.queues.queueNames().length,
+      waitingPolls: this.node.store.queues.waitingPolls(),
+      ownedPartitions: this.node.ownedPartitions(),
+      ...this.node.metrics(),
       httpConnections: c.http,
       memberConnections: c.member,
       ...this.env.runtimeMetrics(),
@@ -276,14 +344,10 @@ export class LocalMember implements MemberApi {
   // ── management ───────────────────────────────────────────────────────────────────────────────────
 
   async changeClusterState(target: ClusterState): Promise<'changed' | 'unchanged'> {
-    if (target === this.cluster) return 'unchanged';
-    // A cluster of one: the lock and commit phases touch only this member, happen in one step and
-    // cannot conflict, so IN_TRANSITION is never observable here.
-    const previous = this.cluster;
-    this.cluster = target;
-    if (this.state === 'ACTIVE' || this.state === 'PASSIVE') this.state = target === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
-    this.log.info(`cluster state changed from ${previous} to ${target}`);
-    return 'changed';
+    if (target === 'IN_TRANSITION') throw new GridError('ERR_MGMT_BAD_STATE', 'IN_TRANSITION cannot be requested');
+    const r = await this.node.changeState(target);
+    if (this.state === 'ACTIVE' || this.state === 'PASSIVE') this.state = this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
+    return r;
   }
 
   supportsClusterVersion(version: string): boolean {
@@ -295,8 +359,14 @@ export class LocalMember implements MemberApi {
   }
 
   shutdownCluster(): void {
-    this.cluster = 'PASSIVE';
-    this.env.requestStop('clusterShutdown requested over REST');
+    const stopAll = (): void => {
+      this.node.shutdownOthers('clusterShutdown requested over REST');
+      this.env.requestStop('clusterShutdown requested over REST');
+    };
+    this.node.changeState('PASSIVE').then(stopAll, (e: unknown) => {
+      this.log.warning(`clusterShutdown: could not switch the cluster to PASSIVE first (${e instanceof Error ? e.message : String(e)}); stopping every member anyway`);
+      stopAll();
+    });
   }
 
   tcpIpMemberList(): readonly string[] | null {
@@ -306,6 +376,7 @@ export class LocalMember implements MemberApi {
   setTcpIpMemberList(members: readonly string[]): readonly string[] | null {
     if (this.tcpIpMembers === null) return null;
     this.tcpIpMembers = [...members];
+    this.node.setJoinAddresses(expandJoinAddresses(members, this.config.network.port.port));
     this.log.info(`tcp-ip member list set to ${members.join(', ')}`);
     return this.tcpIpMembers;
   }
@@ -333,35 +404,17 @@ export class LocalMember implements MemberApi {
   }
 }
 
-function toStored(item: QueueItem | null): StoredValue | null {
-  return item === null ? null : { value: item.value, contentType: item.contentType };
+const EMPTY = Buffer.alloc(0);
+
+function toStoredValue(o: OpOutcome): StoredValue | null {
+  return o.kind === 'value' && o.value !== null ? { value: o.value, contentType: o.contentType } : null;
 }
 
-/** A waiting poll: takes an item only while its client is still connected. */
-class TimedWaiter implements PollWaiter {
-  private settled = false;
-  onSettled: () => void = () => {};
-
-  constructor(
-    private readonly client: ClientLiveness,
-    private readonly resolve: (value: StoredValue | null) => void,
-  ) {}
-
-  deliver(item: QueueItem): boolean {
-    if (this.settled || this.client.isGone()) return false;
-    this.settle(toStored(item));
-    return true;
-  }
-
-  expire(): void {
-    if (!this.settled) this.settle(null);
-  }
-
-  private settle(value: StoredValue | null): void {
-    this.settled = true;
-    this.onSettled();
-    this.resolve(value);
-  }
+/** The outcome of a finished local call; null when it must be retried through the invoker. */
+function unwrap(r: LocalResult): OpOutcome | null {
+  if (r.kind === 'ok') return r.outcome;
+  if (r.kind === 'error') throw r.error;
+  return null;
 }
 
 function constantTimeEqual(a: string, b: string): boolean {

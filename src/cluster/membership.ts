@@ -1,0 +1,556 @@
+// Membership: join, the member list, heartbeats, failure detection and mastership. A pure core: time
+// comes from the Clock, timers from Timers, the network is the Transport; the host (the member's
+// cluster node) owns the partition table and reacts to view changes.
+//
+// Rules (cluster.md "Join and membership"):
+// - The master is the oldest member: members[0]. Only it changes the list; every change bumps the
+//   members version and is published as a whole view (members + partition table + state).
+// - A member applies a view only from the member it considers master (or, while joining, from any
+//   master that lists it), and only when the view is newer than its own.
+// - Joiners are admitted in batches: the batch closes joinBatchQuietMs after the last joiner, at
+//   most joinBatchMaxMs after the first.
+// - No master answering: a member that found no master and no lower (address, uuid) among the
+//   members it can reach claims mastership of a cluster of one; others then join it.
+// - Heartbeats every heartbeatIntervalMs on the monotonic clock; silence for maxNoHeartbeatMs makes
+//   a member suspected. The master removes suspects at once; when the master is suspected, the
+//   oldest non-suspected member asks the others to accept it (claim) and takes over with those that
+//   accept.
+import type { MemberWire, Message, MessageOf, TableWire, ViewWire } from './messages.js';
+import { message } from './messages.js';
+import type { Peer, Transport } from './transport.js';
+import type { Clock, TimerHandle, Timers } from '../util/clock.js';
+import type { ComponentLogger } from '../util/logger.js';
+
+export interface MembershipOptions {
+  readonly self: MemberWire;
+  readonly joinAddresses: readonly string[];
+  readonly heartbeatIntervalMs: number;
+  readonly maxNoHeartbeatMs: number;
+  readonly joinBatchQuietMs: number;
+  readonly joinBatchMaxMs: number;
+  /** How long a member without a master keeps asking before it may claim mastership. */
+  readonly claimAfterMs: number;
+  /** How long a claimer waits for answers. */
+  readonly claimTimeoutMs: number;
+  /** Master re-publishes the view this often (lost updates heal). */
+  readonly publishIntervalMs: number;
+  readonly newClusterId: () => string;
+}
+
+export interface MembershipHost {
+  tableWire(): TableWire;
+  migrationQueue(): number;
+  clusterStateCode(): number;
+  /** Refusal reason for a joiner (cluster state), or null to admit. */
+  joinRefusal(joiner: MemberWire): string | null;
+  /** A new view was applied (on every member, the master included). */
+  onView(view: ViewWire, previous: readonly MemberWire[]): void;
+  /** Master only: members were removed (crash, suspicion, departure); promote their replicas. */
+  onMembersRemoved(removed: readonly string[]): void;
+  /** Master only, after a claim: the views of the members that accepted, to rebuild the table. */
+  onClaimed(views: readonly ViewWire[]): void;
+  /** This member is not in the cluster any more (removed by the master); it will rejoin. */
+  onLeftCluster(reason: string): void;
+  /** This member became master of a cluster of one. */
+  onFoundedCluster(): void;
+}
+
+interface Joiner {
+  readonly member: MemberWire;
+  readonly address: string;
+}
+
+export function addressOf(m: { host: string; port: number }): string {
+  return `${m.host}:${m.port}`;
+}
+
+export class Membership {
+  private members: MemberWire[] = [];
+  private membersVersion = 0;
+  private clusterId = '';
+  private joinedFlag = false;
+  private readonly lastHeard = new Map<string, number>();
+  private readonly suspects = new Set<string>();
+  private readonly unjoinedPeers = new Map<string, { uuid: string; address: string; atMs: number }>();
+  private readonly joiners = new Map<string, Joiner>();
+  private batchFirstMs = 0;
+  private batchLastMs = 0;
+  private joinStartMs: number;
+  private masterAddressHint: string | null = null;
+  private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
+  private readonly unreachable = new Map<string, number>();
+  private lastPublishMs = 0;
+  private tickTimer: TimerHandle | null = null;
+  private stopped = false;
+  private joinAddresses: string[];
+  /** Members that asked to leave and were allowed: removed without suspicion. */
+  private readonly departed = new Set<string>();
+  readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0 };
+
+  constructor(
+    private readonly opts: MembershipOptions,
+    private readonly host: MembershipHost,
+    private readonly transport: Transport,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
+    private readonly log: ComponentLogger,
+  ) {
+    this.joinStartMs = clock.monotonicMs();
+    this.joinAddresses = opts.joinAddresses.filter((a) => a !== addressOf(opts.self));
+  }
+
+  // ── queries ──────────────────────────────────────────────────────────────────────────────────
+
+  get self(): MemberWire {
+    return this.opts.self;
+  }
+  get joined(): boolean {
+    return this.joinedFlag;
+  }
+  get list(): readonly MemberWire[] {
+    return this.members;
+  }
+  get version(): number {
+    return this.membersVersion;
+  }
+  get id(): string {
+    return this.clusterId;
+  }
+  get master(): MemberWire | null {
+    return this.joinedFlag ? (this.members[0] ?? null) : null;
+  }
+  get isMaster(): boolean {
+    return this.joinedFlag && this.members[0]?.uuid === this.opts.self.uuid;
+  }
+  member(uuid: string): MemberWire | undefined {
+    return this.members.find((m) => m.uuid === uuid);
+  }
+  addressOfUuid(uuid: string): string | null {
+    const m = this.member(uuid);
+    return m === undefined ? null : addressOf(m);
+  }
+  isMember(uuid: string): boolean {
+    return this.members.some((m) => m.uuid === uuid);
+  }
+
+  setJoinAddresses(addresses: readonly string[]): void {
+    this.joinAddresses = addresses.filter((a) => a !== addressOf(this.opts.self));
+  }
+
+  /** A view for the wire with the host's table and state. */
+  currentView(): ViewWire {
+    return {
+      clusterId: this.clusterId,
+      membersVersion: this.membersVersion,
+      members: this.members,
+      table: this.host.tableWire(),
+      clusterState: this.host.clusterStateCode(),
+      migrationQueue: this.host.migrationQueue(),
+    };
+  }
+
+  // ── life cycle ───────────────────────────────────────────────────────────────────────────────
+
+  start(): void {
+    if (this.joinAddresses.length === 0) this.found('no join addresses configured');
+    this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
+    this.tickTimer = null;
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const now = this.clock.monotonicMs();
+    if (!this.joinedFlag) this.joinRound(now);
+    else {
+      this.sendHeartbeats();
+      this.detectFailures(now);
+      if (this.isMaster) {
+        this.maybeCloseBatch(now);
+        if (now - this.lastPublishMs >= this.opts.publishIntervalMs) this.publish();
+      }
+    }
+    if (this.claim !== null && now - this.claim.startMs >= this.opts.claimTimeoutMs) this.finishClaim();
+    this.tickTimer = this.timers.setTimeout(() => this.tick(), this.tickIntervalMs());
+  }
+
+  private tickIntervalMs(): number {
+    // Joining and batching want finer steps than heartbeats.
+    return Math.min(this.opts.heartbeatIntervalMs, this.joinedFlag && this.joiners.size === 0 ? this.opts.heartbeatIntervalMs : 200);
+  }
+
+  // ── join (joiner side) ───────────────────────────────────────────────────────────────────────
+
+  private joinRound(now: number): void {
+    const request = message('joinRequest', { member: this.opts.self });
+    if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
+    for (const a of this.joinAddresses) this.transport.send(a, request);
+    if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
+    // No master found: claim if nobody lower answered recently.
+    const me = rank(addressOf(this.opts.self), this.opts.self.uuid);
+    for (const p of this.unjoinedPeers.values()) {
+      if (now - p.atMs > this.opts.claimAfterMs) continue;
+      if (rank(p.address, p.uuid) < me) return;
+    }
+    this.found('no master answered');
+  }
+
+  /** True when every join address failed to connect recently (nobody else is up: start alone now). */
+  private allUnreachable(now: number): boolean {
+    if (this.joinAddresses.length === 0) return true;
+    return this.joinAddresses.every((a) => {
+      const at = this.unreachable.get(a);
+      return at !== undefined && now - at < 2 * this.opts.heartbeatIntervalMs + 1000;
+    });
+  }
+
+  /** The transport could not connect to an address. */
+  onUnreachable(address: string): void {
+    this.unreachable.set(address, this.clock.monotonicMs());
+  }
+
+  private found(reason: string): void {
+    this.clusterId = this.opts.newClusterId();
+    this.members = [this.opts.self];
+    this.membersVersion = 1;
+    this.joinedFlag = true;
+    this.log.info(`this member is the master of a new cluster (${reason})`);
+    this.host.onFoundedCluster();
+    this.host.onView(this.currentView(), []);
+  }
+
+  // ── inbound messages ─────────────────────────────────────────────────────────────────────────
+
+  /** Handles membership messages; returns false for kinds it does not own. */
+  handle(from: Peer, m: Message): boolean {
+    switch (m.kind) {
+      case 'joinRequest':
+        this.onJoinRequest(from, m);
+        return true;
+      case 'joinAnswer':
+        this.onJoinAnswer(m);
+        return true;
+      case 'membersView':
+        this.onMembersView(from, m.body);
+        return true;
+      case 'heartbeat':
+        this.onHeartbeat(from, m);
+        return true;
+      case 'claimRequest':
+        this.onClaimRequest(from, m);
+        return true;
+      case 'claimAnswer':
+        this.onClaimAnswer(from, m);
+        return true;
+      case 'notMember':
+        if (this.joinedFlag && this.master !== null && from.uuid === this.master.uuid) this.leave('the master removed this member');
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private onJoinRequest(from: Peer, m: MessageOf<'joinRequest'>): void {
+    const joiner = m.body.member;
+    const reply = (body: { masterAddress: string; joined: boolean; refusal: string }): void => {
+      this.transport.send(addressOf(joiner), message('joinAnswer', { ...body, uuid: this.opts.self.uuid, address: addressOf(this.opts.self) }));
+    };
+    if (!this.joinedFlag) {
+      reply({ masterAddress: '', joined: false, refusal: '' });
+      return;
+    }
+    if (!this.isMaster) {
+      reply({ masterAddress: addressOf(this.members[0] as MemberWire), joined: true, refusal: '' });
+      return;
+    }
+    if (this.isMember(joiner.uuid)) {
+      // A re-sent request from a member we admitted: it may have missed the view.
+      this.transport.send(addressOf(joiner), message('membersView', this.currentView()));
+      return;
+    }
+    const sameAddress = this.members.find((x) => addressOf(x) === addressOf(joiner));
+    if (sameAddress !== undefined) {
+      // A restart at a known address: the old incarnation is gone.
+      this.log.info(`member at ${addressOf(joiner)} restarted with uuid ${joiner.uuid}; removing ${sameAddress.uuid}`);
+      this.removeMembers([sameAddress.uuid], 'restarted');
+      return;
+    }
+    const refusal = this.host.joinRefusal(joiner);
+    if (refusal !== null) {
+      reply({ masterAddress: addressOf(this.opts.self), joined: true, refusal });
+      return;
+    }
+    void from;
+    const now = this.clock.monotonicMs();
+    if (!this.joiners.has(joiner.uuid)) {
+      if (this.joiners.size === 0) this.batchFirstMs = now;
+      this.batchLastMs = now;
+      this.joiners.set(joiner.uuid, { member: joiner, address: addressOf(joiner) });
+      this.log.fine(`join request from ${addressOf(joiner)} (${joiner.uuid}); batch of ${this.joiners.size}`);
+    }
+  }
+
+  private maybeCloseBatch(now: number): void {
+    if (this.joiners.size === 0) return;
+    if (now - this.batchLastMs < this.opts.joinBatchQuietMs && now - this.batchFirstMs < this.opts.joinBatchMaxMs) return;
+    const admitted = [...this.joiners.values()].map((j) => j.member).filter((j) => !this.isMember(j.uuid));
+    this.joiners.clear();
+    if (admitted.length === 0) return;
+    const previous = this.members;
+    this.members = [...this.members, ...admitted];
+    this.membersVersion = Math.max(this.membersVersion, previous.length) + admitted.length;
+    for (const a of admitted) this.lastHeard.set(a.uuid, now);
+    this.log.info(`admitting ${admitted.map((a) => `${addressOf(a)}`).join(', ')}`);
+    this.host.onView(this.currentView(), previous);
+    this.publish();
+  }
+
+  private onJoinAnswer(m: MessageOf<'joinAnswer'>): void {
+    if (this.joinedFlag) return;
+    const b = m.body;
+    if (b.refusal !== '') {
+      this.log.warning(`join refused by ${b.address}: ${b.refusal}`);
+      return;
+    }
+    if (!b.joined) {
+      this.unjoinedPeers.set(b.address, { uuid: b.uuid, address: b.address, atMs: this.clock.monotonicMs() });
+      return;
+    }
+    if (b.masterAddress !== '') this.masterAddressHint = b.masterAddress;
+  }
+
+  private onMembersView(from: Peer, view: ViewWire): void {
+    const listsMe = view.members.some((x) => x.uuid === this.opts.self.uuid);
+    const sender = view.members[0];
+    if (sender === undefined || sender.uuid !== from.uuid) return; // only a master publishes views
+    if (!this.joinedFlag) {
+      if (!listsMe) return;
+      this.adopt(view);
+      return;
+    }
+    const myMaster = this.members[0];
+    if (view.clusterId !== this.clusterId) return; // another cluster (split brain): not handled here
+    if (myMaster !== undefined && from.uuid !== myMaster.uuid && this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid)) {
+      // A view from someone who is not our master, while our master is fine: ignore.
+      if (view.membersVersion <= this.membersVersion) return;
+    }
+    if (view.membersVersion < this.membersVersion) return;
+    if (view.membersVersion === this.membersVersion && from.uuid === myMaster?.uuid) {
+      // Same member list; the table may be newer.
+      this.host.onView(view, this.members);
+      return;
+    }
+    if (!listsMe) {
+      this.leave('a newer member list does not include this member');
+      return;
+    }
+    this.adopt(view);
+  }
+
+  private adopt(view: ViewWire): void {
+    const previous = this.members;
+    const wasJoined = this.joinedFlag;
+    this.members = [...view.members];
+    this.membersVersion = view.membersVersion;
+    this.clusterId = view.clusterId;
+    this.joinedFlag = true;
+    this.claim = null;
+    const now = this.clock.monotonicMs();
+    for (const x of this.members) if (!this.lastHeard.has(x.uuid) || !wasJoined) this.lastHeard.set(x.uuid, now);
+    for (const s of [...this.suspects]) if (!this.isMember(s)) this.suspects.delete(s);
+    this.host.onView(view, previous);
+  }
+
+  private leave(reason: string): void {
+    this.log.warning(`left the cluster: ${reason}; joining again`);
+    this.joinedFlag = false;
+    this.members = [];
+    this.membersVersion = 0;
+    this.suspects.clear();
+    this.joiners.clear();
+    this.claim = null;
+    this.unjoinedPeers.clear();
+    this.masterAddressHint = null;
+    this.joinStartMs = this.clock.monotonicMs();
+    this.host.onLeftCluster(reason);
+  }
+
+  // ── heartbeats and failure detection ────────────────────────────────────────────────────────
+
+  private sendHeartbeats(): void {
+    const hb = message('heartbeat', { membersVersion: this.membersVersion, masterUuid: this.members[0]?.uuid ?? '', suspects: [...this.suspects] });
+    for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), hb);
+  }
+
+  private onHeartbeat(from: Peer, m: MessageOf<'heartbeat'>): void {
+    if (!this.joinedFlag) return;
+    if (!this.isMember(from.uuid)) {
+      if (this.isMaster && !this.joiners.has(from.uuid)) this.transport.send(from.address, message('notMember', { membersVersion: this.membersVersion }));
+      return;
+    }
+    this.lastHeard.set(from.uuid, this.clock.monotonicMs());
+    if (this.suspects.delete(from.uuid)) this.log.info(`member ${from.address} is heard again`);
+    if (this.isMaster && m.body.membersVersion < this.membersVersion) {
+      // It missed a view: send it again.
+      this.transport.send(from.address, message('membersView', this.currentView()));
+    }
+  }
+
+  private detectFailures(now: number): void {
+    const newlySuspected: string[] = [];
+    for (const x of this.members) {
+      if (x.uuid === this.opts.self.uuid || this.suspects.has(x.uuid)) continue;
+      const heard = this.lastHeard.get(x.uuid) ?? now;
+      if (now - heard > this.opts.maxNoHeartbeatMs) {
+        this.suspects.add(x.uuid);
+        newlySuspected.push(x.uuid);
+        this.log.warning(`member ${addressOf(x)} (${x.uuid}) suspected: no heartbeat for ${now - heard} ms`);
+      }
+    }
+    if (this.isMaster) {
+      const gone = [...this.suspects].filter((s) => this.isMember(s));
+      if (gone.length > 0) this.removeMembers(gone, 'no heartbeat');
+      return;
+    }
+    if (newlySuspected.length === 0 && this.claim === null) {
+      // Maybe a claim is due because the master was suspected earlier and nobody took over.
+    }
+    this.maybeClaim();
+  }
+
+  /** Master: drops members (suspected, departed, restarted) and publishes. */
+  removeMembers(uuids: readonly string[], reason: string): void {
+    const drop = new Set(uuids.filter((u) => u !== this.opts.self.uuid && this.isMember(u)));
+    if (drop.size === 0) return;
+    const previous = this.members;
+    this.members = this.members.filter((x) => !drop.has(x.uuid));
+    this.membersVersion += drop.size;
+    this.counters.membersRemoved += drop.size;
+    for (const u of drop) {
+      const x = previous.find((p) => p.uuid === u);
+      if (x !== undefined) this.transport.disconnect(addressOf(x));
+      this.suspects.delete(u);
+      this.lastHeard.delete(u);
+    }
+    this.log.info(`removed ${[...drop].join(', ')} (${reason})`);
+    this.host.onMembersRemoved([...drop]);
+    this.host.onView(this.currentView(), previous);
+    this.publish();
+  }
+
+  /** Master: a member finished its graceful shutdown. */
+  memberDeparted(uuid: string): void {
+    this.departed.add(uuid);
+    this.removeMembers([uuid], 'graceful shutdown');
+  }
+
+  /** Master leaving: hand mastership to the next oldest by publishing a list without itself. */
+  handOverAndLeave(): void {
+    if (!this.isMaster) return;
+    const previous = this.members;
+    this.members = this.members.filter((x) => x.uuid !== this.opts.self.uuid);
+    this.membersVersion += 1;
+    const view = this.currentView();
+    for (const x of this.members) this.transport.send(addressOf(x), message('membersView', view));
+    this.members = previous;
+    this.stop();
+  }
+
+  publish(): void {
+    if (!this.isMaster) return;
+    this.lastPublishMs = this.clock.monotonicMs();
+    this.counters.viewsPublished++;
+    const view = message('membersView', this.currentView());
+    for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), view);
+  }
+
+  /** Sends the table alone to every member (after a migration or promotion). */
+  publishTable(): void {
+    if (!this.isMaster) return;
+    const t = message('partitionTable', { table: this.host.tableWire(), migrationQueue: this.host.migrationQueue() });
+    for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), t);
+  }
+
+  // ── mastership claim ─────────────────────────────────────────────────────────────────────────
+
+  private maybeClaim(): void {
+    if (this.claim !== null || this.isMaster) return;
+    const myIndex = this.members.findIndex((x) => x.uuid === this.opts.self.uuid);
+    if (myIndex <= 0) return;
+    const older = this.members.slice(0, myIndex);
+    if (!older.every((x) => this.suspects.has(x.uuid))) return;
+    this.counters.claims++;
+    const asked = new Set(this.members.filter((x) => x.uuid !== this.opts.self.uuid && !this.suspects.has(x.uuid)).map((x) => x.uuid));
+    this.log.warning(`master ${this.members[0]?.uuid ?? '?'} suspected; claiming mastership, asking ${asked.size} member(s)`);
+    this.claim = { answers: new Map(), asked, startMs: this.clock.monotonicMs() };
+    const request = message('claimRequest', { candidateUuid: this.opts.self.uuid });
+    for (const u of asked) {
+      const a = this.addressOfUuid(u);
+      if (a !== null) this.transport.send(a, request);
+    }
+    if (asked.size === 0) this.finishClaim();
+  }
+
+  private onClaimRequest(from: Peer, m: MessageOf<'claimRequest'>): void {
+    if (!this.joinedFlag) return;
+    const candidateIndex = this.members.findIndex((x) => x.uuid === m.body.candidateUuid);
+    // Accept when every member older than the candidate is silent to us too (or gone).
+    const now = this.clock.monotonicMs();
+    const accepted =
+      candidateIndex > 0 &&
+      this.members.slice(0, candidateIndex).every((x) => this.suspects.has(x.uuid) || now - (this.lastHeard.get(x.uuid) ?? 0) > this.opts.maxNoHeartbeatMs / 2);
+    this.transport.send(from.address, message('claimAnswer', { accepted, view: this.currentView() }, m.callId));
+  }
+
+  private onClaimAnswer(from: Peer, m: MessageOf<'claimAnswer'>): void {
+    const c = this.claim;
+    if (c === null || !c.asked.has(from.uuid)) return;
+    if (!m.body.accepted) {
+      this.log.warning(`mastership claim rejected by ${from.address}`);
+      this.claim = null;
+      return;
+    }
+    c.answers.set(from.uuid, m.body.view);
+    if (c.answers.size === c.asked.size) this.finishClaim();
+  }
+
+  private finishClaim(): void {
+    const c = this.claim;
+    if (c === null) return;
+    this.claim = null;
+    const keep = new Set([this.opts.self.uuid, ...c.answers.keys()]);
+    const views = [...c.answers.values()];
+    const newest = Math.max(this.membersVersion, ...views.map((v) => v.membersVersion));
+    const previous = this.members;
+    const removed = previous.filter((x) => !keep.has(x.uuid)).map((x) => x.uuid);
+    this.members = previous.filter((x) => keep.has(x.uuid));
+    this.membersVersion = newest + 1;
+    for (const u of removed) {
+      this.suspects.delete(u);
+      this.lastHeard.delete(u);
+    }
+    this.log.info(`took over as master with ${this.members.length} member(s); removed ${removed.join(', ') || 'none'}`);
+    this.host.onClaimed([this.currentView(), ...views]);
+    this.host.onMembersRemoved(removed);
+    this.host.onView(this.currentView(), previous);
+    this.publish();
+  }
+
+  /** Text of the member list for the log, like `Members {size:3, ver:5} [...]`. */
+  membersLine(): string {
+    const lines = this.members.map((x) => `\tMember [${x.host}]:${x.port} - ${x.uuid}${x.uuid === this.opts.self.uuid ? ' this' : ''}${x.lite ? ' lite' : ''}`);
+    return `Members {size:${this.members.length}, ver:${this.membersVersion}} [\n${lines.join('\n')}\n]`;
+  }
+}
+
+/** Order for mastership claims among unjoined members: address, then uuid. */
+function rank(address: string, uuid: string): string {
+  const i = address.lastIndexOf(':');
+  const host = address.slice(0, i);
+  const port = Number(address.slice(i + 1));
+  return `${host}:${String(port).padStart(5, '0')}/${uuid}`;
+}

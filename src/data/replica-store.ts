@@ -1,0 +1,284 @@
+// The data this member holds for the partitions it is a replica of, with one data version per
+// partition. The owner runs operations (runOwnerOp) and gets back the backup operation to send, if
+// the data changed; backups apply those in version order (applyBackup); whole partitions move as
+// snapshots (exportPartition / importPartition) for migration and resync.
+//
+// Invariants: a partition's data version counts the writes applied to it (owner and backups agree
+// on what version N means: the same N writes, in the same order); a backup applies version v only
+// on top of v - 1; a queue item keeps its id on every replica, so a promoted backup serves exactly
+// the items the old owner had stored and backed up.
+import type { BackupOpWire, EntryWire, OpWire, QueueWire } from '../cluster/messages.js';
+import type { MapConfig, QueueConfig } from '../config/types.js';
+import type { Random } from '../util/clock.js';
+import { GridError } from '../util/errors.js';
+import { partitionIdOfKey } from '../partition/partition-id.js';
+import { MapService, type MapEntryExport } from './map-service.js';
+import { QueueService, type PollWaiter, type QueueItem, queuePartitionKey } from './queue-service.js';
+
+/** Operation codes of forwarded calls (OpWire.code). Append-only wire numbers. */
+export const OP = {
+  MAP_GET: 1,
+  MAP_PUT: 2,
+  MAP_REMOVE: 3,
+  MAP_CLEAR_PARTITION: 4,
+  QUEUE_OFFER: 5,
+  QUEUE_POLL: 6,
+  QUEUE_SIZE: 7,
+  MAP_PUT_IF_ABSENT: 8,
+} as const;
+
+/** Backup operation codes (BackupOpWire.code). Append-only wire numbers. */
+export const BACKUP = {
+  MAP_PUT: 1,
+  MAP_REMOVE: 2,
+  MAP_CLEAR: 3,
+  QUEUE_STORE: 4,
+  QUEUE_REMOVE: 5,
+} as const;
+
+export type OpOutcome =
+  | { readonly kind: 'value'; readonly value: Buffer | null; readonly contentType: string | null }
+  | { readonly kind: 'flag'; readonly flag: boolean }
+  | { readonly kind: 'count'; readonly count: number }
+  | { readonly kind: 'done' };
+
+export interface OwnerResult {
+  readonly outcome: OpOutcome;
+  /** What the backups must apply, or null when nothing changed. */
+  readonly backup: BackupOpWire | null;
+  /** Which structure's backup counts apply. */
+  readonly structure: { readonly kind: 'map' | 'queue'; readonly name: string };
+}
+
+export interface ReplicaStoreOptions {
+  readonly partitionCount: number;
+  readonly resolveMapConfig: (name: string) => MapConfig;
+  readonly resolveQueueConfig: (name: string) => QueueConfig;
+  readonly random: Random;
+  readonly waitersMax: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+const VERSION_JUMP = 2 ** 20;
+
+export class ReplicaStore {
+  readonly maps: MapService;
+  readonly queues: QueueService;
+  private readonly versions: number[];
+  readonly partitionCount: number;
+  /** Queue name → partition, so a partition's queues can be listed without hashing every name again. */
+  private readonly queuePartitions = new Map<string, number>();
+
+  constructor(options: ReplicaStoreOptions) {
+    this.partitionCount = options.partitionCount;
+    this.maps = new MapService({ partitionCount: options.partitionCount, resolveConfig: options.resolveMapConfig, random: options.random });
+    this.queues = new QueueService({ resolveConfig: options.resolveQueueConfig, waitersMax: options.waitersMax });
+    this.versions = new Array<number>(options.partitionCount).fill(0);
+  }
+
+  version(partitionId: number): number {
+    return this.versions[partitionId] ?? 0;
+  }
+
+  queuePartition(name: string): number {
+    let p = this.queuePartitions.get(name);
+    if (p === undefined) {
+      p = partitionIdOfKey(Buffer.from(queuePartitionKey(name), 'utf8'), this.partitionCount);
+      if (this.queuePartitions.size > 100_000) this.queuePartitions.clear();
+      this.queuePartitions.set(name, p);
+    }
+    return p;
+  }
+
+  /**
+   * Runs an operation as the partition's owner. Queue polls that must wait are not handled here:
+   * the caller uses pollOrWait with its waiter. Throws GridError for refused input.
+   */
+  runOwnerOp(partitionId: number, op: OpWire, nowMs: number): OwnerResult {
+    const key = op.key;
+    switch (op.code) {
+      case OP.MAP_GET: {
+        const v = this.maps.get(op.name, key, partitionId, nowMs);
+        return { outcome: { kind: 'value', value: v === null ? null : v.value, contentType: v?.contentType ?? null }, backup: null, structure: { kind: 'map', name: op.name } };
+      }
+      case OP.MAP_PUT:
+      case OP.MAP_PUT_IF_ABSENT: {
+        if (op.code === OP.MAP_PUT_IF_ABSENT && this.maps.get(op.name, key, partitionId, nowMs) !== null) {
+          return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'map', name: op.name } };
+        }
+        this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
+        return this.changed(partitionId, { kind: 'flag', flag: true }, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
+      }
+      case OP.MAP_REMOVE: {
+        const removed = this.maps.remove(op.name, key, partitionId, nowMs);
+        if (!removed) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        return this.changed(partitionId, { kind: 'done' }, 'map', op.name, BACKUP.MAP_REMOVE, key, EMPTY, null, 0, nowMs);
+      }
+      case OP.MAP_CLEAR_PARTITION: {
+        const removed = this.maps.clearInPartition(op.name, partitionId);
+        if (removed === 0) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        return this.changed(partitionId, { kind: 'done' }, 'map', op.name, BACKUP.MAP_CLEAR, EMPTY, EMPTY, null, 0, nowMs);
+      }
+      case OP.QUEUE_OFFER: {
+        const r = this.queues.offerItem(op.name, op.value, op.contentType);
+        if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
+        return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+      }
+      case OP.QUEUE_POLL: {
+        const item = this.queues.poll(op.name);
+        if (item === null) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, structure: { kind: 'queue', name: op.name } };
+        return this.polled(partitionId, op.name, item, nowMs);
+      }
+      case OP.QUEUE_SIZE:
+        return { outcome: { kind: 'count', count: this.queues.size(op.name) }, backup: null, structure: { kind: 'queue', name: op.name } };
+      default:
+        throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown operation code ${op.code}`);
+    }
+  }
+
+  /** A poll took `item` (now, or handed to a waiter later): bump the version and describe the backup. */
+  polled(partitionId: number, name: string, item: QueueItem, nowMs: number): OwnerResult {
+    return this.changed(partitionId, { kind: 'value', value: item.value, contentType: item.contentType }, 'queue', name, BACKUP.QUEUE_REMOVE, EMPTY, EMPTY, null, item.id, nowMs);
+  }
+
+  /** Registers a waiting poll on the owner; returns an item at once if one is there. */
+  pollOrWait(name: string, waiter: PollWaiter): QueueItem | null {
+    return this.queues.pollOrWait(name, waiter);
+  }
+
+  private changed(
+    partitionId: number,
+    outcome: OpOutcome,
+    kind: 'map' | 'queue',
+    name: string,
+    code: number,
+    key: Uint8Array,
+    value: Uint8Array,
+    contentType: string | null,
+    itemId: number,
+    nowMs: number,
+  ): OwnerResult {
+    this.versions[partitionId] = (this.versions[partitionId] ?? 0) + 1;
+    return { outcome, backup: { code, name, key, value, contentType, itemId, timeMs: nowMs }, structure: { kind, name } };
+  }
+
+  /**
+   * Backup side. Returns 'applied' (now at `version`), 'duplicate' (already had it), or 'gap'
+   * (missed a write: the caller asks the owner for a resync and does not ack).
+   */
+  applyBackup(partitionId: number, version: number, op: BackupOpWire): 'applied' | 'duplicate' | 'gap' {
+    const current = this.version(partitionId);
+    if (version <= current) return 'duplicate';
+    if (version !== current + 1) return 'gap';
+    this.applyBackupOp(partitionId, op);
+    this.versions[partitionId] = version;
+    return 'applied';
+  }
+
+  private applyBackupOp(partitionId: number, op: BackupOpWire): void {
+    switch (op.code) {
+      case BACKUP.MAP_PUT:
+        this.maps.put(op.name, op.key, partitionId, op.value, op.contentType, op.timeMs);
+        return;
+      case BACKUP.MAP_REMOVE:
+        this.maps.remove(op.name, op.key, partitionId, op.timeMs);
+        return;
+      case BACKUP.MAP_CLEAR:
+        this.maps.clearInPartition(op.name, partitionId);
+        return;
+      case BACKUP.QUEUE_STORE:
+        this.queues.storeReplica(op.name, { id: op.itemId, value: Buffer.from(op.value), contentType: op.contentType });
+        this.queuePartitions.set(op.name, partitionId);
+        return;
+      case BACKUP.QUEUE_REMOVE:
+        this.queues.removeReplica(op.name, op.itemId);
+        return;
+      default:
+        throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown backup operation code ${op.code}`);
+    }
+  }
+
+  /** Names of the queues held in a partition. */
+  queuesIn(partitionId: number): string[] {
+    return this.queues.queueNames().filter((name) => this.queuePartition(name) === partitionId);
+  }
+
+  /** A consistent copy of one partition, taken now (the entries' buffers are immutable views). */
+  exportPartition(partitionId: number, nowMs: number): { version: number; entries: EntryWire[]; queues: QueueWire[] } {
+    const entries: EntryWire[] = [];
+    for (const e of this.maps.exportPartition(partitionId, nowMs)) entries.push(toEntryWire(e));
+    const queues: QueueWire[] = [];
+    for (const name of this.queuesIn(partitionId)) {
+      const q = this.queues.exportQueue(name);
+      if (q !== null && q.items.length > 0) queues.push({ name, nextItemId: q.nextItemId, items: q.items.map((i) => ({ id: i.id, value: i.value, contentType: i.contentType })) });
+    }
+    return { version: this.version(partitionId), entries, queues };
+  }
+
+  /** Replaces a partition's data with a snapshot at `version`. */
+  importPartition(partitionId: number, version: number, entries: readonly EntryWire[], queues: readonly QueueWire[], nowMs: number): void {
+    this.maps.clearPartition(partitionId);
+    for (const name of this.queuesIn(partitionId)) this.queues.dropItems(name);
+    for (const e of entries) this.maps.importEntry(partitionId, fromEntryWire(e), nowMs);
+    for (const q of queues) {
+      this.queuePartitions.set(q.name, partitionId);
+      this.queues.restoreQueue(q.name, q.items.map((i) => ({ id: i.id, value: Buffer.from(i.value), contentType: i.contentType })), q.nextItemId);
+    }
+    this.versions[partitionId] = version;
+  }
+
+  /** Forgets a partition this member no longer holds a replica of. Waiting polls are returned to the caller. */
+  dropPartition(partitionId: number): PollWaiter[] {
+    this.maps.clearPartition(partitionId);
+    const waiters: PollWaiter[] = [];
+    for (const name of this.queuesIn(partitionId)) {
+      waiters.push(...this.queues.takeWaiters(name));
+      this.queues.dropItems(name);
+    }
+    this.versions[partitionId] = 0;
+    return waiters;
+  }
+
+  /**
+   * A member that just became a partition's owner jumps its data version far ahead, so every
+   * backup sees a gap on the next write and resyncs from it: a backup that had writes this member
+   * missed can never mistake new writes for ones it already holds.
+   */
+  jumpVersion(partitionId: number): void {
+    this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
+  }
+
+  /** Whether this member holds any data or version for the partition. */
+  holds(partitionId: number): boolean {
+    return this.version(partitionId) > 0;
+  }
+}
+
+function toEntryWire(e: MapEntryExport): EntryWire {
+  return {
+    map: e.mapName,
+    key: e.key,
+    value: e.value,
+    contentType: e.contentType,
+    creationTimeMs: e.creationTimeMs,
+    updateTimeMs: e.updateTimeMs,
+    lastAccessTimeMs: e.lastAccessTimeMs,
+    version: e.version,
+    hits: e.hits,
+  };
+}
+
+function fromEntryWire(e: EntryWire): MapEntryExport {
+  return {
+    mapName: e.map,
+    key: Buffer.from(e.key),
+    value: Buffer.from(e.value),
+    contentType: e.contentType,
+    creationTimeMs: e.creationTimeMs,
+    updateTimeMs: e.updateTimeMs,
+    lastAccessTimeMs: e.lastAccessTimeMs,
+    version: e.version,
+    hits: e.hits,
+  };
+}

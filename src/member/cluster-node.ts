@@ -1,0 +1,634 @@
+// One member's cluster machinery wired together: membership, the replica store, replication,
+// the partition table and migrations, invocations, and cluster-state changes. Everything reaches the
+// world through the injected Transport, Clock and Timers, so the same code runs as a real process
+// (runtime/) and inside the deterministic simulation (tests/sim/).
+//
+// The data calls have a fast path: when this member owns the key's partition, nothing is being
+// handed over and no backup must ack, the call runs synchronously (no promise, no closure).
+import type { Config } from '../config/types.js';
+import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
+import type { Message, MessageOf, OpWire } from '../cluster/messages.js';
+import { message } from '../cluster/messages.js';
+import { Membership, addressOf } from '../cluster/membership.js';
+import type { Peer, Transport, TransportHandler } from '../cluster/transport.js';
+import { OP, ReplicaStore } from '../data/replica-store.js';
+import type { PollWaiter, QueueItem } from '../data/queue-service.js';
+import { Invoker, type LocalResult, resultToWire } from '../invocation/invoker.js';
+import { PartitionService } from '../replication/partition-service.js';
+import { Replicator } from '../replication/replicator.js';
+import { REPLICA_WIDTH_MAX } from '../partition/table.js';
+import type { Clock, Random, TimerHandle, Timers } from '../util/clock.js';
+import { GridError, isGridError } from '../util/errors.js';
+import type { Logger, ComponentLogger } from '../util/logger.js';
+import type { ClusterState } from './member-api.js';
+
+const STATE_CODES: Readonly<Record<Exclude<ClusterState, 'IN_TRANSITION'>, number>> = { ACTIVE: 0, NO_MIGRATION: 1, FROZEN: 2, PASSIVE: 3 };
+const STATE_BY_CODE: readonly Exclude<ClusterState, 'IN_TRANSITION'>[] = ['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'];
+const EMPTY = Buffer.alloc(0);
+
+export interface ClusterNodeOptions {
+  readonly config: Config;
+  readonly uuid: string;
+  readonly memberVersion: string;
+  readonly transport: Transport;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly newUuid: () => string;
+  /** Faster timings for simulations (join batching, claims, migration ticks). */
+  readonly timings?: Partial<ClusterTimings>;
+  /** clusterShutdown reached this member: stop the process. */
+  readonly onShutdownRequested: (reason: string) => void;
+}
+
+export interface ClusterTimings {
+  readonly joinBatchQuietMs: number;
+  readonly joinBatchMaxMs: number;
+  readonly claimAfterMs: number;
+  readonly claimTimeoutMs: number;
+  readonly publishIntervalMs: number;
+  readonly backupTimeoutMs: number;
+  readonly antiEntropyIntervalMs: number;
+  readonly migrationTickMs: number;
+  readonly migrationTimeoutMs: number;
+  readonly holdTimeoutMs: number;
+  readonly transferAckTimeoutMs: number;
+  readonly attemptTimeoutMs: number;
+  readonly stateLeaseMs: number;
+}
+
+export const DEFAULT_TIMINGS: ClusterTimings = {
+  joinBatchQuietMs: 1000,
+  joinBatchMaxMs: 5000,
+  claimAfterMs: 3000,
+  claimTimeoutMs: 5000,
+  publishIntervalMs: 30_000,
+  backupTimeoutMs: 5000,
+  antiEntropyIntervalMs: 30_000,
+  migrationTickMs: 250,
+  migrationTimeoutMs: 120_000,
+  holdTimeoutMs: 20_000,
+  transferAckTimeoutMs: 30_000,
+  attemptTimeoutMs: 10_000,
+  stateLeaseMs: 20_000,
+};
+
+/** A waiting poll on the owner, for a local REST client or a remote caller. */
+class OwnerPoll implements PollWaiter {
+  done = false;
+  timer: TimerHandle | null = null;
+  constructor(
+    readonly partitionId: number,
+    readonly queue: string,
+    private readonly settle: (poll: OwnerPoll, r: LocalResult) => void,
+  ) {}
+  deliver(item: QueueItem): boolean {
+    if (this.done) return false;
+    this.settle(this, { kind: 'ok', outcome: { kind: 'value', value: item.value, contentType: item.contentType } });
+    return true;
+  }
+}
+
+export class ClusterNode implements TransportHandler {
+  readonly store: ReplicaStore;
+  readonly membership: Membership;
+  readonly replicator: Replicator;
+  readonly partitions: PartitionService;
+  readonly invoker: Invoker;
+  private readonly log: ComponentLogger;
+  private readonly t: ClusterTimings;
+  private readonly self: Peer;
+  private state: Exclude<ClusterState, 'IN_TRANSITION'> = 'ACTIVE';
+  private lock: { txId: string; expiresMs: number } | null = null;
+  private readonly ownerPolls = new Map<number, Set<OwnerPoll>>();
+  private readonly remotePolls = new Map<string, () => void>();
+  private readonly stateTx = new Map<string, { waiting: Set<string>; failures: string[]; done: (failures: string[]) => void; timer: TimerHandle }>();
+  private nextTx = 1;
+  private leave: { resolve: () => void; timer: TimerHandle | null; deadlineMs: number } | null = null;
+  private stopped = false;
+  private readonly width: number;
+
+  constructor(private readonly o: ClusterNodeOptions) {
+    const c = o.config;
+    this.t = { ...DEFAULT_TIMINGS, ...o.timings };
+    this.log = o.logger.component('cluster');
+    this.width = replicaWidth(c);
+    this.store = new ReplicaStore({
+      partitionCount: c.properties.partitionCount,
+      resolveMapConfig: (name) => resolveMapConfig(c.maps, name),
+      resolveQueueConfig: (name) => resolveQueueConfig(c.queues, name.split('@')[0] ?? name),
+      random: o.random,
+      waitersMax: c.properties.queueWaitersMax,
+    });
+    const selfWire = { uuid: o.uuid, host: '127.0.0.1', port: 5701, lite: c.liteMember, version: o.memberVersion };
+    this.self = { uuid: o.uuid, address: addressOf(selfWire) };
+    const tcp = c.network.join.tcpIp;
+    this.membership = new Membership(
+      {
+        self: selfWire,
+        joinAddresses: [],
+        heartbeatIntervalMs: c.properties.heartbeatIntervalSeconds * 1000,
+        maxNoHeartbeatMs: c.properties.maxNoHeartbeatSeconds * 1000,
+        joinBatchQuietMs: this.t.joinBatchQuietMs,
+        joinBatchMaxMs: this.t.joinBatchMaxMs,
+        claimAfterMs: this.t.claimAfterMs,
+        claimTimeoutMs: this.t.claimTimeoutMs,
+        publishIntervalMs: this.t.publishIntervalMs,
+        newClusterId: o.newUuid,
+      },
+      {
+        tableWire: () => this.partitions.tableWire(),
+        migrationQueue: () => this.partitions.migrationQueueSize,
+        clusterStateCode: () => STATE_CODES[this.state],
+        joinRefusal: () => this.joinRefusal(),
+        onView: (view, previous) => this.onView(view, previous),
+        onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
+        onClaimed: (views) => this.partitions.adoptNewest(views.map((v) => v.table)),
+        onLeftCluster: (reason) => this.onLeftCluster(reason),
+        onFoundedCluster: () => {},
+      },
+      o.transport,
+      o.clock,
+      o.timers,
+      this.log,
+    );
+    void tcp;
+    this.replicator = new Replicator(
+      {
+        backupTimeoutMs: this.t.backupTimeoutMs,
+        transferAckTimeoutMs: this.t.transferAckTimeoutMs,
+        chunkBytesMax: 1024 * 1024,
+        antiEntropyIntervalMs: this.t.antiEntropyIntervalMs,
+        bufferedBackupsMax: 100_000,
+      },
+      {
+        selfUuid: o.uuid,
+        addressOf: (u) => this.membership.addressOfUuid(u),
+        replicas: (p) => this.partitions.table.replicas[p] ?? [],
+        syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, name.split('@')[0] ?? name)).backupCount,
+        onBackupsSettled: (p) => this.partitions.onBackupsSettled(p),
+      },
+      this.store,
+      o.transport,
+      o.clock,
+      o.timers,
+      o.logger.component('replication'),
+    );
+    this.partitions = new PartitionService(
+      {
+        partitionCount: c.properties.partitionCount,
+        width: this.width,
+        migrationsParallelMax: 10,
+        migrationTimeoutMs: this.t.migrationTimeoutMs,
+        holdTimeoutMs: this.t.holdTimeoutMs,
+        tickMs: this.t.migrationTickMs,
+      },
+      {
+        selfUuid: o.uuid,
+        isMaster: () => this.membership.isMaster,
+        dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
+        isMember: (u) => this.membership.isMember(u),
+        send: (u, m) => this.sendTo(u, m),
+        migrationAllowed: () => this.state === 'ACTIVE' && !this.isLocked(),
+        publishTable: () => this.membership.publishTable(),
+        onTableApplied: (changed) => this.onTableApplied(changed),
+        onMemberDrained: (u) => this.onMemberDrained(u),
+      },
+      this.store,
+      this.replicator,
+      o.clock,
+      o.timers,
+      o.logger.component('migration'),
+    );
+    this.invoker = new Invoker(
+      { attemptTimeoutMs: this.t.attemptTimeoutMs, retryDelayMinMs: 20, retryDelayMaxMs: 500 },
+      {
+        selfUuid: o.uuid,
+        ownerOf: (p) => (this.membership.joined ? this.partitions.table.owner(p) : null),
+        addressOf: (u) => this.membership.addressOfUuid(u),
+        runLocal: (p, op, cb, hook) => this.runLocal(p, op, cb, hook),
+      },
+      o.transport,
+      o.clock,
+      o.timers,
+    );
+  }
+
+  // ── life cycle ───────────────────────────────────────────────────────────────────────────────
+
+  /** Starts joining, once the member's own address is known. */
+  start(host: string, port: number, joinAddresses: readonly string[]): void {
+    const selfWire = this.membership.self as { host: string; port: number };
+    selfWire.host = host;
+    selfWire.port = port;
+    (this.self as { address: string }).address = `${host}:${port}`;
+    this.membership.setJoinAddresses(joinAddresses);
+    this.membership.start();
+    this.replicator.start();
+    this.partitions.start();
+  }
+
+  setJoinAddresses(addresses: readonly string[]): void {
+    this.membership.setJoinAddresses(addresses);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.membership.stop();
+    this.replicator.stop();
+    this.partitions.stop();
+    this.invoker.failAll();
+    for (const set of this.ownerPolls.values()) for (const p of set) this.settlePoll(p, { kind: 'ok', outcome: { kind: 'value', value: null, contentType: null } });
+  }
+
+  get uuid(): string {
+    return this.o.uuid;
+  }
+
+  get clusterState(): ClusterState {
+    return this.isLocked() ? 'IN_TRANSITION' : this.state;
+  }
+
+  // ── transport ────────────────────────────────────────────────────────────────────────────────
+
+  onMessage(from: Peer, m: Message): void {
+    if (this.stopped) return;
+    if (this.membership.handle(from, m)) return;
+    if (this.replicator.handle(from, m)) return;
+    if (this.partitions.handle(from, m)) return;
+    switch (m.kind) {
+      case 'invoke':
+        this.onInvoke(from, m);
+        return;
+      case 'invokeResult':
+        this.invoker.onResult(from, m);
+        return;
+      case 'pollCancel':
+        this.remotePolls.get(`${from.uuid}/${m.body.callId}`)?.();
+        return;
+      case 'shutdownRequest':
+        if (this.membership.isMaster && this.membership.isMember(m.body.uuid)) this.partitions.requestLeave(m.body.uuid);
+        return;
+      case 'shutdownAllowed':
+        if (m.body.uuid === this.o.uuid) this.finishLeave();
+        return;
+      case 'stateLock':
+        this.onStateLock(from, m);
+        return;
+      case 'stateLockAnswer': {
+        const tx = this.stateTx.get(m.body.txId);
+        if (tx === undefined || !tx.waiting.delete(from.uuid)) return;
+        if (!m.body.ok) tx.failures.push(`${from.address}: ${m.body.message}`);
+        if (tx.waiting.size === 0) tx.done(tx.failures);
+        return;
+      }
+      case 'stateCommit':
+        if (this.lock?.txId === m.body.txId || this.lock === null) {
+          this.setState(STATE_BY_CODE[m.body.state] ?? this.state);
+          this.lock = null;
+        }
+        return;
+      case 'stateRollback':
+        if (this.lock?.txId === m.body.txId) this.lock = null;
+        return;
+      case 'shutdownMember':
+        this.o.onShutdownRequested(m.body.reason);
+        return;
+      default:
+        return;
+    }
+  }
+
+  onRefused(address: string, reason: string, hard: boolean): void {
+    void hard;
+    void reason;
+    this.membership.onUnreachable(address);
+  }
+
+  /** The transport could not connect to an address. */
+  onUnreachable(address: string): void {
+    this.membership.onUnreachable(address);
+  }
+
+  private sendTo(uuid: string, m: Message): void {
+    if (uuid === this.o.uuid) {
+      this.o.timers.setTimeout(() => this.onMessage(this.self, m), 0);
+      return;
+    }
+    const address = this.membership.addressOfUuid(uuid);
+    if (address !== null) this.o.transport.send(address, m);
+  }
+
+  // ── membership events ────────────────────────────────────────────────────────────────────────
+
+  private onView(view: MessageOf<'membersView'>['body'], previous: readonly { uuid: string }[]): void {
+    if (!this.membership.isMaster) {
+      this.partitions.applyFromMaster(view.table, view.migrationQueue);
+      const s = STATE_BY_CODE[view.clusterState];
+      if (s !== undefined && s !== this.state && this.lock === null) this.setState(s);
+    }
+    const now = new Set(view.members.map((m) => m.uuid));
+    const removed = previous.filter((m) => !now.has(m.uuid)).map((m) => m.uuid);
+    for (const u of removed) {
+      this.invoker.onMemberRemoved(u);
+      this.replicator.forgetMember(u);
+    }
+    const changed = removed.length > 0 || previous.length !== view.members.length;
+    if (changed) this.log.info(this.membership.membersLine());
+    if (this.membership.isMaster) this.partitions.onMembersChanged();
+  }
+
+  private onLeftCluster(reason: string): void {
+    void reason;
+    // Our view is gone; pending remote calls will be retried once we are back.
+    for (const m of this.membership.list) this.invoker.onMemberRemoved(m.uuid);
+  }
+
+  private joinRefusal(): string | null {
+    if (this.isLocked()) return 'the cluster state is changing (IN_TRANSITION)';
+    if (this.state === 'FROZEN' || this.state === 'PASSIVE') return `the cluster is ${this.state}: no new members are admitted`;
+    return null;
+  }
+
+  private onTableApplied(changed: readonly number[]): void {
+    for (const p of changed) {
+      if (this.partitions.table.owner(p) === this.o.uuid) continue;
+      const polls = this.ownerPolls.get(p);
+      if (polls === undefined) continue;
+      for (const poll of [...polls]) {
+        this.store.queues.cancelWaiter(poll.queue, poll);
+        this.settlePoll(poll, { kind: 'retry' });
+      }
+    }
+  }
+
+  // ── data: owner side ─────────────────────────────────────────────────────────────────────────
+
+  /** True when a call for the partition can run here synchronously right now. */
+  isFastLocal(partitionId: number): boolean {
+    return this.membership.joined && this.partitions.table.owner(partitionId) === this.o.uuid && !this.partitions.isHeld(partitionId) && !this.replicator.isReceiving(partitionId);
+  }
+
+  runLocal(partitionId: number, op: OpWire, cb: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void {
+    if (!this.membership.joined || this.partitions.table.owner(partitionId) !== this.o.uuid || this.replicator.isReceiving(partitionId)) {
+      cb({ kind: 'retry' });
+      return;
+    }
+    if (this.partitions.isHeld(partitionId)) {
+      this.partitions.whenReleased(partitionId, () => this.runLocal(partitionId, op, cb, cancelHook));
+      return;
+    }
+    let r;
+    try {
+      r = this.store.runOwnerOp(partitionId, op, this.o.clock.nowMs());
+    } catch (e) {
+      if (!isGridError(e)) throw e;
+      cb({ kind: 'error', error: e });
+      return;
+    }
+    if (op.code === OP.QUEUE_POLL && r.backup === null && op.timeoutMs > 0 && !this.stopped) {
+      this.waitForItem(partitionId, op, cb, cancelHook);
+      return;
+    }
+    const outcome = r.outcome;
+    if (r.backup === null) {
+      cb({ kind: 'ok', outcome });
+      return;
+    }
+    const now = this.replicator.replicate(partitionId, this.store.version(partitionId), r.backup, r.structure.kind, r.structure.name, () => cb({ kind: 'ok', outcome }));
+    if (now) cb({ kind: 'ok', outcome });
+  }
+
+  private waitForItem(partitionId: number, op: OpWire, cb: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void {
+    const poll = new OwnerPoll(partitionId, op.name, (p, r) => {
+      this.settlePoll(p, r);
+    });
+    (poll as { cb?: (r: LocalResult) => void }).cb = cb;
+    let item: QueueItem | null;
+    try {
+      item = this.store.pollOrWait(op.name, poll);
+    } catch (e) {
+      if (!isGridError(e)) throw e;
+      cb({ kind: 'error', error: e });
+      return;
+    }
+    if (item !== null) {
+      const r = this.store.polled(partitionId, op.name, item, this.o.clock.nowMs());
+      const outcome = r.outcome;
+      if (this.replicator.replicate(partitionId, this.store.version(partitionId), r.backup as NonNullable<typeof r.backup>, 'queue', op.name, () => cb({ kind: 'ok', outcome }))) cb({ kind: 'ok', outcome });
+      return;
+    }
+    let set = this.ownerPolls.get(partitionId);
+    if (set === undefined) this.ownerPolls.set(partitionId, (set = new Set()));
+    set.add(poll);
+    const expire = (): void => {
+      if (poll.done) return;
+      this.store.queues.cancelWaiter(op.name, poll);
+      this.settlePoll(poll, { kind: 'ok', outcome: { kind: 'value', value: null, contentType: null } });
+    };
+    poll.timer = this.o.timers.setTimeout(expire, op.timeoutMs);
+    cancelHook(expire);
+  }
+
+  private settlePoll(poll: OwnerPoll, r: LocalResult): void {
+    if (poll.done) return;
+    poll.done = true;
+    if (poll.timer !== null) this.o.timers.clearTimeout(poll.timer);
+    this.ownerPolls.get(poll.partitionId)?.delete(poll);
+    (poll as { cb?: (r: LocalResult) => void }).cb?.(r);
+  }
+
+  private onInvoke(from: Peer, m: MessageOf<'invoke'>): void {
+    const { partitionId, op } = m.body;
+    const reply = (r: LocalResult): void => {
+      this.remotePolls.delete(`${from.uuid}/${m.callId}`);
+      this.o.transport.send(from.address, message('invokeResult', resultToWire(r), m.callId));
+    };
+    if (partitionId < 0 || partitionId >= this.store.partitionCount) {
+      reply({ kind: 'error', error: new GridError('ERR_PROTOCOL_MALFORMED', `partition ${partitionId} out of range`) });
+      return;
+    }
+    this.runLocal(partitionId, op, reply, (cancel) => this.remotePolls.set(`${from.uuid}/${m.callId}`, cancel));
+  }
+
+  // ── data: caller side ────────────────────────────────────────────────────────────────────────
+
+  /** Runs an operation wherever its partition lives; resolves with the outcome or rejects with a GridError. */
+  call(partitionId: number, op: OpWire, onCancel?: (cancel: () => void) => void): Promise<LocalResult & { kind: 'ok' }> {
+    return new Promise((resolve, reject) => {
+      const handle = this.invoker.invoke(partitionId, op, this.o.config.properties.operationCallTimeoutMs, (r) => {
+        if (r.kind === 'ok') resolve(r);
+        else if (r.kind === 'error') reject(r.error);
+        else reject(new GridError('ERR_CLUSTER_UNAVAILABLE', 'the call could not be placed', { retryAfterSeconds: 1 }));
+      });
+      onCancel?.(() => handle.cancel());
+    });
+  }
+
+  static op(code: number, name: string, key: Uint8Array = EMPTY, value: Uint8Array = EMPTY, contentType: string | null = null, timeoutMs = 0): OpWire {
+    return { code, name, key, value, contentType, timeoutMs };
+  }
+
+  // ── cluster state (two phases) ───────────────────────────────────────────────────────────────
+
+  private isLocked(): boolean {
+    if (this.lock !== null && this.o.clock.monotonicMs() > this.lock.expiresMs) this.lock = null;
+    return this.lock !== null;
+  }
+
+  private setState(s: Exclude<ClusterState, 'IN_TRANSITION'>): void {
+    if (s === this.state) return;
+    this.log.info(`cluster state changed from ${this.state} to ${s}`);
+    this.state = s;
+  }
+
+  get currentState(): Exclude<ClusterState, 'IN_TRANSITION'> {
+    return this.state;
+  }
+
+  private onStateLock(from: Peer, m: MessageOf<'stateLock'>): void {
+    const b = m.body;
+    const answer = (ok: boolean, text: string): void => this.sendTo(from.uuid, message('stateLockAnswer', { txId: b.txId, ok, message: text }));
+    if (this.isLocked() && this.lock?.txId !== b.txId) return answer(false, 'another cluster-state change holds the lock');
+    if (b.membersVersion !== this.membership.version) return answer(false, `member list version ${this.membership.version} differs from ${b.membersVersion}`);
+    if (b.tableVersion !== this.partitions.table.version) return answer(false, `partition table version ${this.partitions.table.version} differs from ${b.tableVersion}`);
+    if (this.partitions.activeMigrations > 0) return answer(false, 'migrations are running');
+    this.lock = { txId: b.txId, expiresMs: this.o.clock.monotonicMs() + b.leaseMs };
+    answer(true, '');
+  }
+
+  /** Changes the cluster state on every member: lock all, then commit all (or roll back → 409). */
+  changeState(target: Exclude<ClusterState, 'IN_TRANSITION'>): Promise<'changed' | 'unchanged'> {
+    if (target === this.state && !this.isLocked()) return Promise.resolve('unchanged');
+    if (!this.membership.joined) return Promise.reject(new GridError('ERR_CLUSTER_STATE_CONFLICT', 'this member has not joined a cluster yet'));
+    const members = this.membership.list.map((m) => m.uuid);
+    const txId = `${this.o.uuid}/${this.nextTx++}`;
+    return new Promise((resolve, reject) => {
+      const finish = (failures: string[]): void => {
+        const tx = this.stateTx.get(txId);
+        if (tx === undefined) return;
+        this.o.timers.clearTimeout(tx.timer);
+        this.stateTx.delete(txId);
+        if (failures.length === 0) {
+          for (const u of members) this.sendTo(u, message('stateCommit', { txId, state: STATE_CODES[target] }));
+          resolve('changed');
+        } else {
+          for (const u of members) this.sendTo(u, message('stateRollback', { txId }));
+          reject(new GridError('ERR_CLUSTER_STATE_CONFLICT', `cluster state not changed: ${failures.join('; ')}`));
+        }
+      };
+      const timer = this.o.timers.setTimeout(() => {
+        const tx = this.stateTx.get(txId);
+        if (tx !== undefined) finish([...tx.failures, ...[...tx.waiting].map((u) => `${u} did not answer the lock`)]);
+      }, 10_000);
+      this.stateTx.set(txId, { waiting: new Set(members), failures: [], done: finish, timer });
+      const lock = message('stateLock', { txId, state: STATE_CODES[target], membersVersion: this.membership.version, tableVersion: this.partitions.table.version, leaseMs: this.t.stateLeaseMs });
+      for (const u of members) this.sendTo(u, lock);
+    });
+  }
+
+  /** clusterShutdown: every other member is asked to stop. */
+  shutdownOthers(reason: string): void {
+    for (const m of this.membership.list) if (m.uuid !== this.o.uuid) this.sendTo(m.uuid, message('shutdownMember', { reason }));
+  }
+
+  // ── graceful leave ───────────────────────────────────────────────────────────────────────────
+
+  /** Moves every replica this member holds to others (through the master), bounded by maxWaitMs. */
+  leaveGracefully(maxWaitMs: number): Promise<void> {
+    const others = this.membership.list.filter((m) => m.uuid !== this.o.uuid && !m.lite);
+    if (!this.membership.joined || others.length === 0 || this.o.config.liteMember || this.state === 'PASSIVE') return Promise.resolve();
+    return new Promise((resolve) => {
+      this.leave = { resolve, timer: null, deadlineMs: this.o.clock.monotonicMs() + maxWaitMs };
+      const ask = (): void => {
+        const l = this.leave;
+        if (l === null) return;
+        if (this.o.clock.monotonicMs() >= l.deadlineMs) {
+          this.log.warning(`graceful shutdown: replicas not handed off within ${maxWaitMs} ms; leaving anyway`);
+          this.finishLeave();
+          return;
+        }
+        const master = this.membership.master;
+        if (master !== null) {
+          if (master.uuid === this.o.uuid) this.partitions.requestLeave(this.o.uuid);
+          else this.sendTo(master.uuid, message('shutdownRequest', { uuid: this.o.uuid }));
+        }
+        l.timer = this.o.timers.setTimeout(ask, 1000);
+      };
+      ask();
+    });
+  }
+
+  private finishLeave(): void {
+    const l = this.leave;
+    if (l === null) return;
+    this.leave = null;
+    if (l.timer !== null) this.o.timers.clearTimeout(l.timer);
+    l.resolve();
+  }
+
+  private onMemberDrained(uuid: string): void {
+    if (uuid === this.o.uuid) {
+      this.log.info('every replica handed off; handing mastership over');
+      this.membership.handOverAndLeave();
+      this.finishLeave();
+      return;
+    }
+    this.sendTo(uuid, message('shutdownAllowed', { uuid }));
+    this.membership.memberDeparted(uuid);
+  }
+
+  // ── information ──────────────────────────────────────────────────────────────────────────────
+
+  /** Replicas in the table below the wanted count, locally receiving data, or writes awaiting acks. */
+  isSafe(): boolean {
+    if (!this.membership.joined || this.partitions.migrationQueueSize > 0 || this.partitions.activeMigrations > 0 || this.replicator.syncing) return false;
+    const dataMembers = this.membership.list.filter((m) => !m.lite).length;
+    const wanted = Math.min(this.width, dataMembers);
+    const t = this.partitions.table;
+    if (dataMembers > 0 && !t.isAssigned) return false;
+    for (const r of t.replicas) {
+      let n = 0;
+      for (const u of r) if (u !== null) n++;
+      if (dataMembers > 0 && n < wanted) return false;
+    }
+    return true;
+  }
+
+  metrics(): Record<string, number> {
+    return {
+      clusterSize: this.membership.list.length,
+      membersVersion: this.membership.version,
+      partitionTableVersion: this.partitions.table.version,
+      migrationQueueSize: this.partitions.migrationQueueSize,
+      ...prefixed('replication', this.replicator.counters),
+      ...prefixed('migration', this.partitions.counters),
+      ...prefixed('invocation', this.invoker.counters),
+      ...prefixed('membership', this.membership.counters),
+      pendingBackupAcks: this.replicator.pendingAckCount,
+    };
+  }
+
+  /** Count of partitions this member owns. */
+  ownedPartitions(): number {
+    let n = 0;
+    const t = this.partitions.table;
+    for (let p = 0; p < t.partitionCount; p++) if (t.owner(p) === this.o.uuid) n++;
+    return n;
+  }
+}
+
+function prefixed(prefix: string, counters: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(counters)) out[`${prefix}${k[0]?.toUpperCase() ?? ''}${k.slice(1)}`] = v;
+  return out;
+}
+
+/** Replica slots per partition: 1 + the largest backup-count + async-backup-count of any map or queue. */
+export function replicaWidth(c: Config): number {
+  let backups = 0;
+  for (const m of c.maps) backups = Math.max(backups, m.backupCount + m.asyncBackupCount);
+  for (const q of c.queues) backups = Math.max(backups, q.backupCount + q.asyncBackupCount);
+  return Math.min(REPLICA_WIDTH_MAX, 1 + backups);
+}

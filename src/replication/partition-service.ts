@@ -1,0 +1,445 @@
+// The partition table on this member, and migrations: the master plans and commits them, the
+// source (the partition's owner) copies and hands over, the destination receives.
+//
+// A migration moves a partition from its current replica list to the master's target list:
+//   1. master → source: migrateRequest (destinations = target members holding no copy yet);
+//   2. source: copies the partition to each destination (Replicator transfers) while sending them
+//      every new write as a sync backup, so they are in step when the copy ends;
+//   3. source: holds new writes to the partition, waits until no write awaits backup acks, and
+//      answers migrateResult ok: now every target member holds every acknowledged write;
+//   4. master → destinations: migrateCommit, acked; then the master changes its table (the
+//      partition's version + 1) and publishes it;
+//   5. source: the new table releases the held writes, which run again and go to the new owner.
+// A failure or timeout anywhere aborts: the source releases its writes, nothing changes in the
+// table, and the master plans again later. Replicas are only removed from a list by the commit,
+// after the new ones hold the data, so a move never lowers the number of live replicas.
+// The migration queue size is the number of partitions whose list differs from the target: derived
+// from the plan itself, never counted separately.
+import type { Message, MessageOf, TableWire } from '../cluster/messages.js';
+import { message } from '../cluster/messages.js';
+import type { Peer } from '../cluster/transport.js';
+import type { ReplicaStore } from '../data/replica-store.js';
+import { assignTarget, migrationQueue, promoteAfterRemoval } from '../partition/assignment.js';
+import { PartitionTable, type Replicas, checkTable, sameReplicas } from '../partition/table.js';
+import type { Clock, TimerHandle, Timers } from '../util/clock.js';
+import type { ComponentLogger } from '../util/logger.js';
+import type { Replicator } from './replicator.js';
+
+export interface PartitionServiceOptions {
+  readonly partitionCount: number;
+  readonly width: number;
+  readonly migrationsParallelMax: number;
+  readonly migrationTimeoutMs: number;
+  readonly holdTimeoutMs: number;
+  readonly tickMs: number;
+}
+
+export interface PartitionServiceHost {
+  readonly selfUuid: string;
+  isMaster(): boolean;
+  /** Data members (not lite) in join order. */
+  dataMembers(): string[];
+  isMember(uuid: string): boolean;
+  /** Sends to a member by uuid (to itself too, asynchronously). */
+  send(uuid: string, m: Message): void;
+  /** Whether the cluster state allows migrations now. */
+  migrationAllowed(): boolean;
+  /** The master changed the table: publish it. */
+  publishTable(): void;
+  /** The local table changed (any member): retry calls, answer waiters of partitions lost. */
+  onTableApplied(changed: readonly number[]): void;
+  /** A member asked to leave holds nothing any more: let it go. */
+  onMemberDrained(uuid: string): void;
+}
+
+interface MasterMigration {
+  readonly id: number;
+  readonly partitionId: number;
+  readonly source: string;
+  readonly destinations: string[];
+  readonly target: Replicas;
+  readonly startedMs: number;
+  phase: 'copy' | 'commit';
+  readonly commitAcks: Set<string>;
+}
+
+interface SourceMigration {
+  readonly id: number;
+  readonly partitionId: number;
+  readonly master: string;
+  readonly pending: Set<string>;
+  phase: 'copy' | 'hold' | 'reported';
+  heldAtMs: number;
+}
+
+export class PartitionService {
+  private tableNow: PartitionTable;
+  private target: Replicas[] | null = null;
+  private queueSize = 0;
+  private nextMigrationId = 1;
+  private readonly active = new Map<number, MasterMigration>();
+  private readonly sources = new Map<number, SourceMigration>();
+  /** Writes waiting while their partition is handed over, per partition, in arrival order. */
+  private readonly held = new Map<number, (() => void)[]>();
+  private readonly leaving = new Set<string>();
+  private retryAfterMs = 0;
+  private timer: TimerHandle | null = null;
+  readonly counters = { migrationsStarted: 0, migrationsCommitted: 0, migrationsFailed: 0, promotions: 0 };
+
+  constructor(
+    private readonly opts: PartitionServiceOptions,
+    private readonly host: PartitionServiceHost,
+    private readonly store: ReplicaStore,
+    private readonly replicator: Replicator,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
+    private readonly log: ComponentLogger,
+  ) {
+    this.tableNow = PartitionTable.empty(opts.partitionCount, opts.width);
+  }
+
+  get table(): PartitionTable {
+    return this.tableNow;
+  }
+  get migrationQueueSize(): number {
+    return this.queueSize;
+  }
+  get activeMigrations(): number {
+    return this.active.size + this.sources.size;
+  }
+
+  start(): void {
+    const tick = (): void => {
+      this.tick();
+      this.timer = this.timers.setTimeout(tick, this.opts.tickMs);
+    };
+    this.timer = this.timers.setTimeout(tick, this.opts.tickMs);
+  }
+
+  stop(): void {
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
+  }
+
+  tableWire(): TableWire {
+    return this.tableNow.toWire();
+  }
+
+  // ── table changes ────────────────────────────────────────────────────────────────────────────
+
+  /** A table from the master (in a view or alone). Applied when newer than ours. */
+  applyFromMaster(wire: TableWire, queueSize: number): void {
+    this.queueSize = queueSize;
+    if (wire.version <= this.tableNow.version) return;
+    this.apply(PartitionTable.fromWire(wire, this.opts.partitionCount));
+  }
+
+  /** Installs a table here (master after a change, or from the master), reconciling local data. */
+  private apply(next: PartitionTable): void {
+    const previous = this.tableNow;
+    this.tableNow = next;
+    const me = this.host.selfUuid;
+    const changed: number[] = [];
+    for (let p = 0; p < next.partitionCount; p++) {
+      const before = previous.replicas[p] as Replicas;
+      const after = next.replicas[p] as Replicas;
+      if (sameReplicas(before, after)) continue;
+      changed.push(p);
+      if (after[0] === me && before[0] !== me) this.store.jumpVersion(p);
+      if (!after.includes(me) && before.includes(me)) {
+        this.store.dropPartition(p);
+        this.replicator.dropPartition(p);
+      }
+      const s = this.sources.get(p);
+      if (s !== undefined) this.finishSource(s, null);
+    }
+    if (changed.length > 0) this.host.onTableApplied(changed);
+  }
+
+  /** Master: installs a new table and publishes it. */
+  private commitTable(next: PartitionTable): void {
+    checkTable(next);
+    this.apply(next);
+    this.recomputeQueue();
+    this.host.publishTable();
+  }
+
+  /** First member: assigns every partition to the data members. */
+  assignIfNeeded(): void {
+    if (!this.host.isMaster() || this.tableNow.isAssigned) return;
+    const members = this.host.dataMembers();
+    if (members.length === 0) return;
+    const target = assignTarget(this.tableNow, members, this.opts.width);
+    this.commitTable(this.tableNow.withReplicas(new Map(target.map((r, p) => [p, r]))));
+    this.log.info(`partitions assigned to ${members.length} data member(s)`);
+  }
+
+  /** Master: members were removed. Promote the first surviving backup where an owner died. */
+  onMembersRemoved(removed: readonly string[]): void {
+    for (const u of removed) {
+      this.leaving.delete(u);
+      this.replicator.forgetMember(u);
+    }
+    if (!this.host.isMaster()) return;
+    const gone = new Set(removed);
+    for (const m of [...this.active.values()]) {
+      if (gone.has(m.source) || m.destinations.some((d) => gone.has(d))) this.abortMaster(m, 'a member of the migration left');
+    }
+    const changes = promoteAfterRemoval(this.tableNow, gone);
+    if (changes.size > 0) {
+      this.counters.promotions += changes.size;
+      const lost = [...changes].filter(([p]) => this.tableNow.owner(p) !== null && gone.has(this.tableNow.owner(p) as string) && changes.get(p)?.[0] === null);
+      for (const [p] of lost) this.log.severe(`partition ${p} lost every replica: its data is gone`);
+      this.commitTable(this.tableNow.withReplicas(changes));
+      this.log.info(`promoted backups for ${changes.size} partition(s) after ${removed.length} member(s) left`);
+    }
+  }
+
+  /** New master after a claim: adopt the newest table any survivor had. */
+  adoptNewest(wires: readonly TableWire[]): void {
+    let best = this.tableNow;
+    for (const w of wires) if (w.version > best.version) best = PartitionTable.fromWire(w, this.opts.partitionCount);
+    if (best !== this.tableNow) this.apply(best);
+    this.active.clear();
+  }
+
+  /** The member list changed: recompute the target (master) and the queue size. */
+  onMembersChanged(): void {
+    if (!this.host.isMaster()) return;
+    this.assignIfNeeded();
+    this.recomputeQueue();
+    this.schedule();
+  }
+
+  private recomputeQueue(): void {
+    if (!this.host.isMaster() || !this.tableNow.isAssigned) {
+      if (this.host.isMaster()) this.queueSize = 0;
+      return;
+    }
+    const members = this.host.dataMembers().filter((u) => !this.leaving.has(u));
+    this.target = members.length === 0 ? null : assignTarget(this.tableNow, members, this.opts.width);
+    this.queueSize = this.target === null ? 0 : migrationQueue(this.tableNow, this.target).length;
+  }
+
+  // ── master: planning and committing ──────────────────────────────────────────────────────────
+
+  private tick(): void {
+    if (this.host.isMaster()) {
+      const now = this.clock.monotonicMs();
+      for (const m of [...this.active.values()]) {
+        if (now - m.startedMs > this.opts.migrationTimeoutMs) this.abortMaster(m, `no result within ${this.opts.migrationTimeoutMs} ms`);
+      }
+      this.schedule();
+      this.releaseDrained();
+    }
+    const now = this.clock.monotonicMs();
+    for (const s of [...this.sources.values()]) {
+      if (s.phase !== 'copy' && now - s.heldAtMs > this.opts.holdTimeoutMs) {
+        this.log.warning(`migration ${s.id} of partition ${s.partitionId}: no commit within ${this.opts.holdTimeoutMs} ms; writes released`);
+        this.finishSource(s, null);
+      }
+    }
+  }
+
+  private schedule(): void {
+    if (!this.host.isMaster() || !this.host.migrationAllowed() || this.target === null) return;
+    if (this.clock.monotonicMs() < this.retryAfterMs) return;
+    const target = this.target;
+    const pending = migrationQueue(this.tableNow, target);
+    this.queueSize = pending.length;
+    for (const p of pending) {
+      if (this.active.size >= this.opts.migrationsParallelMax) break;
+      if (this.active.has(p)) continue;
+      const current = this.tableNow.replicas[p] as Replicas;
+      const wanted = target[p] as Replicas;
+      const source = current[0];
+      if (source === null || source === undefined || !this.host.isMember(source)) continue;
+      const destinations = wanted.filter((u): u is string => u !== null && !current.includes(u));
+      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', commitAcks: new Set() };
+      this.active.set(p, m);
+      this.counters.migrationsStarted++;
+      this.host.send(source, message('migrateRequest', { migrationId: m.id, partitionId: p, destinations, tableVersion: this.tableNow.version }));
+    }
+  }
+
+  private byId(id: number): MasterMigration | undefined {
+    for (const m of this.active.values()) if (m.id === id) return m;
+    return undefined;
+  }
+
+  private onMigrateResult(from: Peer, b: MessageOf<'migrateResult'>['body']): void {
+    const m = this.byId(b.migrationId);
+    if (m === undefined || m.source !== from.uuid || m.phase !== 'copy') return;
+    if (!b.ok) {
+      this.failMaster(m, b.message);
+      return;
+    }
+    if (m.destinations.length === 0) {
+      this.commitMaster(m);
+      return;
+    }
+    m.phase = 'commit';
+    for (const d of m.destinations) {
+      m.commitAcks.add(d);
+      this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId }));
+    }
+  }
+
+  private onCommitAck(from: Peer, b: MessageOf<'migrateCommitAck'>['body']): void {
+    const m = this.byId(b.migrationId);
+    if (m === undefined || m.phase !== 'commit' || !m.commitAcks.has(from.uuid)) return;
+    if (!b.ok) {
+      this.abortMaster(m, `destination ${from.address} could not commit`);
+      return;
+    }
+    m.commitAcks.delete(from.uuid);
+    if (m.commitAcks.size === 0) this.commitMaster(m);
+  }
+
+  private commitMaster(m: MasterMigration): void {
+    this.active.delete(m.partitionId);
+    this.counters.migrationsCommitted++;
+    // Members that left meanwhile are not put into the table.
+    const list = m.target.map((u) => (u !== null && this.host.isMember(u) ? u : null));
+    const compact: (string | null)[] = list.filter((u) => u !== null);
+    while (compact.length < this.opts.width) compact.push(null);
+    this.commitTable(this.tableNow.withReplicas(new Map([[m.partitionId, compact]])));
+    this.schedule();
+  }
+
+  private failMaster(m: MasterMigration, reason: string): void {
+    this.active.delete(m.partitionId);
+    this.counters.migrationsFailed++;
+    this.retryAfterMs = this.clock.monotonicMs() + 1000;
+    this.log.warning(`migration ${m.id} of partition ${m.partitionId} failed: ${reason}`);
+  }
+
+  private abortMaster(m: MasterMigration, reason: string): void {
+    if (this.host.isMember(m.source)) this.host.send(m.source, message('migrateAbort', { migrationId: m.id, partitionId: m.partitionId }));
+    this.failMaster(m, reason);
+  }
+
+  // ── graceful leave ───────────────────────────────────────────────────────────────────────────
+
+  /** Master: a member asks to leave; move everything off it. */
+  requestLeave(uuid: string): void {
+    if (!this.leaving.has(uuid)) this.log.info(`member ${uuid} is leaving: moving its replicas away`);
+    this.leaving.add(uuid);
+    this.recomputeQueue();
+    this.schedule();
+    this.releaseDrained();
+  }
+
+  private releaseDrained(): void {
+    if (this.leaving.size === 0) return;
+    const holders = this.tableNow.members();
+    for (const u of [...this.leaving]) {
+      if (holders.has(u) && this.host.dataMembers().some((d) => d !== u && !this.leaving.has(d))) continue;
+      if ([...this.active.values()].some((m) => m.source === u || m.destinations.includes(u))) continue;
+      this.leaving.delete(u);
+      this.host.onMemberDrained(u);
+    }
+  }
+
+  /** Whether `uuid` holds no replica in the table. */
+  holdsNothing(uuid: string): boolean {
+    return !this.tableNow.members().has(uuid);
+  }
+
+  // ── source and destination ───────────────────────────────────────────────────────────────────
+
+  /** Whether writes to the partition must wait (it is being handed over). */
+  isHeld(partitionId: number): boolean {
+    return this.held.has(partitionId);
+  }
+
+  /** Queues work until the hand-over of the partition ends. */
+  whenReleased(partitionId: number, run: () => void): void {
+    const list = this.held.get(partitionId);
+    if (list === undefined) run();
+    else list.push(run);
+  }
+
+  private onMigrateRequest(from: Peer, b: MessageOf<'migrateRequest'>['body']): void {
+    const reply = (ok: boolean, text: string): void => this.host.send(from.uuid, message('migrateResult', { migrationId: b.migrationId, ok, message: text }));
+    if (b.partitionId >= this.opts.partitionCount) return reply(false, 'no such partition');
+    if (this.tableNow.owner(b.partitionId) !== this.host.selfUuid) return reply(false, 'not the owner of the partition');
+    if (this.sources.has(b.partitionId)) return reply(false, 'a migration of this partition is running here');
+    const s: SourceMigration = { id: b.migrationId, partitionId: b.partitionId, master: from.uuid, pending: new Set(b.destinations), phase: 'copy', heldAtMs: 0 };
+    this.sources.set(b.partitionId, s);
+    for (const d of b.destinations) {
+      this.replicator.addExtraTarget(b.partitionId, d);
+      this.replicator.startTransfer(b.partitionId, d, (ok) => {
+        if (this.sources.get(b.partitionId) !== s || s.phase !== 'copy') return;
+        if (!ok) {
+          this.finishSource(s, `copy to ${d} failed`);
+          return;
+        }
+        s.pending.delete(d);
+        if (s.pending.size === 0) this.hold(s);
+      });
+    }
+    if (s.pending.size === 0) this.hold(s);
+  }
+
+  private hold(s: SourceMigration): void {
+    s.phase = 'hold';
+    s.heldAtMs = this.clock.monotonicMs();
+    if (!this.held.has(s.partitionId)) this.held.set(s.partitionId, []);
+    this.maybeReport(s);
+  }
+
+  private maybeReport(s: SourceMigration): void {
+    if (s.phase !== 'hold' || this.replicator.inflightCount(s.partitionId) > 0) return;
+    s.phase = 'reported';
+    this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '' }));
+  }
+
+  /** Backups of a partition settled: a held hand-over may report now. */
+  onBackupsSettled(partitionId: number): void {
+    const s = this.sources.get(partitionId);
+    if (s !== undefined) this.maybeReport(s);
+  }
+
+  /** Ends a source migration: failure text → report it; null → just release (commit seen or abort). */
+  private finishSource(s: SourceMigration, failure: string | null): void {
+    if (this.sources.get(s.partitionId) !== s) return;
+    this.sources.delete(s.partitionId);
+    this.replicator.clearExtraTargets(s.partitionId);
+    const waiting = this.held.get(s.partitionId) ?? [];
+    this.held.delete(s.partitionId);
+    if (failure !== null) this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: false, message: failure }));
+    for (const run of waiting) run();
+  }
+
+  private onCommit(from: Peer, b: MessageOf<'migrateCommit'>['body']): void {
+    const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId);
+    this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
+  }
+
+  handle(from: Peer, m: Message): boolean {
+    switch (m.kind) {
+      case 'partitionTable':
+        if (!this.host.isMaster()) this.applyFromMaster(m.body.table, m.body.migrationQueue);
+        return true;
+      case 'migrateRequest':
+        this.onMigrateRequest(from, m.body);
+        return true;
+      case 'migrateResult':
+        this.onMigrateResult(from, m.body);
+        return true;
+      case 'migrateCommit':
+        this.onCommit(from, m.body);
+        return true;
+      case 'migrateCommitAck':
+        this.onCommitAck(from, m.body);
+        return true;
+      case 'migrateAbort': {
+        const s = this.sources.get(m.body.partitionId);
+        if (s !== undefined && s.id === m.body.migrationId) this.finishSource(s, null);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+}

@@ -1,0 +1,448 @@
+// Replication of partition data between replicas: the owner's backup fan-out with sync acks, the
+// backup side's in-order apply with gap detection, whole-partition transfers in bounded chunks
+// (used by resync and by migration), and periodic anti-entropy.
+//
+// Invariants:
+// - An owner sends a partition's backups in data-version order on each link; a write is answered
+//   only when every sync target acked it, or after backupTimeoutMs (then it stands, is logged and
+//   counted).
+// - A backup applies version v only on top of v - 1. A gap means it missed a write: it buffers what
+//   it got, asks the owner for the whole partition, and acks the buffered writes only once they are
+//   applied on top of that snapshot. So an ack always means "this replica holds the write".
+// - A transfer is applied atomically on the receiver: chunks are collected and imported together
+//   after the last one, so a half-received partition is never served or promoted.
+import type { BackupOpWire, EntryWire, Message, MessageOf, QueueWire } from '../cluster/messages.js';
+import { message } from '../cluster/messages.js';
+import type { Peer, Transport } from '../cluster/transport.js';
+import type { ReplicaStore } from '../data/replica-store.js';
+import type { Clock, TimerHandle, Timers } from '../util/clock.js';
+import type { ComponentLogger } from '../util/logger.js';
+
+export interface ReplicatorOptions {
+  readonly backupTimeoutMs: number;
+  readonly transferAckTimeoutMs: number;
+  readonly chunkBytesMax: number;
+  readonly antiEntropyIntervalMs: number;
+  /** Buffered backups per partition while a snapshot is awaited. */
+  readonly bufferedBackupsMax: number;
+}
+
+export interface ReplicatorHost {
+  readonly selfUuid: string;
+  addressOf(uuid: string): string | null;
+  /** Replica list of a partition from the current table (index 0 = owner). */
+  replicas(partitionId: number): readonly (string | null)[];
+  /** Sync backup count for a structure (its config's backup-count). */
+  syncBackups(kind: 'map' | 'queue', name: string): number;
+  /** Called when a partition has no write waiting for backup acks any more. */
+  onBackupsSettled(partitionId: number): void;
+}
+
+interface PendingAck {
+  readonly partitionId: number;
+  readonly waiting: Set<string>;
+  readonly done: () => void;
+  readonly timer: TimerHandle;
+}
+
+interface Outgoing {
+  readonly transferId: number;
+  readonly partitionId: number;
+  readonly target: string;
+  readonly chunks: { entries: EntryWire[]; queues: QueueWire[] }[];
+  readonly version: number;
+  next: number;
+  timer: TimerHandle | null;
+  readonly done: (ok: boolean) => void;
+}
+
+interface Incoming {
+  readonly transferId: number;
+  readonly from: string;
+  readonly entries: EntryWire[];
+  readonly queues: QueueWire[];
+  nextIndex: number;
+}
+
+interface Buffered {
+  readonly from: Peer;
+  readonly callId: number;
+  readonly version: number;
+  readonly op: BackupOpWire;
+}
+
+export class Replicator {
+  private nextCallId = 1;
+  private nextTransferId = 1;
+  private readonly pendingAcks = new Map<number, PendingAck>();
+  private readonly inflight: number[];
+  /** Extra sync targets per partition: migration destinations receiving live writes. */
+  private readonly extraTargets = new Map<number, Set<string>>();
+  private readonly outgoing = new Map<number, Outgoing>();
+  private readonly incoming = new Map<number, Incoming>();
+  private readonly buffered = new Map<number, Buffered[]>();
+  /** Partitions whose resync was requested and not yet received, with when. */
+  private readonly resyncAsked = new Map<number, number>();
+  /** Owner versions seen at the previous anti-entropy round, per partition. */
+  private readonly lastAdvertised = new Map<number, number>();
+  private antiEntropyTimer: TimerHandle | null = null;
+  readonly counters = { backupsSent: 0, backupAckTimeouts: 0, resyncsRequested: 0, transfersSent: 0, transfersReceived: 0, transfersFailed: 0 };
+
+  constructor(
+    private readonly opts: ReplicatorOptions,
+    private readonly host: ReplicatorHost,
+    private readonly store: ReplicaStore,
+    private readonly transport: Transport,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
+    private readonly log: ComponentLogger,
+  ) {
+    this.inflight = new Array<number>(store.partitionCount).fill(0);
+  }
+
+  start(): void {
+    const tick = (): void => {
+      this.antiEntropy();
+      this.antiEntropyTimer = this.timers.setTimeout(tick, this.opts.antiEntropyIntervalMs);
+    };
+    this.antiEntropyTimer = this.timers.setTimeout(tick, this.opts.antiEntropyIntervalMs);
+  }
+
+  stop(): void {
+    if (this.antiEntropyTimer !== null) this.timers.clearTimeout(this.antiEntropyTimer);
+    for (const p of this.pendingAcks.values()) this.timers.clearTimeout(p.timer);
+    for (const o of this.outgoing.values()) if (o.timer !== null) this.timers.clearTimeout(o.timer);
+  }
+
+  // ── owner side: fan-out ──────────────────────────────────────────────────────────────────────
+
+  inflightCount(partitionId: number): number {
+    return this.inflight[partitionId] ?? 0;
+  }
+
+  /** Writes waiting for backup acks, on this member. */
+  get pendingAckCount(): number {
+    return this.pendingAcks.size;
+  }
+
+  addExtraTarget(partitionId: number, uuid: string): void {
+    let s = this.extraTargets.get(partitionId);
+    if (s === undefined) this.extraTargets.set(partitionId, (s = new Set()));
+    s.add(uuid);
+  }
+
+  clearExtraTargets(partitionId: number): void {
+    this.extraTargets.delete(partitionId);
+  }
+
+  /**
+   * Sends a write the owner applied (now at `version`) to the backups. `done` runs when every sync
+   * target acked (or the backup timeout passed); at once when there is none.
+   */
+  replicate(partitionId: number, version: number, op: BackupOpWire, kind: 'map' | 'queue', name: string, done: () => void): boolean {
+    const replicas = this.host.replicas(partitionId);
+    const syncCount = this.host.syncBackups(kind, name);
+    const waiting = new Set<string>();
+    const callId = this.nextCallId++;
+    const body = { partitionId, version, op };
+    for (let i = 1; i < replicas.length; i++) {
+      const u = replicas[i];
+      if (u === null || u === undefined || u === this.host.selfUuid) continue;
+      const address = this.host.addressOf(u);
+      if (address === null) continue;
+      const sync = i <= syncCount;
+      this.transport.send(address, message('backup', body, sync ? callId : 0));
+      this.counters.backupsSent++;
+      if (sync) waiting.add(u);
+    }
+    for (const u of this.extraTargets.get(partitionId) ?? []) {
+      if (waiting.has(u) || replicas.includes(u)) continue;
+      const address = this.host.addressOf(u);
+      if (address === null) continue;
+      this.transport.send(address, message('backup', body, callId));
+      waiting.add(u);
+    }
+    if (waiting.size === 0) return true;
+    this.inflight[partitionId] = (this.inflight[partitionId] ?? 0) + 1;
+    const timer = this.timers.setTimeout(() => {
+      const p = this.pendingAcks.get(callId);
+      if (p === undefined) return;
+      this.counters.backupAckTimeouts++;
+      this.log.warning(`write ${partitionId}/${version} stands without acks from ${[...p.waiting].join(', ')} after ${this.opts.backupTimeoutMs} ms`);
+      this.settle(callId);
+    }, this.opts.backupTimeoutMs);
+    this.pendingAcks.set(callId, { partitionId, waiting, done, timer });
+    return false;
+  }
+
+  private settle(callId: number): void {
+    const p = this.pendingAcks.get(callId);
+    if (p === undefined) return;
+    this.pendingAcks.delete(callId);
+    this.timers.clearTimeout(p.timer);
+    const left = (this.inflight[p.partitionId] ?? 1) - 1;
+    this.inflight[p.partitionId] = left;
+    p.done();
+    if (left === 0) this.host.onBackupsSettled(p.partitionId);
+  }
+
+  /** A member left: stop waiting for its acks. */
+  forgetMember(uuid: string): void {
+    for (const [callId, p] of [...this.pendingAcks]) {
+      if (p.waiting.delete(uuid) && p.waiting.size === 0) this.settle(callId);
+    }
+    for (const [p, s] of this.extraTargets) if (s.delete(uuid) && s.size === 0) this.extraTargets.delete(p);
+    for (const [id, o] of [...this.outgoing]) if (o.target === uuid) this.finishOutgoing(id, false);
+    for (const [p, i] of [...this.incoming]) if (i.from === uuid) this.incoming.delete(p);
+  }
+
+  // ── inbound ──────────────────────────────────────────────────────────────────────────────────
+
+  handle(from: Peer, m: Message): boolean {
+    switch (m.kind) {
+      case 'backup':
+        this.onBackup(from, m);
+        return true;
+      case 'backupAck': {
+        const p = this.pendingAcks.get(m.callId);
+        if (p !== undefined && p.waiting.delete(from.uuid) && p.waiting.size === 0) this.settle(m.callId);
+        return true;
+      }
+      case 'versions':
+        this.onVersions(from, m);
+        return true;
+      case 'resyncRequest':
+        this.onResyncRequest(from, m.body.partitionId);
+        return true;
+      case 'snapshotChunk':
+        this.onChunk(from, m);
+        return true;
+      case 'snapshotAck':
+        this.onChunkAck(m);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private onBackup(from: Peer, m: MessageOf<'backup'>): void {
+    const { partitionId, version, op } = m.body;
+    if (partitionId >= this.store.partitionCount) return;
+    if (this.incoming.has(partitionId) || this.buffered.has(partitionId)) {
+      this.buffer(partitionId, { from, callId: m.callId, version, op });
+      return;
+    }
+    const r = this.store.applyBackup(partitionId, version, op);
+    if (r === 'gap') {
+      this.buffer(partitionId, { from, callId: m.callId, version, op });
+      this.askResync(partitionId, from.address);
+      return;
+    }
+    if (m.callId !== 0) this.transport.send(from.address, message('backupAck', { partitionId, version }, m.callId));
+  }
+
+  private buffer(partitionId: number, b: Buffered): void {
+    let list = this.buffered.get(partitionId);
+    if (list === undefined) this.buffered.set(partitionId, (list = []));
+    if (list.length >= this.opts.bufferedBackupsMax) {
+      // Too far behind: drop the buffer; the snapshot will carry these writes (their acks time out).
+      list.length = 0;
+      this.askResync(partitionId, b.from.address, true);
+      return;
+    }
+    list.push(b);
+  }
+
+  private askResync(partitionId: number, ownerAddress: string, force = false): void {
+    const now = this.clock.monotonicMs();
+    const asked = this.resyncAsked.get(partitionId);
+    if (!force && asked !== undefined && now - asked < this.opts.transferAckTimeoutMs) return;
+    this.resyncAsked.set(partitionId, now);
+    this.counters.resyncsRequested++;
+    this.transport.send(ownerAddress, message('resyncRequest', { partitionId }));
+  }
+
+  private onResyncRequest(from: Peer, partitionId: number): void {
+    if (this.host.replicas(partitionId)[0] !== this.host.selfUuid) return;
+    for (const o of this.outgoing.values()) if (o.partitionId === partitionId && o.target === from.uuid) return;
+    this.startTransfer(partitionId, from.uuid, () => {});
+  }
+
+  // ── transfers ────────────────────────────────────────────────────────────────────────────────
+
+  /** Sends the whole partition to `target` in acked chunks; `done(ok)` when it was applied there. */
+  startTransfer(partitionId: number, target: string, done: (ok: boolean) => void): void {
+    const address = this.host.addressOf(target);
+    if (address === null) {
+      done(false);
+      return;
+    }
+    const snap = this.store.exportPartition(partitionId, this.clock.nowMs());
+    const chunks = chunk(snap.entries, snap.queues, this.opts.chunkBytesMax);
+    const o: Outgoing = { transferId: this.nextTransferId++, partitionId, target, chunks, version: snap.version, next: 0, timer: null, done };
+    this.outgoing.set(o.transferId, o);
+    this.counters.transfersSent++;
+    this.sendChunk(o);
+  }
+
+  private sendChunk(o: Outgoing): void {
+    const address = this.host.addressOf(o.target);
+    const c = o.chunks[o.next];
+    if (address === null || c === undefined) {
+      this.finishOutgoing(o.transferId, false);
+      return;
+    }
+    const last = o.next === o.chunks.length - 1;
+    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, index: o.next, last, entries: c.entries, queues: c.queues }));
+    o.timer = this.timers.setTimeout(() => this.finishOutgoing(o.transferId, false), this.opts.transferAckTimeoutMs);
+  }
+
+  private onChunkAck(m: MessageOf<'snapshotAck'>): void {
+    const o = this.outgoing.get(m.body.transferId);
+    if (o === undefined || m.body.index !== o.next) return;
+    if (o.timer !== null) this.timers.clearTimeout(o.timer);
+    o.timer = null;
+    if (!m.body.ok) {
+      this.finishOutgoing(o.transferId, false);
+      return;
+    }
+    o.next++;
+    if (o.next >= o.chunks.length) this.finishOutgoing(o.transferId, true);
+    else this.sendChunk(o);
+  }
+
+  private finishOutgoing(transferId: number, ok: boolean): void {
+    const o = this.outgoing.get(transferId);
+    if (o === undefined) return;
+    this.outgoing.delete(transferId);
+    if (o.timer !== null) this.timers.clearTimeout(o.timer);
+    if (!ok) this.counters.transfersFailed++;
+    o.done(ok);
+  }
+
+  private onChunk(from: Peer, m: MessageOf<'snapshotChunk'>): void {
+    const b = m.body;
+    const ack = (ok: boolean): void => {
+      this.transport.send(from.address, message('snapshotAck', { transferId: b.transferId, index: b.index, ok }));
+    };
+    if (b.partitionId >= this.store.partitionCount) return ack(false);
+    let inc = this.incoming.get(b.partitionId);
+    if (b.index === 0) {
+      inc = { transferId: b.transferId, from: from.uuid, entries: [], queues: [], nextIndex: 0 };
+      this.incoming.set(b.partitionId, inc);
+    }
+    if (inc === undefined || inc.transferId !== b.transferId || inc.from !== from.uuid || inc.nextIndex !== b.index) return ack(false);
+    for (const e of b.entries) inc.entries.push(e);
+    for (const q of b.queues) inc.queues.push(q);
+    inc.nextIndex++;
+    if (b.last) {
+      this.incoming.delete(b.partitionId);
+      this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs());
+      this.resyncAsked.delete(b.partitionId);
+      this.counters.transfersReceived++;
+      this.drainBuffered(b.partitionId, from.address);
+    }
+    ack(true);
+  }
+
+  /** Applies buffered backups on top of a snapshot, in version order, acking each applied one. */
+  private drainBuffered(partitionId: number, ownerAddress: string): void {
+    const list = this.buffered.get(partitionId);
+    this.buffered.delete(partitionId);
+    if (list === undefined) return;
+    list.sort((a, b) => a.version - b.version);
+    for (let i = 0; i < list.length; i++) {
+      const b = list[i] as Buffered;
+      const r = this.store.applyBackup(partitionId, b.version, b.op);
+      if (r === 'gap') {
+        this.buffered.set(partitionId, list.slice(i));
+        this.askResync(partitionId, ownerAddress, true);
+        return;
+      }
+      if (b.callId !== 0) this.transport.send(b.from.address, message('backupAck', { partitionId, version: b.version }, b.callId));
+    }
+  }
+
+  /** Whether a snapshot is being received for the partition (its data is not complete yet). */
+  isReceiving(partitionId: number): boolean {
+    return this.incoming.has(partitionId) || this.buffered.has(partitionId);
+  }
+
+  /** Whether this member is waiting for anything to get a partition in sync. */
+  get syncing(): boolean {
+    return this.incoming.size > 0 || this.buffered.size > 0;
+  }
+
+  /** Forgets receive state for a partition this member does not hold any more. */
+  dropPartition(partitionId: number): void {
+    this.incoming.delete(partitionId);
+    this.buffered.delete(partitionId);
+    this.resyncAsked.delete(partitionId);
+    this.lastAdvertised.delete(partitionId);
+  }
+
+  // ── anti-entropy ─────────────────────────────────────────────────────────────────────────────
+
+  private antiEntropy(): void {
+    const perTarget = new Map<string, { partitionIds: number[]; versions: number[] }>();
+    for (let p = 0; p < this.store.partitionCount; p++) {
+      const r = this.host.replicas(p);
+      if (r[0] !== this.host.selfUuid) continue;
+      for (let i = 1; i < r.length; i++) {
+        const u = r[i];
+        if (u === null || u === undefined) continue;
+        let e = perTarget.get(u);
+        if (e === undefined) perTarget.set(u, (e = { partitionIds: [], versions: [] }));
+        e.partitionIds.push(p);
+        e.versions.push(this.store.version(p));
+      }
+    }
+    for (const [u, body] of perTarget) {
+      const address = this.host.addressOf(u);
+      if (address !== null) this.transport.send(address, message('versions', body));
+    }
+  }
+
+  private onVersions(from: Peer, m: MessageOf<'versions'>): void {
+    const { partitionIds, versions } = m.body;
+    for (let i = 0; i < partitionIds.length && i < versions.length; i++) {
+      const p = partitionIds[i] as number;
+      const v = versions[i] as number;
+      if (p >= this.store.partitionCount || this.host.replicas(p)[0] !== from.uuid) continue;
+      const previous = this.lastAdvertised.get(p);
+      this.lastAdvertised.set(p, v);
+      const mine = this.store.version(p);
+      // Behind what the owner had a whole round ago (not just writes in flight), or ahead of it: resync.
+      if ((previous !== undefined && mine < previous) || mine > v) {
+        if (!this.isReceiving(p)) this.askResync(p, from.address, true);
+      }
+    }
+  }
+}
+
+/** Splits a partition snapshot into chunks of about `bytesMax` (always at least one chunk). */
+function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], bytesMax: number): { entries: EntryWire[]; queues: QueueWire[] }[] {
+  const out: { entries: EntryWire[]; queues: QueueWire[] }[] = [];
+  let cur: { entries: EntryWire[]; queues: QueueWire[] } = { entries: [], queues: [] };
+  let bytes = 0;
+  const push = (): void => {
+    out.push(cur);
+    cur = { entries: [], queues: [] };
+    bytes = 0;
+  };
+  for (const e of entries) {
+    const size = e.key.length + e.value.length + e.map.length + 80;
+    if (bytes > 0 && bytes + size > bytesMax) push();
+    cur.entries.push(e);
+    bytes += size;
+  }
+  for (const q of queues) {
+    let size = q.name.length + 16;
+    for (const i of q.items) size += i.value.length + 24;
+    if (bytes > 0 && bytes + size > bytesMax) push();
+    cur.queues.push(q);
+    bytes += size;
+  }
+  if (cur.entries.length > 0 || cur.queues.length > 0 || out.length === 0) out.push(cur);
+  return out;
+}
