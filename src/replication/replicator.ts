@@ -164,13 +164,31 @@ export class Replicator {
     }
     if (waiting.size === 0) return true;
     this.inflight[partitionId] = (this.inflight[partitionId] ?? 0) + 1;
-    const timer = this.timers.setTimeout(() => {
+    // Half-way through the backup timeout, send again to the silent ones (a lost message or a
+    // dropped connection); a backup that has it already just acks again.
+    const resend = (): void => {
       const p = this.pendingAcks.get(callId);
       if (p === undefined) return;
-      this.counters.backupAckTimeouts++;
-      this.log.warning(`write ${partitionId}/${version} stands without acks from ${[...p.waiting].join(', ')} after ${this.opts.backupTimeoutMs} ms`);
-      this.settle(callId);
-    }, this.opts.backupTimeoutMs);
+      for (const u of p.waiting) {
+        const address = this.host.addressOf(u);
+        if (address === null) continue;
+        this.transport.send(address, message('backup', body, callId));
+        // It may also have missed an earlier write and be waiting for a snapshot: push one.
+        if (this.host.replicas(partitionId)[0] === this.host.selfUuid && ![...this.outgoing.values()].some((o) => o.partitionId === partitionId && o.target === u)) {
+          this.startTransfer(partitionId, u, () => {});
+        }
+      }
+      const rest = this.opts.backupTimeoutMs - Math.floor(this.opts.backupTimeoutMs / 2);
+      const timer2 = this.timers.setTimeout(() => {
+        const q = this.pendingAcks.get(callId);
+        if (q === undefined) return;
+        this.counters.backupAckTimeouts++;
+        this.log.warning(`write ${partitionId}/${version} stands without acks from ${[...q.waiting].join(', ')} after ${this.opts.backupTimeoutMs} ms`);
+        this.settle(callId);
+      }, rest);
+      this.pendingAcks.set(callId, { ...p, timer: timer2 });
+    };
+    const timer = this.timers.setTimeout(resend, Math.floor(this.opts.backupTimeoutMs / 2));
     this.pendingAcks.set(callId, { partitionId, waiting, done, timer });
     return false;
   }
@@ -384,6 +402,7 @@ export class Replicator {
   // ── anti-entropy ─────────────────────────────────────────────────────────────────────────────
 
   private antiEntropy(): void {
+    this.retryStalled();
     const perTarget = new Map<string, { partitionIds: number[]; versions: number[] }>();
     for (let p = 0; p < this.store.partitionCount; p++) {
       const r = this.host.replicas(p);
@@ -400,6 +419,30 @@ export class Replicator {
     for (const [u, body] of perTarget) {
       const address = this.host.addressOf(u);
       if (address !== null) this.transport.send(address, message('versions', body));
+    }
+  }
+
+  /**
+   * A resync whose request or snapshot got lost would leave a partition "receiving" for ever: ask
+   * the current owner again, and forget partitions this member no longer holds a replica of.
+   */
+  private retryStalled(): void {
+    const now = this.clock.monotonicMs();
+    for (const p of new Set([...this.buffered.keys(), ...this.incoming.keys()])) {
+      const replicas = this.host.replicas(p);
+      const owner = replicas[0];
+      if (!replicas.includes(this.host.selfUuid) || owner === this.host.selfUuid || owner === null || owner === undefined) {
+        if (owner === this.host.selfUuid || !replicas.includes(this.host.selfUuid)) {
+          const asked = this.resyncAsked.get(p);
+          if (asked === undefined || now - asked >= this.opts.transferAckTimeoutMs) this.dropPartition(p);
+        }
+        continue;
+      }
+      const asked = this.resyncAsked.get(p) ?? 0;
+      if (now - asked < this.opts.transferAckTimeoutMs) continue;
+      this.incoming.delete(p);
+      const address = this.host.addressOf(owner);
+      if (address !== null) this.askResync(p, address, true);
     }
   }
 

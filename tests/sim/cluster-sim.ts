@@ -1,0 +1,321 @@
+// One seeded run of a whole cluster in one process: 3 to 7 members (ClusterNode, the same code the
+// real member runs) on SimWorld's virtual clock and simulated network, a client writing unique keys
+// and queue items through random members, and faults drawn from the seed: message loss, delay,
+// reordering, member crashes and restarts (at most backup-count down at once), short network
+// partitions that heal, and members joining while migrations run. After the faults stop, the run
+// waits for the cluster to settle and checks the invariants:
+//   - every live member is joined and sees the same member list and partition table as the master;
+//   - exactly one owner per partition; replicas distinct and on live data members;
+//   - every acknowledged map write is readable from the partition's owner;
+//   - every acknowledged queue item was either polled exactly once or is still in the queue, and no
+//     item appears twice (an item may vanish only with an in-doubt poll, which is counted).
+// A failure throws with `seed=N`; `npx tsx scripts/sim.ts --seed N` replays it with a trace.
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
+import { ClusterNode, type ClusterTimings } from '../../src/member/cluster-node.js';
+import { OP } from '../../src/data/replica-store.js';
+import { partitionIdOfKey } from '../../src/partition/partition-id.js';
+import { Logger } from '../../src/util/logger.js';
+import { SimWorld, type SimTransport } from '../harness/sim-world.js';
+
+export interface SimRunOptions {
+  readonly seed: number;
+  readonly partitionCount?: number;
+  /** Print the member logs (replays). */
+  readonly verbose?: boolean;
+}
+
+export interface SimReport {
+  readonly seed: number;
+  readonly members: number;
+  readonly acknowledgedWrites: number;
+  readonly acknowledgedItems: number;
+  readonly crashes: number;
+  readonly restarts: number;
+  readonly partitions: number;
+  readonly joinsDuringMigration: number;
+  readonly virtualMs: number;
+  readonly events: number;
+}
+
+const TIMINGS: Partial<ClusterTimings> = {
+  joinBatchQuietMs: 300,
+  joinBatchMaxMs: 1500,
+  claimAfterMs: 1500,
+  claimTimeoutMs: 2000,
+  publishIntervalMs: 5000,
+  antiEntropyIntervalMs: 3000,
+  migrationTickMs: 100,
+  migrationTimeoutMs: 15_000,
+  holdTimeoutMs: 8000,
+  transferAckTimeoutMs: 5000,
+  attemptTimeoutMs: 3000,
+};
+
+function simConfig(partitionCount: number): Config {
+  const r = loadConfig({
+    argv: ['--rest'],
+    env: { GRID_PROPERTY_GRID_PARTITION_COUNT: String(partitionCount), GRID_PROPERTY_GRID_OPERATION_CALL_TIMEOUT_MILLIS: '20000' },
+    cwd: '/',
+    readFile: () => {
+      throw new Error('no file');
+    },
+    fileExists: () => false,
+    randomHex: () => 'abcd',
+    version: '0.1.0',
+  });
+  if (r.kind !== 'run') throw new Error(`sim config: ${r.stderr}`);
+  return r.config;
+}
+
+interface SimMember {
+  readonly id: number;
+  readonly address: string;
+  readonly uuid: string;
+  readonly node: ClusterNode;
+  readonly transport: SimTransport;
+  alive: boolean;
+}
+
+export class SimFailureReport extends Error {}
+
+export function runClusterSim(o: SimRunOptions): SimReport {
+  const seed = o.seed >>> 0;
+  const rnd = new SimWorld(seed).randomFor('scenario');
+  const world = new SimWorld(seed, {
+    delayMsMin: 1,
+    delayMsMax: 1 + rnd.nextInt(8),
+    lossRate: process.env.SIM_LOSS === "0" ? 0 : rnd.next() < 0.3 ? rnd.next() * 0.01 : 0,
+    reorder: rnd.next() < 0.2,
+    traceLinesMax: o.verbose === true ? 10_000 : 0,
+  });
+  const partitionCount = o.partitionCount ?? 31;
+  const config = simConfig(partitionCount);
+  const memberCount = 3 + rnd.nextInt(5);
+  const addresses = Array.from({ length: memberCount + 2 }, (_, i) => `10.0.0.${i + 1}:5701`);
+  const members: SimMember[] = [];
+  const logger = new Logger(o.verbose === true ? 'FINE' : 'OFF', 'text', { write: (line) => process.stdout.write(`[${world.timeMs}ms] ${line}`) });
+  let uuidCounter = 0;
+  const newUuid = (): string => {
+    uuidCounter++;
+    const hex = (seed.toString(16).padStart(8, '0') + uuidCounter.toString(16).padStart(12, '0')).slice(-20);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${uuidCounter.toString(16).padStart(12, '0')}`;
+  };
+  const fail = (message: string): never => {
+    throw new SimFailureReport(`seed=${seed} t=${world.timeMs}ms: ${message}`);
+  };
+
+  const startMember = (slot: number): SimMember => {
+    const uuid = newUuid();
+    const address = addresses[slot] as string;
+    const transport = world.transportFor(address, uuid, { clusterName: 'dev' });
+    const timers = world.timersFor(`${address}/${uuid}`);
+    const node = new ClusterNode({
+      config,
+      uuid,
+      memberVersion: '0.1.0',
+      transport,
+      clock: world.clock,
+      timers,
+      random: world.randomFor(`member-${uuid}`),
+      logger,
+      newUuid,
+      timings: TIMINGS,
+      onShutdownRequested: () => {},
+    });
+    transport.setHandler({ onMessage: (from, m) => node.onMessage(from, m), onRefused: (a, r, h) => node.onRefused(a, r, h) });
+    const [host, port] = address.split(':') as [string, string];
+    node.start(host, Number(port), addresses.slice(0, memberCount + 1));
+    const m: SimMember = { id: slot, address, uuid, node, transport, alive: true };
+    members.push(m);
+    return m;
+  };
+  const crash = (m: SimMember): void => {
+    m.alive = false;
+    world.crash(m.address);
+    world.timersFor(`${m.address}/${m.uuid}`).cancelAll();
+    m.node.stop();
+  };
+  const live = (): SimMember[] => members.filter((m) => m.alive);
+
+  // ── workload: unique keys and unique queue items, acknowledged ones recorded ──
+  const acked = new Map<string, string>();
+  const ackedItems = new Set<string>();
+  const polledItems = new Map<string, number>();
+  let inDoubtPolls = 0;
+  let opCounter = 0;
+  const queues = ['q0', 'q1'];
+  const clientOp = (): void => {
+    const via = live();
+    if (via.length === 0) return;
+    const m = via[rnd.nextInt(via.length)] as SimMember;
+    const n = opCounter++;
+    const kind = rnd.nextInt(10);
+    if (kind < 6) {
+      const key = `k${n}`;
+      const value = `v${n}`;
+      const keyBytes = Buffer.from(key, 'utf8');
+      const p = partitionIdOfKey(keyBytes, partitionCount);
+      m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, 'm', keyBytes, Buffer.from(value), 'text/plain'), 20_000, (r) => {
+        if (r.kind === 'ok') acked.set(key, value);
+      });
+    } else if (kind < 8) {
+      const q = queues[rnd.nextInt(queues.length)] as string;
+      const item = `i${n}`;
+      m.node.invoker.invoke(m.node.store.queuePartition(q), ClusterNode.op(OP.QUEUE_OFFER, q, Buffer.alloc(0), Buffer.from(item)), 20_000, (r) => {
+        if (r.kind === 'ok' && r.outcome.kind === 'flag' && r.outcome.flag) ackedItems.add(item);
+      });
+    } else {
+      const q = queues[rnd.nextInt(queues.length)] as string;
+      m.node.invoker.invoke(m.node.store.queuePartition(q), ClusterNode.op(OP.QUEUE_POLL, q), 20_000, (r) => {
+        if (r.kind === 'ok' && r.outcome.kind === 'value' && r.outcome.value !== null) {
+          const item = r.outcome.value.toString();
+          polledItems.set(item, (polledItems.get(item) ?? 0) + 1);
+        } else if (r.kind === 'error') inDoubtPolls++;
+      });
+    }
+  };
+
+  // ── scenario ──
+  for (let i = 0; i < memberCount; i++) world.after(rnd.nextInt(1500), `start ${i}`, () => startMember(i));
+  world.runFor(4000);
+  let crashes = 0;
+  let restarts = 0;
+  let splits = 0;
+  let joinsDuringMigration = 0;
+  const faultRounds = 3 + rnd.nextInt(4);
+  const spareSlot = memberCount;
+  for (let round = 0; round < faultRounds; round++) {
+    for (let i = 0; i < 40; i++) world.after(rnd.nextInt(3000), 'client op', clientOp);
+    const fault = rnd.nextInt(5);
+    const victims = live();
+    if (fault === 0 && victims.length > 2) {
+      // Crash one member (backup-count 1: one down at a time), then let the cluster repair.
+      crash(victims[rnd.nextInt(victims.length)] as SimMember);
+      crashes++;
+    } else if (fault === 1) {
+      // Restart a crashed slot with a new identity, or join the spare slot while migrations run.
+      const dead = members.filter((m) => !m.alive && !members.some((x) => x.alive && x.id === m.id));
+      const slot = dead.length > 0 ? (dead[0] as SimMember).id : spareSlot;
+      if (!members.some((x) => x.alive && x.id === slot)) {
+        startMember(slot);
+        if (dead.length > 0) restarts++;
+        else joinsDuringMigration++;
+      }
+    } else if (fault === 2 && victims.length > 2) {
+      // A short partition (healed before suspicion) isolating one member.
+      const isolated = victims[rnd.nextInt(victims.length)] as SimMember;
+      world.partition([[isolated.address]]);
+      splits++;
+      world.after(2000 + rnd.nextInt(4000), 'heal', () => world.heal());
+    }
+    world.runFor(3000);
+    // Wait until the cluster is back in shape before the next fault: at most one member down at once.
+    settle(world, live, 60_000);
+  }
+  world.heal();
+  world.setNetwork({ lossRate: 0 });
+  world.runFor(5000);
+  if (!settle(world, live, 120_000)) fail(`the cluster did not settle: ${describe(live())}`);
+  world.runFor(25_000); // let in-flight client calls finish or time out
+
+  check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, fail);
+  for (const m of live()) m.node.stop();
+  return {
+    seed,
+    members: memberCount,
+    acknowledgedWrites: acked.size,
+    acknowledgedItems: ackedItems.size,
+    crashes,
+    restarts,
+    partitions: splits,
+    joinsDuringMigration,
+    virtualMs: world.timeMs,
+    events: world.eventCount,
+  };
+}
+
+function settled(live: SimMember[]): boolean {
+  const master = live.find((m) => m.node.membership.isMaster);
+  if (master === undefined) return false;
+  const mv = master.node.membership.version;
+  const tv = master.node.partitions.table.version;
+  if (master.node.membership.list.length !== live.length) return false;
+  for (const m of live) {
+    if (!m.node.membership.joined || m.node.membership.version !== mv || m.node.partitions.table.version !== tv) return false;
+    if (!m.node.isSafe()) return false;
+  }
+  return true;
+}
+
+function settle(world: SimWorld, live: () => SimMember[], forMs: number): boolean {
+  return world.runUntil(() => settled(live()), world.timeMs + forMs);
+}
+
+function describe(live: SimMember[]): string {
+  return live
+    .map((m) => `${m.address} joined=${m.node.membership.joined} master=${m.node.membership.isMaster} members=${m.node.membership.list.length}@v${m.node.membership.version} table=v${m.node.partitions.table.version} queue=${m.node.partitions.migrationQueueSize} safe=${m.node.isSafe()}`)
+    .join('; ');
+}
+
+function check(
+  live: SimMember[],
+  partitionCount: number,
+  acked: Map<string, string>,
+  ackedItems: Set<string>,
+  polled: Map<string, number>,
+  inDoubtPolls: number,
+  fail: (m: string) => never,
+): void {
+  const master = live.find((m) => m.node.membership.isMaster) ?? fail('no master');
+  const table = master.node.partitions.table;
+  const liveData = new Set(live.filter((m) => !m.node.membership.self.lite).map((m) => m.uuid));
+  for (const m of live) {
+    if (m.node.partitions.table.version !== table.version) fail(`${m.address} has table v${m.node.partitions.table.version}, master v${table.version}`);
+    for (let p = 0; p < partitionCount; p++) {
+      if (JSON.stringify(m.node.partitions.table.replicas[p]) !== JSON.stringify(table.replicas[p])) fail(`${m.address} disagrees on partition ${p}`);
+    }
+  }
+  for (let p = 0; p < partitionCount; p++) {
+    const r = table.replicas[p] ?? [];
+    const owner = r[0];
+    if (owner === null || owner === undefined) fail(`partition ${p} has no owner`);
+    const filled = r.filter((u): u is string => u !== null);
+    if (new Set(filled).size !== filled.length) fail(`partition ${p} has a member twice`);
+    for (const u of filled) if (!liveData.has(u)) fail(`partition ${p} has replica ${u}, not a live data member`);
+    if (filled.length < Math.min(table.width, liveData.size)) fail(`partition ${p} has ${filled.length} replicas`);
+  }
+  const byUuid = new Map(live.map((m) => [m.uuid, m]));
+  for (const [key, value] of acked) {
+    const keyBytes = Buffer.from(key, 'utf8');
+    const p = partitionIdOfKey(keyBytes, partitionCount);
+    const owner = byUuid.get(table.owner(p) as string) ?? fail(`owner of ${p} is not live`);
+    const got = owner.node.store.maps.get('m', keyBytes, p, 0);
+    if (got === null || got.value.toString() !== value) fail(`acknowledged write ${key}=${value} lost (owner ${owner.address} has ${got?.value.toString() ?? 'nothing'})`);
+    for (const u of (table.replicas[p] ?? []).slice(1)) {
+      if (u === null) continue;
+      const b = byUuid.get(u);
+      const copy = b?.node.store.maps.get('m', keyBytes, p, 0);
+      if (copy === null || copy === undefined || copy.value.toString() !== value) fail(`backup ${b?.address ?? u} of partition ${p} misses ${key}`);
+    }
+  }
+  // Queue items: everything acknowledged is polled once or still queued; nothing appears twice.
+  const remaining = new Map<string, number>();
+  for (const q of ['q0', 'q1']) {
+    const p = live[0]?.node.store.queuePartition(q) ?? 0;
+    const owner = byUuid.get(table.owner(p) as string) ?? fail('queue owner not live');
+    const snap = owner.node.store.queues.exportQueue(q);
+    for (const item of snap?.items ?? []) {
+      const text = item.value.toString();
+      remaining.set(text, (remaining.get(text) ?? 0) + 1);
+    }
+  }
+  for (const [item, n] of polled) if (n > 1) fail(`item ${item} was polled ${n} times`);
+  for (const [item, n] of remaining) {
+    if (n > 1) fail(`item ${item} is queued ${n} times`);
+    if (polled.has(item)) fail(`item ${item} was polled and is still queued`);
+  }
+  let missing = 0;
+  for (const item of ackedItems) if (!polled.has(item) && !remaining.has(item)) missing++;
+  if (missing > inDoubtPolls) fail(`${missing} acknowledged queue item(s) lost (${[...ackedItems].filter((i) => !polled.has(i) && !remaining.has(i)).join(',')}), only ${inDoubtPolls} poll(s) in doubt; queued: ${[...remaining.keys()].join(',')}`);
+}
