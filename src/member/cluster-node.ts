@@ -511,7 +511,9 @@ export class ClusterNode implements TransportHandler {
         this.o.timers.clearTimeout(tx.timer);
         this.stateTx.delete(txId);
         if (failures.length === 0) {
-          for (const u of members) this.sendTo(u, message('stateCommit', { txId, state: STATE_CODES[target] }));
+          for (const u of members) if (u !== this.o.uuid) this.sendTo(u, message('stateCommit', { txId, state: STATE_CODES[target] }));
+          // This member commits at once, so the caller sees the new state when the promise resolves.
+          this.onMessage(this.self, message('stateCommit', { txId, state: STATE_CODES[target] }));
           resolve('changed');
         } else {
           for (const u of members) this.sendTo(u, message('stateRollback', { txId }));

@@ -57,7 +57,8 @@ const NO_TRANSPORT: Transport = { send: () => false, disconnect: () => {}, conne
 const processTimers: Timers = {
   setTimeout: (fn, delayMs) => {
     const t = setTimeout(fn, delayMs);
-    t.unref();
+    // Periodic cluster timers must not keep a stopping process alive; immediate hand-offs must run.
+    if (delayMs > 0) t.unref();
     return t as unknown as { id: number };
   },
   clearTimeout: (handle) => clearTimeout(handle as unknown as NodeJS.Timeout),
