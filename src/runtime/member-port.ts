@@ -1,92 +1,90 @@
-// The member-protocol side of a port. This version forms no clusters yet: it reads the preamble and
-// the handshake frame through the bounded frame reader, answers with a refusal ("not clustered yet",
-// or the mismatch it found), and closes. Oversized or malformed frames close the connection and are
-// counted; nothing a peer sends can stop this member.
+// The member-protocol side of a port: builds the member's TcpTransport from the configuration and
+// hands it every connection the listener recognised as member protocol (preamble first). The
+// transport reads the handshake under a handshake-sized cap, answers it (accept, or refuse with the
+// mismatch it found) and, once accepted, carries messages both ways. Oversized or malformed frames
+// close the connection and are counted; nothing a peer sends can stop this member.
+import crypto from 'node:crypto';
 import type { Socket } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import type { Config } from '../config/types.js';
-import { FrameReader } from '../cluster/protocol/frame-reader.js';
-import { encodeFrame, FLAG_RESPONSE, PREAMBLE, PROTOCOL_VERSION, PROTOCOL_VERSION_MIN } from '../cluster/protocol/frame.js';
-import { answerHandshake, decodeHandshakeRequest, encodeHandshakeResponse, HANDSHAKE_FRAME_BYTES_MAX, isHardRefusal } from '../cluster/protocol/handshake.js';
-import { HANDSHAKE_REQUEST, HANDSHAKE_RESPONSE } from '../cluster/protocol/message-types.js';
-import { isGridError } from '../util/errors.js';
+import type { Identity } from '../cluster/protocol/handshake.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { MEMBER_VERSION } from '../member/version.js';
-
-/** A peer must send its handshake this soon after connecting. */
-const HANDSHAKE_TIMEOUT_MS = 10_000;
+import { TcpTransport, type TcpTransportCounters } from './tcp-transport.js';
+import { tlsClientOptions } from './tls.js';
 
 export class MemberPort {
-  private readonly sockets = new Set<Socket>();
-  readonly counters = { handshakesRefused: 0, framesRejected: 0 };
+  readonly transport: TcpTransport;
 
-  constructor(
-    private readonly config: Config,
-    private readonly memberUuid: string,
-    private readonly log: ComponentLogger,
-  ) {}
+  constructor(config: Config, memberUuid: string, log: ComponentLogger, cwd = process.cwd()) {
+    const { identity, checkIdentity } = memberAuthentication(config);
+    this.transport = new TcpTransport({
+      clusterName: config.clusterName,
+      memberUuid,
+      memberVersion: MEMBER_VERSION,
+      partitionCount: config.properties.partitionCount,
+      localAddress: null,
+      identity,
+      ...(checkIdentity === null ? {} : { checkIdentity }),
+      frameBytesMax: config.properties.memberFrameBytesMax,
+      tls: memberTls(config, cwd),
+      log,
+    });
+  }
 
+  /** Member-protocol sockets, handshaking ones included. */
   get connectionCount(): number {
-    return this.sockets.size;
+    return this.transport.socketCount();
+  }
+
+  get counters(): Readonly<TcpTransportCounters> {
+    return this.transport.counters;
+  }
+
+  /** Called once the member port is bound: the address this member advertises in handshakes. */
+  setLocalAddress(host: string, port: number): void {
+    this.transport.setLocalAddress(host, port);
   }
 
   accept(socket: Socket, head: Buffer): void {
-    this.sockets.add(socket);
-    // Until the peer has identified itself, only a handshake-sized frame is accepted.
-    const reader = new FrameReader({ frameBytesMax: Math.min(HANDSHAKE_FRAME_BYTES_MAX, this.config.properties.memberFrameBytesMax) });
-    const timer = setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      this.sockets.delete(socket);
-    });
-    const onBytes = (chunk: Buffer): void => {
-      try {
-        reader.append(chunk);
-        const frame = reader.next();
-        if (frame === null) return;
-        socket.removeListener('data', onBytes);
-        clearTimeout(timer);
-        if (frame.messageType !== HANDSHAKE_REQUEST) {
-          this.reject(socket, `first frame has message type ${frame.messageType}, expected a handshake`);
-          return;
-        }
-        this.answer(socket, decodeHandshakeRequest(frame.payload), frame.callId);
-      } catch (e) {
-        if (!isGridError(e)) throw e;
-        this.reject(socket, e.message);
-      }
-    };
-    socket.on('data', onBytes);
-    onBytes(head);
-    socket.resume();
-  }
-
-  private answer(socket: Socket, request: ReturnType<typeof decodeHandshakeRequest>, callId: number): void {
-    const response = answerHandshake(request, {
-      clusterName: this.config.clusterName,
-      memberUuid: this.memberUuid,
-      memberVersion: MEMBER_VERSION,
-      protocolVersionMin: PROTOCOL_VERSION_MIN,
-      protocolVersionMax: PROTOCOL_VERSION,
-      partitionCount: this.config.properties.partitionCount,
-    });
-    if (response.kind === 'refused') {
-      this.counters.handshakesRefused++;
-      const line = `handshake from member ${request.memberUuid} (${request.addresses.map((a) => `${a.host}:${a.port}`).join(', ') || 'no address'}) refused: ${response.reason}: ${response.message}`;
-      if (isHardRefusal(response.reason)) this.log.warning(line);
-      else this.log.info(line);
-    }
-    const payload = encodeHandshakeResponse(response);
-    socket.write(PREAMBLE);
-    socket.end(encodeFrame({ messageType: HANDSHAKE_RESPONSE, flags: FLAG_RESPONSE, callId }, payload));
-  }
-
-  private reject(socket: Socket, reason: string): void {
-    this.counters.framesRejected++;
-    this.log.warning(`member-protocol connection from ${socket.remoteAddress ?? '?'} closed: ${reason}`);
-    socket.destroy();
+    this.transport.accept(socket, head);
   }
 
   closeAll(): void {
-    for (const s of this.sockets) s.destroy();
+    this.transport.close();
   }
+}
+
+/**
+ * The member port is TLS-only when `network > ssl` is enabled without advanced networking (the
+ * unified port); members then dial each other with TLS too. The advanced member endpoint has no TLS.
+ */
+function memberTls(config: Config, cwd: string): ConnectionOptions | null {
+  if (config.advancedNetwork.enabled || !config.network.ssl.enabled) return null;
+  return tlsClientOptions(config.network.ssl, cwd);
+}
+
+/**
+ * With security on, this member presents its member-authentication realm's identity, and accepts a
+ * peer whose credentials equal that identity or one of the realm's users (compared in constant time).
+ */
+function memberAuthentication(config: Config): { identity: Identity | null; checkIdentity: ((identity: Identity) => boolean) | null } {
+  const security = config.security;
+  if (!security.enabled) return { identity: null, checkIdentity: null };
+  const realm = security.realms.find((r) => r.name === security.memberAuthenticationRealm);
+  // Config validation guarantees the realm and its identity exist when security is on.
+  const own = realm?.identity ?? null;
+  const accepted = [...(own === null ? [] : [own]), ...(realm?.users ?? [])];
+  const checkIdentity = (identity: Identity): boolean => {
+    let ok = false;
+    for (const a of accepted) ok = (sameSecret(a.username, identity.username) && sameSecret(a.password, identity.password)) || ok;
+    return ok;
+  };
+  return { identity: own, checkIdentity };
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const ha = crypto.createHash('sha256').update(a).digest();
+  const hb = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(ha, hb);
 }

@@ -1,6 +1,7 @@
 // Assembles a running member from a validated Config: logger, member, HTTP server, listeners, the
 // member-protocol port, the expiry sweep, and graceful stop. The only place (with member.ts) where
 // sockets, timers and process signals meet the member.
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Config } from '../config/types.js';
 import { buildRoutes } from '../http/routes.js';
@@ -31,13 +32,23 @@ export class MemberRuntime {
     private readonly onStopped: (code: number) => void,
   ) {
     this.log = logger.component('runtime');
+    // The transport needs the member's UUID for its handshakes, and the member needs the transport.
+    const uuid = randomUUID();
+    this.memberPort = new MemberPort(config, uuid, logger.component('member-protocol'));
     this.member = new LocalMember(config, {
+      uuid,
+      transport: this.memberPort.transport,
       clock: systemClock,
       logger,
       connections: () => ({ http: this.rest.connectionCount, member: this.memberPort.connectionCount }),
       runtimeMetrics: () => this.runtimeMetrics(),
       requestStop: (reason) => void this.stop(reason),
       seed: Math.floor(Math.random() * 0x7fffffff),
+    });
+    const member = this.member;
+    this.memberPort.transport.setHandler({
+      onMessage: (from, message) => member.onMessage(from, message),
+      onRefused: (address, reason, hard) => member.node.onRefused(address, reason, hard),
     });
     const dispatcher = new Dispatcher(buildRoutes(), this.member, {
       internalError: (error, method, target) => {
@@ -57,7 +68,6 @@ export class MemberRuntime {
       },
       logger.component('http'),
     );
-    this.memberPort = new MemberPort(config, this.member.uuid, logger.component('member-protocol'));
   }
 
   /** Binds every port, then turns the member ACTIVE. Throws when a port cannot be bound. */
@@ -90,6 +100,7 @@ export class MemberRuntime {
     }
     this.logger.setMemberAddress(`[${host}]:${memberPortNumber}`);
     this.member.setAddress(host, memberPortNumber);
+    this.memberPort.setLocalAddress(host, memberPortNumber);
     this.logRestState();
     this.member.markActive();
     this.log.info(this.member.membersLine());
@@ -120,8 +131,12 @@ export class MemberRuntime {
       out.connectionsRefused = (out.connectionsRefused ?? 0) + l.counters.refusedUnknown + l.counters.refusedTls + l.counters.refusedTimeout + l.counters.refusedProtocolOff;
       out.tlsHandshakesFailed = (out.tlsHandshakesFailed ?? 0) + l.tlsHandshakesFailed;
     }
-    out.memberHandshakesRefused = this.memberPort.counters.handshakesRefused;
-    out.memberFramesRejected = this.memberPort.counters.framesRejected;
+    const m = this.memberPort.counters;
+    out.memberHandshakesRefused = m.handshakesRefused;
+    out.memberHandshakesRefusedByPeer = m.handshakesRefusedByPeer;
+    out.memberFramesRejected = m.framesRejected;
+    out.memberSendsDropped = m.sendsDropped;
+    out.memberBytesQueued = this.memberPort.transport.bytesQueued();
     return out;
   }
 

@@ -26,6 +26,25 @@ export function tlsOptions(ssl: SslConfig, cwd: string): tls.TlsOptions {
   return options;
 }
 
+/**
+ * Options for dialling another member on a TLS-only member port. This member presents its own key and
+ * certificate (so peers requiring client certificates accept it) and verifies the peer the standard
+ * way: the chain must lead to `ca-file` when one is configured, else to Node's default roots or to
+ * this member's own certificate (members sharing one self-signed certificate), and the certificate
+ * must name the host dialled (an IP address in subjectAltName when members are addressed by IP).
+ */
+export function tlsClientOptions(ssl: SslConfig, cwd: string): tls.ConnectionOptions {
+  const read = (file: string): Buffer => fs.readFileSync(path.resolve(cwd, file));
+  const cert = read(ssl.certFile);
+  return {
+    key: read(ssl.keyFile),
+    cert,
+    ca: ssl.caFile !== '' ? read(ssl.caFile) : [...tls.rootCertificates, cert.toString('latin1')],
+    rejectUnauthorized: true,
+    minVersion: 'TLSv1.2',
+  };
+}
+
 export class TlsTerminator {
   private readonly server: tls.Server;
   readonly counters = { handshakesFailed: 0 };

@@ -8,7 +8,7 @@
 // How: exact bytes over raw sockets; limits are made small through `grid.rest.*` properties so they
 // are cheap to cross; closes are observed on the socket, with deadlines.
 import { after, before, describe, test } from 'node:test';
-import { sampleHandshake } from '../harness/handshake-fixture.js';
+import { firstFrame, sampleHandshake } from '../harness/handshake-fixture.js';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
@@ -393,17 +393,14 @@ describe('what the unified port refuses', () => {
     return { response: decodeHandshakeResponse(answer.payload), flags: answer.flags, messageType: answer.messageType, callId: answer.callId, closed: ex.closed };
   }
 
-  test('a compatible member handshake is refused NOT_CLUSTERED_YET, as a response to its call id', async () => {
+  test('a compatible member handshake is accepted, as a response to its call id, and the connection stays open', async () => {
     const uuid = ((await request(port, 'GET', '/grid/rest/cluster')).json() as { members: { uuid: string }[] }).members[0]!.uuid;
-    const a = await exchangeHandshake(handshake(), 4242);
-    assert.equal(a.messageType, HANDSHAKE_RESPONSE);
-    assert.equal(a.flags & FLAG_RESPONSE, FLAG_RESPONSE);
-    assert.equal(a.callId, 4242);
-    assert.equal(a.closed, true);
-    assert.equal(a.response.kind, 'refused');
-    assert.equal(a.response.kind === 'refused' ? a.response.reason : '', 'NOT_CLUSTERED_YET');
-    assert.equal(a.response.memberUuid, uuid);
-    assert.equal(a.response.memberVersion, '0.1.0');
+    const frame = await firstFrame(port, [PREAMBLE, encodeFrame({ messageType: HANDSHAKE_REQUEST, callId: 4242 }, encodeHandshakeRequest(handshake()))]);
+    assert.equal(frame.messageType, HANDSHAKE_RESPONSE);
+    assert.equal(frame.flags & FLAG_RESPONSE, FLAG_RESPONSE);
+    assert.equal(frame.callId, 4242);
+    const response = decodeHandshakeResponse(frame.payload);
+    assert.deepEqual(response, { kind: 'accepted', memberUuid: uuid, memberVersion: '0.1.0', protocolVersion: 1 });
   });
 
   test('a wrong cluster name is refused CLUSTER_NAME_MISMATCH without echoing our cluster name', async () => {

@@ -152,6 +152,25 @@ test('a frame exactly at the limit is accepted; encoding one byte more is refuse
   assert.throws(() => encodeFrame({ messageType: 3 }, Buffer.alloc(limit - HEADER_BYTES + 1), limit), gridError('ERR_PROTOCOL_FRAME_TOO_LARGE'));
 });
 
+test('the cap can be raised after a first small frame without losing the bytes behind it', () => {
+  const small = encodeFrame({ messageType: 1 }, Buffer.alloc(10, 1));
+  const big = encodeFrame({ messageType: 3 }, Buffer.alloc(500, 2));
+  const r = new FrameReader({ frameBytesMax: 100 });
+  r.append(Buffer.concat([PREAMBLE, small, big]));
+  assert.equal(r.next()?.payload.length, 10);
+  r.setFrameBytesMax(1000);
+  assert.equal(r.next()?.payload.length, 500);
+  assert.equal(r.next(), null);
+  const strict = new FrameReader({ frameBytesMax: 100 });
+  strict.append(Buffer.concat([PREAMBLE, small, big]));
+  strict.next();
+  assert.throws(() => strict.next(), gridError('ERR_PROTOCOL_FRAME_TOO_LARGE'), 'without raising, the second frame is refused');
+  const announced = new FrameReader({ frameBytesMax: 1000 });
+  announced.append(Buffer.concat([PREAMBLE, big.subarray(0, 30)]));
+  assert.equal(announced.next(), null);
+  assert.throws(() => announced.setFrameBytesMax(100), AssertionError, 'not below a frame already announced');
+});
+
 test('a bad preamble is ERR_PROTOCOL_MALFORMED', () => {
   for (const p of ['GET ', 'GRX\x01', 'GRD\x00', 'GRD\x02', '\x16\x03\x01\x00']) {
     const r = new FrameReader({ frameBytesMax: MAX });

@@ -1,7 +1,8 @@
 // Checks src/cluster/protocol/handshake.ts: request and response payloads round trip (also inside a
 // frame read back by FrameReader), every truncation of a valid payload and every out-of-range field is
-// ERR_PROTOCOL_MALFORMED, and answerHandshake refuses in the documented order, ending with
-// NOT_CLUSTERED_YET for a compatible peer (this member does not form clusters yet).
+// ERR_PROTOCOL_MALFORMED, and answerHandshake refuses in the documented order (cluster name, versions,
+// partition count, then credentials when security is on) and accepts a compatible peer with the
+// highest protocol version both speak.
 import { test } from 'node:test';
 import { sampleHandshake } from '../harness/handshake-fixture.js';
 import assert from 'node:assert/strict';
@@ -80,8 +81,11 @@ test('every truncation and every extension of a valid payload is malformed', () 
     for (let n = 0; n < payload.length; n++) assert.throws(() => decodeHandshakeRequest(payload.subarray(0, n)), malformed, `cut at ${n}`);
     assert.throws(() => decodeHandshakeRequest(Buffer.concat([payload, Buffer.from([0])])), malformed);
   }
-  const response = encodeHandshakeResponse({ kind: 'refused', memberUuid: LOCAL.memberUuid, memberVersion: '0.1.0', reason: 'NOT_CLUSTERED_YET', message: 'x' });
-  for (let n = 0; n < response.length; n++) assert.throws(() => decodeHandshakeResponse(response.subarray(0, n)), malformed, `cut at ${n}`);
+  const refused = encodeHandshakeResponse({ kind: 'refused', memberUuid: LOCAL.memberUuid, memberVersion: '0.1.0', reason: 'CLUSTER_NAME_MISMATCH', message: 'x' });
+  const accepted = encodeHandshakeResponse({ kind: 'accepted', memberUuid: LOCAL.memberUuid, memberVersion: '0.1.0', protocolVersion: 1 });
+  for (const response of [refused, accepted]) {
+    for (let n = 0; n < response.length; n++) assert.throws(() => decodeHandshakeResponse(response.subarray(0, n)), malformed, `cut at ${n}`);
+  }
 });
 
 // Builds a request payload field by field, so that single fields can be made invalid.
@@ -127,12 +131,33 @@ test('encoding an invalid request is a programmer error', () => {
   assert.throws(() => encodeHandshakeRequest({ ...REQUEST, clusterName: 'x'.repeat(300) }), AssertionError);
 });
 
-test('answerHandshake: a compatible peer is told NOT_CLUSTERED_YET (soft)', () => {
+test('answerHandshake: a compatible peer is accepted with the highest common protocol version', () => {
   const a = answerHandshake(REQUEST, LOCAL);
-  assert.equal(a.kind, 'refused');
-  assert.ok(a.kind === 'refused' && a.reason === 'NOT_CLUSTERED_YET' && /not clustered yet/.test(a.message));
-  assert.equal(a.memberUuid, LOCAL.memberUuid);
-  assert.equal(isHardRefusal('NOT_CLUSTERED_YET'), false);
+  assert.deepEqual(a, { kind: 'accepted', memberUuid: LOCAL.memberUuid, memberVersion: LOCAL.memberVersion, protocolVersion: 1 });
+  const wide = answerHandshake({ ...REQUEST, protocolVersionMin: 1, protocolVersionMax: 5 }, { ...LOCAL, protocolVersionMin: 2, protocolVersionMax: 3 });
+  assert.equal(wide.kind === 'accepted' ? wide.protocolVersion : 0, 3, 'min of the two maxima');
+  const narrow = answerHandshake({ ...REQUEST, protocolVersionMin: 1, protocolVersionMax: 2 }, { ...LOCAL, protocolVersionMin: 1, protocolVersionMax: 4 });
+  assert.equal(narrow.kind === 'accepted' ? narrow.protocolVersion : 0, 2);
+  assert.equal(isHardRefusal('NOT_CLUSTERED_YET'), false, 'the retired reason stays soft for old peers');
+});
+
+test('answerHandshake: with security on, credentials are required and checked', () => {
+  const identity = { username: 'member', password: 'secret' };
+  const secured: HandshakeLocal = { ...LOCAL, identityRequired: true, checkIdentity: (i) => i.username === 'member' && i.password === 'secret' };
+  const reason = (r: HandshakeRequest, local: HandshakeLocal): string => {
+    const a = answerHandshake(r, local);
+    return a.kind === 'refused' ? a.reason : 'accepted';
+  };
+  assert.equal(reason({ ...REQUEST, identity }, secured), 'accepted');
+  assert.equal(reason({ ...REQUEST, identity: null }, secured), 'AUTHENTICATION_FAILED');
+  assert.equal(reason({ ...REQUEST, identity: { ...identity, password: 'guess' } }, secured), 'AUTHENTICATION_FAILED');
+  assert.equal(reason({ ...REQUEST, identity: null }, { ...LOCAL, identityRequired: true }), 'AUTHENTICATION_FAILED', 'required even with the default check');
+  assert.equal(reason({ ...REQUEST, identity: { username: 'x', password: 'y' } }, { ...LOCAL, identityRequired: true }), 'accepted', 'the default check accepts');
+  assert.equal(reason({ ...REQUEST, identity: { username: 'x', password: 'y' } }, LOCAL), 'accepted', 'security off: credentials ignored');
+  assert.equal(reason({ ...REQUEST, identity: null, clusterName: 'other' }, secured), 'CLUSTER_NAME_MISMATCH', 'the cluster name is checked first');
+  assert.equal(isHardRefusal('AUTHENTICATION_FAILED'), true);
+  const refused = answerHandshake({ ...REQUEST, identity: { ...identity, password: 'guess' } }, secured);
+  assert.doesNotMatch(refused.kind === 'refused' ? refused.message : '', /secret|guess/);
 });
 
 test('answerHandshake: refusal reasons, in order, soft or hard', () => {
@@ -143,7 +168,7 @@ test('answerHandshake: refusal reasons, in order, soft or hard', () => {
   assert.equal(reason({ ...REQUEST, clusterName: 'other', partitionCount: 7, memberVersion: '9.9.9' }), 'CLUSTER_NAME_MISMATCH');
   assert.equal(reason({ ...REQUEST, protocolVersionMin: 2, protocolVersionMax: 3 }), 'VERSION_MISMATCH');
   assert.equal(reason({ ...REQUEST, memberVersion: '0.2.0', partitionCount: 7 }), 'VERSION_MISMATCH');
-  assert.equal(reason({ ...REQUEST, memberVersion: '0.1.99-beta' }), 'NOT_CLUSTERED_YET', 'patch versions may differ');
+  assert.equal(reason({ ...REQUEST, memberVersion: '0.1.99-beta' }), 'accepted', 'patch versions may differ');
   assert.equal(reason({ ...REQUEST, partitionCount: 7 }), 'PARTITION_COUNT_MISMATCH');
   assert.equal(isHardRefusal('CLUSTER_NAME_MISMATCH'), false);
   assert.equal(isHardRefusal('VERSION_MISMATCH'), true);
@@ -158,7 +183,7 @@ test('a refusal never reveals this member\'s cluster name', () => {
 
 test('wire numbers are fixed (append-only)', () => {
   assert.deepEqual([HANDSHAKE_REQUEST, HANDSHAKE_RESPONSE], [1, 2]);
-  assert.deepEqual(REFUSAL_CODES, { CLUSTER_NAME_MISMATCH: 1, VERSION_MISMATCH: 2, PARTITION_COUNT_MISMATCH: 3, NOT_CLUSTERED_YET: 4 });
+  assert.deepEqual(REFUSAL_CODES, { CLUSTER_NAME_MISMATCH: 1, VERSION_MISMATCH: 2, PARTITION_COUNT_MISMATCH: 3, NOT_CLUSTERED_YET: 4, AUTHENTICATION_FAILED: 5 });
 });
 
 test('the largest valid handshake request fits HANDSHAKE_FRAME_BYTES_MAX exactly', () => {

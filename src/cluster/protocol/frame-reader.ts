@@ -25,7 +25,7 @@ export interface FrameReaderOptions {
 const EMPTY = Buffer.alloc(0);
 
 export class FrameReader {
-  private readonly frameBytesMax: number;
+  private frameBytesMax: number;
   private chunks: Buffer[] = [];
   private head = 0; // index of the first chunk with unread bytes
   private offset = 0; // unread bytes of chunks[head] start here
@@ -50,6 +50,18 @@ export class FrameReader {
   /** The framing version from the preamble; null until it arrived (0 when no preamble is expected). */
   get preambleVersion(): number | null {
     return this.version;
+  }
+
+  /**
+   * Changes the cap for frames whose length has not been read yet. A connection reads its first
+   * frame (the handshake) under a small cap, then raises it to the configured limit without losing
+   * bytes that arrived behind the handshake. Lowering it below a frame already announced is a
+   * programmer error.
+   */
+  setFrameBytesMax(frameBytesMax: number): void {
+    assert(Number.isInteger(frameBytesMax) && frameBytesMax >= HEADER_BYTES, `frameBytesMax must be an integer >= ${HEADER_BYTES}`);
+    assert(this.frameLength < 0 || this.frameLength <= frameBytesMax, 'frameBytesMax lowered below the frame being read');
+    this.frameBytesMax = frameBytesMax;
   }
 
   /** Adds received bytes; call next() until it returns null. */

@@ -4,10 +4,11 @@
 // Invariants:
 // - Every field is bounded (the *_MAX constants) and validated on decode: a bad field is
 //   ERR_PROTOCOL_MALFORMED and the connection closes. Encoding a bad field is a programmer error.
-// - Refusal reasons are append-only wire numbers, like message types. CLUSTER_NAME_MISMATCH and
-//   NOT_CLUSTERED_YET are soft (the peer is foreign, or not ready: both keep running, the caller may
-//   retry later); VERSION_MISMATCH and PARTITION_COUNT_MISMATCH are hard (log it loudly). No refusal
-//   ever makes a member shut itself down (cluster.md).
+// - Refusal reasons are append-only wire numbers, like message types. CLUSTER_NAME_MISMATCH is soft
+//   (the peer is foreign: both keep running, the caller may retry later); VERSION_MISMATCH,
+//   PARTITION_COUNT_MISMATCH and AUTHENTICATION_FAILED are hard (log it loudly). NOT_CLUSTERED_YET
+//   (soft) was answered by members that formed no clusters; it is no longer sent but keeps its
+//   number. No refusal ever makes a member shut itself down (cluster.md).
 // - A refusal never echoes this member's cluster name: with security off it acts as a password.
 // - Layout v1 must stay decodable by every later member, so a newer member can always be told apart
 //   (and refused with VERSION_MISMATCH) instead of being misread.
@@ -75,7 +76,10 @@ export const REFUSAL_CODES = {
   CLUSTER_NAME_MISMATCH: 1,
   VERSION_MISMATCH: 2,
   PARTITION_COUNT_MISMATCH: 3,
+  /** Retired: sent only by members that formed no clusters (0.1.0 before clustering); decoded, never sent. */
   NOT_CLUSTERED_YET: 4,
+  /** Security is on here and the peer presented no credentials, or credentials that were not accepted. */
+  AUTHENTICATION_FAILED: 5,
 } as const;
 export type RefusalReason = keyof typeof REFUSAL_CODES;
 
@@ -91,10 +95,16 @@ export interface HandshakeLocal {
   readonly protocolVersionMin: number;
   readonly protocolVersionMax: number;
   readonly partitionCount: number;
+  /**
+   * Security on: the peer must present credentials that `checkIdentity` accepts (default: any
+   * credentials). Off (default): credentials, if any, are ignored.
+   */
+  readonly identityRequired?: boolean;
+  readonly checkIdentity?: (identity: Identity) => boolean;
 }
 
 export function isHardRefusal(reason: RefusalReason): boolean {
-  return reason === 'VERSION_MISMATCH' || reason === 'PARTITION_COUNT_MISMATCH';
+  return reason === 'VERSION_MISMATCH' || reason === 'PARTITION_COUNT_MISMATCH' || reason === 'AUTHENTICATION_FAILED';
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -170,8 +180,8 @@ export function decodeHandshakeResponse(payload: Uint8Array): HandshakeResponse 
 
 /**
  * How this member answers a decoded request. Checks run from "the peer is not ours at all" to
- * "ours but incompatible"; a compatible peer is told NOT_CLUSTERED_YET, since forming clusters
- * comes in a later issue.
+ * "ours but incompatible", then "ours but not authenticated"; a compatible peer is accepted with the
+ * highest protocol version both speak.
  */
 export function answerHandshake(req: HandshakeRequest, local: HandshakeLocal): HandshakeResponse {
   const me = { memberUuid: local.memberUuid, memberVersion: local.memberVersion };
@@ -189,7 +199,13 @@ export function answerHandshake(req: HandshakeRequest, local: HandshakeLocal): H
   if (req.partitionCount !== local.partitionCount) {
     return refuse('PARTITION_COUNT_MISMATCH', `partition count ${req.partitionCount} differs from this member's ${local.partitionCount}`);
   }
-  return refuse('NOT_CLUSTERED_YET', 'not clustered yet: this member does not form clusters yet');
+  if (local.identityRequired === true) {
+    const check = local.checkIdentity ?? ((): boolean => true);
+    // The message never says which part was wrong, nor what was expected.
+    if (req.identity === null) return refuse('AUTHENTICATION_FAILED', 'security is enabled on this member and the handshake carried no credentials');
+    if (!check(req.identity)) return refuse('AUTHENTICATION_FAILED', 'the member credentials were not accepted');
+  }
+  return { kind: 'accepted', ...me, protocolVersion: high };
 }
 
 type Fail = (message: string) => never;
