@@ -23,6 +23,8 @@ export interface TransportHandler {
   onMessage(from: Peer, message: Message): void;
   /** A handshake with `address` was refused (soft: another cluster; hard: incompatible). */
   onRefused(address: string, reason: string, hard: boolean): void;
+  /** A dial to `address` failed (nothing listens there, or it did not answer in time). */
+  onUnreachable?(address: string): void;
 }
 
 export interface Transport {

@@ -49,6 +49,7 @@ export class MemberRuntime {
     this.memberPort.transport.setHandler({
       onMessage: (from, message) => member.onMessage(from, message),
       onRefused: (address, reason, hard) => member.node.onRefused(address, reason, hard),
+      onUnreachable: (address) => member.node.onUnreachable(address),
     });
     const dispatcher = new Dispatcher(buildRoutes(), this.member, {
       internalError: (error, method, target) => {
@@ -145,7 +146,8 @@ export class MemberRuntime {
     if (this.stopPromise !== null) return this.stopPromise;
     this.stopPromise = (async () => {
       this.log.info(`stopping: ${reason}`);
-      this.member.beginShutdown();
+      // Hand replicas off while the ports are still open (members and REST keep working meanwhile).
+      await this.member.beginShutdown();
       if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
       const closing = this.listeners.map((l) => l.close());
       await this.rest.drain(this.config.properties.shutdownInflightWaitSeconds * 1000);

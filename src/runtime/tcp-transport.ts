@@ -571,6 +571,7 @@ export class TcpTransport implements Transport {
         this.counters.dialsFailed++;
         this.noteFailure(c.dialAddress, false);
         this.log.fine(`could not connect to ${c.dialAddress}: ${c.failure || 'connection closed'}`);
+        this.handler.onUnreachable?.(c.dialAddress);
       }
     } else if (wasOpen) {
       this.log.fine(`connection to member ${c.describe()} closed${c.failure === '' ? '' : `: ${c.failure}`}`);

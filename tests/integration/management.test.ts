@@ -97,6 +97,8 @@ describe('security off (cluster name as credentials)', () => {
   before(async () => {
     member = await startMember({ args: ALL_GROUPS, xml: XML_TCP });
     port = member.port;
+    // Its join addresses do not answer: it becomes master of a cluster of one after the claim delay.
+    await member.waitForOutput(/master of a new cluster/, 15_000);
   });
   after(async () => {
     await member.stop('SIGKILL');
