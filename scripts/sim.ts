@@ -1,0 +1,30 @@
+// Runs the seeded whole-cluster simulation (tests/sim/cluster-sim.ts).
+//   npx tsx scripts/sim.ts --seed 42            replay one seed with the members' logs
+//   npx tsx scripts/sim.ts --seeds 1-200        run a range, print failures and a summary
+// Set SIM_LOSS=0 to run without single-message loss.
+import { runClusterSim } from '../tests/sim/cluster-sim.js';
+
+function range(spec: string): number[] {
+  const [a, b] = spec.split('-').map(Number) as [number, number | undefined];
+  const out: number[] = [];
+  for (let s = a; s <= (b ?? a); s++) out.push(s);
+  return out;
+}
+
+const args = process.argv.slice(2);
+const seedAt = args.indexOf('--seed');
+const seedsAt = args.indexOf('--seeds');
+const verbose = seedAt >= 0;
+const seeds = seedAt >= 0 ? [Number(args[seedAt + 1])] : range(seedsAt >= 0 ? (args[seedsAt + 1] ?? '1-200') : '1-200');
+let failed = 0;
+for (const seed of seeds) {
+  try {
+    const r = runClusterSim({ seed, verbose });
+    if (verbose || seeds.length <= 5) console.log(JSON.stringify(r));
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${(e as Error).message}`);
+  }
+}
+console.log(`${seeds.length - failed}/${seeds.length} seeds passed`);
+process.exit(failed === 0 ? 0 : 1);
