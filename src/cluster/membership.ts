@@ -83,8 +83,6 @@ export class Membership {
   private tickTimer: TimerHandle | null = null;
   private stopped = false;
   private joinAddresses: string[];
-  /** Members that asked to leave and were allowed: removed without suspicion. */
-  private readonly departed = new Set<string>();
   readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0 };
 
   constructor(
@@ -229,7 +227,7 @@ export class Membership {
   handle(from: Peer, m: Message): boolean {
     switch (m.kind) {
       case 'joinRequest':
-        this.onJoinRequest(from, m);
+        this.onJoinRequest(m);
         return true;
       case 'joinAnswer':
         this.onJoinAnswer(m);
@@ -254,7 +252,7 @@ export class Membership {
     }
   }
 
-  private onJoinRequest(from: Peer, m: MessageOf<'joinRequest'>): void {
+  private onJoinRequest(m: MessageOf<'joinRequest'>): void {
     const joiner = m.body.member;
     const reply = (body: { masterAddress: string; joined: boolean; refusal: string }): void => {
       this.transport.send(addressOf(joiner), message('joinAnswer', { ...body, uuid: this.opts.self.uuid, address: addressOf(this.opts.self) }));
@@ -284,7 +282,6 @@ export class Membership {
       reply({ masterAddress: addressOf(this.opts.self), joined: true, refusal });
       return;
     }
-    void from;
     const now = this.clock.monotonicMs();
     if (!this.joiners.has(joiner.uuid)) {
       if (this.joiners.size === 0) this.batchFirstMs = now;
@@ -401,13 +398,11 @@ export class Membership {
   }
 
   private detectFailures(now: number): void {
-    const newlySuspected: string[] = [];
     for (const x of this.members) {
       if (x.uuid === this.opts.self.uuid || this.suspects.has(x.uuid)) continue;
       const heard = this.lastHeard.get(x.uuid) ?? now;
       if (now - heard > this.opts.maxNoHeartbeatMs) {
         this.suspects.add(x.uuid);
-        newlySuspected.push(x.uuid);
         this.log.warning(`member ${addressOf(x)} (${x.uuid}) suspected: no heartbeat for ${now - heard} ms`);
       }
     }
@@ -416,9 +411,7 @@ export class Membership {
       if (gone.length > 0) this.removeMembers(gone, 'no heartbeat');
       return;
     }
-    if (newlySuspected.length === 0 && this.claim === null) {
-      // Maybe a claim is due because the master was suspected earlier and nobody took over.
-    }
+    // Also when nothing new is suspected: a claim may be due for a master suspected earlier.
     this.maybeClaim();
   }
 
@@ -444,7 +437,6 @@ export class Membership {
 
   /** Master: a member finished its graceful shutdown. */
   memberDeparted(uuid: string): void {
-    this.departed.add(uuid);
     this.removeMembers([uuid], 'graceful shutdown');
   }
 

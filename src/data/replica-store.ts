@@ -248,11 +248,6 @@ export class ReplicaStore {
   jumpVersion(partitionId: number): void {
     this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
   }
-
-  /** Whether this member holds any data or version for the partition. */
-  holds(partitionId: number): boolean {
-    return this.version(partitionId) > 0;
-  }
 }
 
 function toEntryWire(e: MapEntryExport): EntryWire {

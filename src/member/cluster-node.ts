@@ -12,7 +12,7 @@ import { message } from '../cluster/messages.js';
 import { Membership, addressOf } from '../cluster/membership.js';
 import type { Peer, Transport, TransportHandler } from '../cluster/transport.js';
 import { OP, ReplicaStore } from '../data/replica-store.js';
-import type { PollWaiter, QueueItem } from '../data/queue-service.js';
+import { type PollWaiter, type QueueItem, queueConfigName } from '../data/queue-service.js';
 import { Invoker, type LocalResult, resultToWire } from '../invocation/invoker.js';
 import { PartitionService } from '../replication/partition-service.js';
 import { Replicator } from '../replication/replicator.js';
@@ -81,6 +81,8 @@ class OwnerPoll implements PollWaiter {
   constructor(
     readonly partitionId: number,
     readonly queue: string,
+    /** Answers the caller; runs once (settlePoll guards it). */
+    readonly answer: (r: LocalResult) => void,
     private readonly settle: (poll: OwnerPoll, r: LocalResult) => void,
   ) {}
   deliver(item: QueueItem): boolean {
@@ -117,13 +119,12 @@ export class ClusterNode implements TransportHandler {
     this.store = new ReplicaStore({
       partitionCount: c.properties.partitionCount,
       resolveMapConfig: (name) => resolveMapConfig(c.maps, name),
-      resolveQueueConfig: (name) => resolveQueueConfig(c.queues, name.split('@')[0] ?? name),
+      resolveQueueConfig: (name) => resolveQueueConfig(c.queues, queueConfigName(name)),
       random: o.random,
       waitersMax: c.properties.queueWaitersMax,
     });
     const selfWire = { uuid: o.uuid, host: '127.0.0.1', port: 5701, lite: c.liteMember, version: o.memberVersion };
     this.self = { uuid: o.uuid, address: addressOf(selfWire) };
-    const tcp = c.network.join.tcpIp;
     this.membership = new Membership(
       {
         self: selfWire,
@@ -145,7 +146,7 @@ export class ClusterNode implements TransportHandler {
         onView: (view, previous) => this.onView(view, previous),
         onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
         onClaimed: (views) => this.partitions.adoptNewest(views.map((v) => v.table)),
-        onLeftCluster: (reason) => this.onLeftCluster(reason),
+        onLeftCluster: () => this.onLeftCluster(),
         onFoundedCluster: () => {},
       },
       o.transport,
@@ -153,7 +154,6 @@ export class ClusterNode implements TransportHandler {
       o.timers,
       this.log,
     );
-    void tcp;
     this.replicator = new Replicator(
       {
         backupTimeoutMs: this.t.backupTimeoutMs,
@@ -166,7 +166,7 @@ export class ClusterNode implements TransportHandler {
         selfUuid: o.uuid,
         addressOf: (u) => this.membership.addressOfUuid(u),
         replicas: (p) => this.partitions.table.replicas[p] ?? [],
-        syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, name.split('@')[0] ?? name)).backupCount,
+        syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, queueConfigName(name))).backupCount,
         onBackupsSettled: (p) => this.partitions.onBackupsSettled(p),
       },
       this.store,
@@ -300,9 +300,8 @@ export class ClusterNode implements TransportHandler {
     }
   }
 
-  onRefused(address: string, reason: string, hard: boolean): void {
-    void hard;
-    void reason;
+  /** A refused handshake (another cluster, or incompatible) counts as "nobody to join there". */
+  onRefused(address: string): void {
     this.membership.onUnreachable(address);
   }
 
@@ -339,8 +338,7 @@ export class ClusterNode implements TransportHandler {
     if (this.membership.isMaster) this.partitions.onMembersChanged();
   }
 
-  private onLeftCluster(reason: string): void {
-    void reason;
+  private onLeftCluster(): void {
     // Our view is gone; pending remote calls will be retried once we are back.
     for (const m of this.membership.list) this.invoker.onMemberRemoved(m.uuid);
   }
@@ -401,10 +399,7 @@ export class ClusterNode implements TransportHandler {
   }
 
   private waitForItem(partitionId: number, op: OpWire, cb: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void {
-    const poll = new OwnerPoll(partitionId, op.name, (p, r) => {
-      this.settlePoll(p, r);
-    });
-    (poll as { cb?: (r: LocalResult) => void }).cb = cb;
+    const poll = new OwnerPoll(partitionId, op.name, cb, (p, r) => this.settlePoll(p, r));
     let item: QueueItem | null;
     try {
       item = this.store.pollOrWait(op.name, poll);
@@ -436,7 +431,7 @@ export class ClusterNode implements TransportHandler {
     poll.done = true;
     if (poll.timer !== null) this.o.timers.clearTimeout(poll.timer);
     this.ownerPolls.get(poll.partitionId)?.delete(poll);
-    (poll as { cb?: (r: LocalResult) => void }).cb?.(r);
+    poll.answer(r);
   }
 
   private onInvoke(from: Peer, m: MessageOf<'invoke'>): void {

@@ -4,7 +4,6 @@
 // can be driven by a simulated clock in tests.
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import type { Config, EndpointGroup, LogLevel } from '../config/types.js';
-import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
 import type { Clock } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
 import { SeededRandom } from '../util/prng.js';
@@ -94,8 +93,6 @@ export class LocalMember implements MemberApi {
       ...(env.timings === undefined ? {} : { timings: env.timings }),
       onShutdownRequested: (reason) => env.requestStop(`clusterShutdown from another member: ${reason}`),
     });
-    void resolveMapConfig;
-    void resolveQueueConfig;
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
     this.audit = env.logger.component('audit');

@@ -48,7 +48,7 @@ export class MemberRuntime {
     const member = this.member;
     this.memberPort.transport.setHandler({
       onMessage: (from, message) => member.onMessage(from, message),
-      onRefused: (address, reason, hard) => member.node.onRefused(address, reason, hard),
+      onRefused: (address) => member.node.onRefused(address),
       onUnreachable: (address) => member.node.onUnreachable(address),
     });
     const dispatcher = new Dispatcher(buildRoutes(), this.member, {

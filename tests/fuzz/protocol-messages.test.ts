@@ -14,52 +14,13 @@ import type { Scalar, Schema } from '../../src/cluster/protocol/schema-codec.js'
 import { GridError } from '../../src/util/errors.js';
 import type { SeededRandom } from '../../src/util/prng.js';
 import { fuzz } from '../harness/fuzz.js';
+import { pick, sample } from '../harness/message-sample.js';
 
 const FUZZ = fuzz(48_271, 1_000);
 const ITERATIONS = FUZZ.iterations;
 const KINDS = Object.keys(MESSAGE_SCHEMAS) as MessageKind[];
 /** Far above any honest decode of these small inputs; a decode this slow is a hang in the making. */
 const DECODE_MS_MAX = 100;
-
-const CHARS = ['a', 'z', '0', ' ', '\u0000', 'é', '€', '中', '😀'];
-
-function pick<T>(rnd: SeededRandom, xs: readonly T[]): T {
-  return xs[rnd.nextInt(xs.length)] as T;
-}
-
-function scalar(s: Scalar, rnd: SeededRandom): unknown {
-  switch (s) {
-    case 'u8':
-      return rnd.nextInt(0x100);
-    case 'u16':
-      return rnd.nextInt(0x1_0000);
-    case 'u32':
-      return rnd.nextInt(0x1_0000_0000);
-    case 'i32':
-      return rnd.nextInt(0x1_0000_0000) - 0x8000_0000;
-    case 'u53':
-      return rnd.next() < 0.5 ? rnd.nextInt(1000) : rnd.nextInt(0x20_0000) * 0x1_0000_0000 + rnd.nextInt(0x1_0000_0000);
-    case 'f64':
-      return rnd.next() < 0.2 ? pick(rnd, [0, -0, Infinity, -Infinity]) : (rnd.next() - 0.5) * 1e15;
-    case 'bool':
-      return rnd.next() < 0.5;
-    case 'str':
-      return Array.from({ length: rnd.nextInt(8) }, () => pick(rnd, CHARS)).join('');
-    case 'strOrNull':
-      return rnd.next() < 0.3 ? null : scalar('str', rnd);
-    case 'bytes':
-      return Uint8Array.from({ length: rnd.nextInt(12) }, () => rnd.nextInt(256));
-  }
-}
-
-/** A random value of `schema`, arrays of 0-3 items. */
-function sample(schema: Schema, rnd: SeededRandom): unknown {
-  if (typeof schema === 'string') return scalar(schema as Scalar, rnd);
-  if (Array.isArray(schema)) return Array.from({ length: rnd.nextInt(4) }, () => sample((schema as readonly [Schema])[0], rnd));
-  const out: Record<string, unknown> = {};
-  for (const [field, s] of Object.entries(schema as Record<string, Schema>)) out[field] = sample(s, rnd);
-  return out;
-}
 
 const FIXED_BYTES: Partial<Record<Scalar, number>> = { u8: 1, bool: 1, u16: 2, u32: 4, i32: 4, u53: 8, f64: 8 };
 

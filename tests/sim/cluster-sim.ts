@@ -123,7 +123,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       timings: TIMINGS,
       onShutdownRequested: () => {},
     });
-    transport.setHandler({ onMessage: (from, m) => node.onMessage(from, m), onRefused: (a, r, h) => node.onRefused(a, r, h) });
+    transport.setHandler({ onMessage: (from, m) => node.onMessage(from, m), onRefused: (a) => node.onRefused(a) });
     const [host, port] = address.split(':') as [string, string];
     node.start(host, Number(port), addresses.slice(0, memberCount + 1));
     const m: SimMember = { id: slot, address, uuid, node, transport, alive: true };
