@@ -77,6 +77,8 @@ export class Membership {
   private batchLastMs = 0;
   private joinStartMs: number;
   private masterAddressHint: string | null = null;
+  /** When a master last answered this (unjoined) member: no claim while one is known to exist. */
+  private masterHeardAtMs = Number.NEGATIVE_INFINITY;
   private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
   private readonly unreachable = new Map<string, number>();
   private lastPublishMs = 0;
@@ -188,6 +190,8 @@ export class Membership {
     if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
     for (const a of this.joinAddresses) this.transport.send(a, request);
     if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
+    // A master answered recently (we are in its join batch, or it told us where it is): wait for it.
+    if (now - this.masterHeardAtMs < this.opts.claimAfterMs) return;
     // No master found: claim if nobody lower answered recently.
     const me = rank(addressOf(this.opts.self), this.opts.self.uuid);
     for (const p of this.unjoinedPeers.values()) {
@@ -289,6 +293,8 @@ export class Membership {
       this.joiners.set(joiner.uuid, { member: joiner, address: addressOf(joiner) });
       this.log.fine(`join request from ${addressOf(joiner)} (${joiner.uuid}); batch of ${this.joiners.size}`);
     }
+    // Tell the joiner a master has it in its batch, so it does not claim mastership meanwhile.
+    reply({ masterAddress: addressOf(this.opts.self), joined: true, refusal: '' });
   }
 
   private maybeCloseBatch(now: number): void {
@@ -318,6 +324,7 @@ export class Membership {
       return;
     }
     if (b.masterAddress !== '') this.masterAddressHint = b.masterAddress;
+    if (b.masterAddress === b.address) this.masterHeardAtMs = this.clock.monotonicMs();
   }
 
   private onMembersView(from: Peer, view: ViewWire): void {

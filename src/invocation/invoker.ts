@@ -7,7 +7,7 @@
 //
 // Idempotent calls (map get/put/remove/clear, queue size) are also re-sent when their target leaves
 // or stays silent; a queue offer or poll is not (it could run twice): when its target leaves before
-// answering, the caller gets 503 ERR_CLUSTER_INDETERMINATE.
+// answering, or no answer comes before the deadline, the caller gets 503 ERR_CLUSTER_INDETERMINATE.
 import type { MessageOf, OpWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
 import type { Peer, Transport } from '../cluster/transport.js';
@@ -138,6 +138,14 @@ export class Invoker {
         this.remote.delete(call.callId);
         this.retryLater(call);
       }, this.opts.attemptTimeoutMs);
+    } else {
+      // Not safe to send again: when no answer comes by the deadline (it was lost, or the owner
+      // hangs), the caller learns the outcome is unknown rather than waiting for ever.
+      call.timer = this.timers.setTimeout(() => {
+        call.timer = null;
+        this.counters.indeterminate++;
+        this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_INDETERMINATE', 'no answer from the member running this queue call in time; it may or may not have taken effect', { retryAfterSeconds: 1 }) });
+      }, Math.max(1, call.deadlineMs - now));
     }
   }
 

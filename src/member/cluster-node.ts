@@ -580,7 +580,7 @@ export class ClusterNode implements TransportHandler {
 
   /** Replicas in the table below the wanted count, locally receiving data, or writes awaiting acks. */
   isSafe(): boolean {
-    if (!this.membership.joined || this.partitions.migrationQueueSize > 0 || this.partitions.activeMigrations > 0 || this.replicator.syncing) return false;
+    if (!this.membership.joined || this.partitions.migrationQueueSize > 0 || this.partitions.activeMigrations > 0 || this.replicator.syncing || this.replicator.staleCount > 0) return false;
     const dataMembers = this.membership.list.filter((m) => !m.lite).length;
     const wanted = Math.min(this.width, dataMembers);
     const t = this.partitions.table;

@@ -273,12 +273,15 @@ export class PartitionService {
       this.failMaster(m, b.message);
       return;
     }
-    if (m.destinations.length === 0) {
+    // Every replica of the new list confirms it holds the partition whole (not mid-snapshot): the
+    // new copies and the backups that stay or become owner alike.
+    const confirmers = m.target.filter((u): u is string => u !== null && u !== m.source && this.host.isMember(u));
+    if (confirmers.length === 0) {
       this.commitMaster(m);
       return;
     }
     m.phase = 'commit';
-    for (const d of m.destinations) {
+    for (const d of confirmers) {
       m.commitAcks.add(d);
       this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId }));
     }
@@ -389,7 +392,8 @@ export class PartitionService {
   }
 
   private maybeReport(s: SourceMigration): void {
-    if (s.phase !== 'hold' || this.replicator.inflightCount(s.partitionId) > 0) return;
+    // Every write acked by every replica, and no replica left behind by a write that timed out.
+    if (s.phase !== 'hold' || this.replicator.inflightCount(s.partitionId) > 0 || this.replicator.hasStale(s.partitionId)) return;
     s.phase = 'reported';
     this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '' }));
   }

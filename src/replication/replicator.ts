@@ -83,6 +83,11 @@ export class Replicator {
   private readonly buffered = new Map<number, Buffered[]>();
   /** Partitions whose resync was requested and not yet received, with when. */
   private readonly resyncAsked = new Map<number, number>();
+  /**
+   * Owner side: backups that may miss writes (a sync ack timed out), per partition. A snapshot is
+   * pushed to them; they count as in sync again only once one was applied there.
+   */
+  private readonly stale = new Map<number, Set<string>>();
   /** Owner versions seen at the previous anti-entropy round, per partition. */
   private readonly lastAdvertised = new Map<number, number>();
   private antiEntropyTimer: TimerHandle | null = null;
@@ -184,6 +189,7 @@ export class Replicator {
         if (q === undefined) return;
         this.counters.backupAckTimeouts++;
         this.log.warning(`write ${partitionId}/${version} stands without acks from ${[...q.waiting].join(', ')} after ${this.opts.backupTimeoutMs} ms`);
+        for (const u of q.waiting) this.markStale(partitionId, u);
         this.settle(callId);
       }, rest);
       this.pendingAcks.set(callId, { ...p, timer: timer2 });
@@ -191,6 +197,58 @@ export class Replicator {
     const timer = this.timers.setTimeout(resend, Math.floor(this.opts.backupTimeoutMs / 2));
     this.pendingAcks.set(callId, { partitionId, waiting, done, timer });
     return false;
+  }
+
+  /** Whether some replica of the partition may miss writes (a snapshot to it is pending). */
+  hasStale(partitionId: number): boolean {
+    this.pruneStale(partitionId);
+    return this.stale.has(partitionId);
+  }
+
+  /** Replicas known to miss writes, over all partitions this member owns. */
+  get staleCount(): number {
+    let n = 0;
+    for (const p of [...this.stale.keys()]) {
+      this.pruneStale(p);
+      n += this.stale.get(p)?.size ?? 0;
+    }
+    return n;
+  }
+
+  /** Forgets stale marks that no longer matter: not the owner any more, or no longer a replica. */
+  private pruneStale(partitionId: number): void {
+    const s = this.stale.get(partitionId);
+    if (s === undefined) return;
+    const replicas = this.host.replicas(partitionId);
+    if (replicas[0] !== this.host.selfUuid) {
+      this.stale.delete(partitionId);
+      return;
+    }
+    const extra = this.extraTargets.get(partitionId);
+    for (const u of [...s]) if (!replicas.includes(u) && !(extra?.has(u) ?? false)) s.delete(u);
+    if (s.size === 0) this.stale.delete(partitionId);
+  }
+
+  private markStale(partitionId: number, uuid: string): void {
+    let s = this.stale.get(partitionId);
+    if (s === undefined) this.stale.set(partitionId, (s = new Set()));
+    s.add(uuid);
+    this.pushSnapshot(partitionId, uuid);
+  }
+
+  /** Owner: sends the whole partition to a replica that may miss writes (unless one is on its way). */
+  private pushSnapshot(partitionId: number, uuid: string): void {
+    if (this.host.replicas(partitionId)[0] !== this.host.selfUuid) return;
+    for (const o of this.outgoing.values()) if (o.partitionId === partitionId && o.target === uuid) return;
+    this.startTransfer(partitionId, uuid, () => {});
+  }
+
+  private clearStale(partitionId: number, uuid: string): void {
+    const s = this.stale.get(partitionId);
+    if (s === undefined || !s.delete(uuid)) return;
+    if (s.size > 0) return;
+    this.stale.delete(partitionId);
+    if ((this.inflight[partitionId] ?? 0) === 0) this.host.onBackupsSettled(partitionId);
   }
 
   private settle(callId: number): void {
@@ -210,6 +268,7 @@ export class Replicator {
       if (p.waiting.delete(uuid) && p.waiting.size === 0) this.settle(callId);
     }
     for (const [p, s] of this.extraTargets) if (s.delete(uuid) && s.size === 0) this.extraTargets.delete(p);
+    for (const p of [...this.stale.keys()]) this.clearStale(p, uuid);
     for (const [id, o] of [...this.outgoing]) if (o.target === uuid) this.finishOutgoing(id, false);
     for (const [p, i] of [...this.incoming]) if (i.from === uuid) this.incoming.delete(p);
   }
@@ -281,9 +340,20 @@ export class Replicator {
   }
 
   private onResyncRequest(from: Peer, partitionId: number): void {
-    if (this.host.replicas(partitionId)[0] !== this.host.selfUuid) return;
-    for (const o of this.outgoing.values()) if (o.partitionId === partitionId && o.target === from.uuid) return;
-    this.startTransfer(partitionId, from.uuid, () => {});
+    if (this.host.replicas(partitionId)[0] !== this.host.selfUuid && !(this.extraTargets.get(partitionId)?.has(from.uuid) ?? false)) return;
+    // The replica asked, so whatever transfer to it is under way did not reach it whole (a chunk or
+    // its ack was lost): start over at once, handing the old transfer's completion to the new one.
+    let done: (ok: boolean) => void = () => {};
+    for (const [id, o] of [...this.outgoing]) {
+      if (o.partitionId !== partitionId || o.target !== from.uuid) continue;
+      this.outgoing.delete(id);
+      if (o.timer !== null) this.timers.clearTimeout(o.timer);
+      done = o.done;
+    }
+    let st = this.stale.get(partitionId);
+    if (st === undefined) this.stale.set(partitionId, (st = new Set()));
+    st.add(from.uuid);
+    this.startTransfer(partitionId, from.uuid, done);
   }
 
   // ── transfers ────────────────────────────────────────────────────────────────────────────────
@@ -335,7 +405,12 @@ export class Replicator {
     this.outgoing.delete(transferId);
     if (o.timer !== null) this.timers.clearTimeout(o.timer);
     if (!ok) this.counters.transfersFailed++;
+    else this.clearStale(o.partitionId, o.target);
     o.done(ok);
+    // A replica that may miss writes keeps getting snapshots until one lands.
+    if (!ok && (this.stale.get(o.partitionId)?.has(o.target) ?? false) && this.host.addressOf(o.target) !== null) {
+      this.timers.setTimeout(() => this.pushSnapshot(o.partitionId, o.target), Math.min(1000, this.opts.transferAckTimeoutMs));
+    }
   }
 
   private onChunk(from: Peer, m: MessageOf<'snapshotChunk'>): void {
@@ -397,12 +472,17 @@ export class Replicator {
     this.buffered.delete(partitionId);
     this.resyncAsked.delete(partitionId);
     this.lastAdvertised.delete(partitionId);
+    this.stale.delete(partitionId);
   }
 
   // ── anti-entropy ─────────────────────────────────────────────────────────────────────────────
 
   private antiEntropy(): void {
     this.retryStalled();
+    for (const p of [...this.stale.keys()]) {
+      this.pruneStale(p);
+      for (const u of this.stale.get(p) ?? []) this.pushSnapshot(p, u);
+    }
     const perTarget = new Map<string, { partitionIds: number[]; versions: number[] }>();
     for (let p = 0; p < this.store.partitionCount; p++) {
       const r = this.host.replicas(p);

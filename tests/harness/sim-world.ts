@@ -66,6 +66,8 @@ export interface SimWorldOptions extends SimNetworkOptions {
   readonly eventsPerRunMax?: number;
   /** Trace lines kept in memory, the most recent ones (default 10,000; 0 keeps none). The fingerprint covers all. */
   readonly traceLinesMax?: number;
+  /** Debugging aid: called for every message sent, dropped (with the reason) and delivered. */
+  readonly watch?: (event: 'send' | 'deliver' | DropReason, from: string, to: string, message: Message, atMs: number) => void;
 }
 
 /** Why a message was not delivered. */
@@ -345,6 +347,7 @@ export class SimWorld {
   private readonly queue = new EventQueue();
   private readonly eventsPerRunMax: number;
   private readonly traceLinesMax: number;
+  private readonly watch: SimWorldOptions['watch'];
   private knobs: NetworkKnobs;
   private virtualMs = 0;
   private seq = 0;
@@ -376,6 +379,7 @@ export class SimWorld {
     this.epochMs = options.epochMs ?? SIM_EPOCH_MS_DEFAULT;
     this.eventsPerRunMax = options.eventsPerRunMax ?? 5_000_000;
     this.traceLinesMax = options.traceLinesMax ?? 10_000;
+    this.watch = options.watch;
     assert(Number.isSafeInteger(this.eventsPerRunMax) && this.eventsPerRunMax > 0, 'eventsPerRunMax must be a positive integer');
     assert(Number.isSafeInteger(this.traceLinesMax) && this.traceLinesMax >= 0, 'traceLinesMax must be a non-negative integer');
     this.knobs = { ...NETWORK_DEFAULTS };
@@ -650,8 +654,9 @@ export class SimWorld {
     if ((conn.inFlightBytes.get(from.address) ?? 0) + body.length > this.knobs.linkInFlightBytesMax) {
       return this.drop(message.kind, 'queue-full', false);
     }
-    if (this.partitioned(from.address, to)) return this.drop(message.kind, 'partition', true);
-    if (this.knobs.lossRate > 0 && this.random.next() < this.knobs.lossRate) return this.drop(message.kind, 'loss', true);
+    if (this.partitioned(from.address, to)) return this.drop(message.kind, 'partition', true, from.address, to, message);
+    if (this.knobs.lossRate > 0 && this.random.next() < this.knobs.lossRate) return this.drop(message.kind, 'loss', true, from.address, to, message);
+    this.watch?.('send', from.address, to, message, this.virtualMs);
     const m: InFlight = { from, to, conn, kind: message.kind, callId: message.callId, body };
     this.schedule(m);
     if (this.knobs.duplicateRate > 0 && this.random.next() < this.knobs.duplicateRate) {
@@ -736,6 +741,7 @@ export class SimWorld {
     if (target.handler === null) return void this.drop(m.kind, 'no-handler', true);
     m.conn.open = true;
     const message = this.decode(m);
+    this.watch?.('deliver', m.from.address, m.to, message, this.virtualMs);
     bump(this.delivered, m.kind);
     target.handler.onMessage(m.from.peer, message);
   }
@@ -752,7 +758,8 @@ export class SimWorld {
     });
   }
 
-  private drop(kind: MessageKind, reason: DropReason, result: boolean): boolean {
+  private drop(kind: MessageKind, reason: DropReason, result: boolean, from?: string, to?: string, message?: Message): boolean {
+    if (this.watch !== undefined && message !== undefined) this.watch(reason, from ?? '', to ?? '', message, this.virtualMs);
     bump(this.droppedByKind, kind);
     bump(this.droppedByReason, reason);
     return result;

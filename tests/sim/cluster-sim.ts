@@ -23,6 +23,8 @@ export interface SimRunOptions {
   readonly partitionCount?: number;
   /** Print the member logs (replays). */
   readonly verbose?: boolean;
+  /** Replays: print every message about this partition (sent, dropped, delivered). */
+  readonly watchPartition?: number;
 }
 
 export interface SimReport {
@@ -88,6 +90,10 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     lossRate: process.env.SIM_LOSS === "0" ? 0 : rnd.next() < 0.3 ? rnd.next() * 0.01 : 0,
     reorder: rnd.next() < 0.2,
     traceLinesMax: o.verbose === true ? 10_000 : 0,
+    watch: o.watchPartition === undefined ? undefined : (event, from, to, m, atMs) => {
+      const b = m.body as { partitionId?: unknown };
+      if (b.partitionId === o.watchPartition || (process.env.SIM_WATCH_KIND !== undefined && m.kind === process.env.SIM_WATCH_KIND)) process.stdout.write(`[${atMs}ms] ~ ${event} ${from} -> ${to} ${m.kind}#${m.callId} ${JSON.stringify(b, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : typeof v === 'object' && v !== null && 'type' in v && (v as { type: unknown }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('latin1') : v)).slice(0, 300)}\n`);
+    },
   });
   const partitionCount = o.partitionCount ?? 31;
   const config = simConfig(partitionCount);
