@@ -15,6 +15,11 @@
 //   a member suspected. The master removes suspects at once; when the master is suspected, the
 //   oldest non-suspected member asks the others to accept it (claim) and takes over with those that
 //   accept.
+// - Split brain: the master probes every address it knows of (join addresses and every member it
+//   has seen) that is not in its list, every mergeProbeIntervalMs. When it meets the master of
+//   another cluster, the smaller side (fewer data members; tie: the younger cluster, then the
+//   greater id) merges: its master tells its members to leave and join the other master, and
+//   leaves too. The host replays the data it held into the larger cluster (ClusterNode).
 import type { MemberWire, Message, MessageOf, TableWire, ViewWire } from './messages.js';
 import { message } from './messages.js';
 import type { Peer, Transport } from './transport.js';
@@ -34,7 +39,23 @@ export interface MembershipOptions {
   readonly claimTimeoutMs: number;
   /** Master re-publishes the view this often (lost updates heal). */
   readonly publishIntervalMs: number;
+  /** The master probes for other clusters (split brain) this often. */
+  readonly mergeProbeIntervalMs: number;
   readonly newClusterId: () => string;
+}
+
+/** Who a cluster is, as compared when two meet after a split brain. */
+export interface ClusterInfo {
+  readonly clusterId: string;
+  readonly dataMembers: number;
+  readonly foundedAtMs: number;
+}
+
+/** Whether cluster `a` merges into cluster `b`: fewer data members; tie: younger; tie: greater id. */
+export function mergesInto(a: ClusterInfo, b: ClusterInfo): boolean {
+  if (a.dataMembers !== b.dataMembers) return a.dataMembers < b.dataMembers;
+  if (a.foundedAtMs !== b.foundedAtMs) return a.foundedAtMs > b.foundedAtMs;
+  return a.clusterId > b.clusterId;
 }
 
 export interface MembershipHost {
@@ -49,8 +70,8 @@ export interface MembershipHost {
   onMembersRemoved(removed: readonly string[]): void;
   /** Master only, after a claim: the views of the members that accepted, to rebuild the table. */
   onClaimed(views: readonly ViewWire[]): void;
-  /** This member is not in the cluster any more (removed by the master); it will rejoin. */
-  onLeftCluster(reason: string): void;
+  /** This member is not in the cluster any more (removed, or merging into another); it will rejoin. */
+  onLeftCluster(reason: string, merging: boolean): void;
   /** This member became master of a cluster of one. */
   onFoundedCluster(): void;
 }
@@ -68,6 +89,12 @@ export class Membership {
   private members: MemberWire[] = [];
   private membersVersion = 0;
   private clusterId = '';
+  private foundedAtMs = 0;
+  /** Addresses of every member this one has seen: probed for split brains when not in the list. */
+  private readonly seenAddresses = new Set<string>();
+  /** Masters of other clusters learned from probe answers: probed directly next round. */
+  private readonly probeHints = new Set<string>();
+  private lastProbeMs = 0;
   private joinedFlag = false;
   private readonly lastHeard = new Map<string, number>();
   private readonly suspects = new Set<string>();
@@ -85,7 +112,7 @@ export class Membership {
   private tickTimer: TimerHandle | null = null;
   private stopped = false;
   private joinAddresses: string[];
-  readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0 };
+  readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0, merges: 0 };
 
   constructor(
     private readonly opts: MembershipOptions,
@@ -116,6 +143,11 @@ export class Membership {
   get id(): string {
     return this.clusterId;
   }
+  /** This member's cluster as compared in a split-brain merge ('' id when not joined). */
+  get clusterInfo(): ClusterInfo {
+    if (!this.joinedFlag) return { clusterId: '', dataMembers: 0, foundedAtMs: 0 };
+    return { clusterId: this.clusterId, dataMembers: this.members.filter((m) => !m.lite).length, foundedAtMs: this.foundedAtMs };
+  }
   get master(): MemberWire | null {
     return this.joinedFlag ? (this.members[0] ?? null) : null;
   }
@@ -141,6 +173,7 @@ export class Membership {
   currentView(): ViewWire {
     return {
       clusterId: this.clusterId,
+      foundedAtMs: this.foundedAtMs,
       membersVersion: this.membersVersion,
       members: this.members,
       table: this.host.tableWire(),
@@ -172,6 +205,7 @@ export class Membership {
       if (this.isMaster) {
         this.maybeCloseBatch(now);
         if (now - this.lastPublishMs >= this.opts.publishIntervalMs) this.publish();
+        if (now - this.lastProbeMs >= this.opts.mergeProbeIntervalMs) this.probe(now);
       }
     }
     if (this.claim !== null && now - this.claim.startMs >= this.opts.claimTimeoutMs) this.finishClaim();
@@ -186,7 +220,7 @@ export class Membership {
   // ── join (joiner side) ───────────────────────────────────────────────────────────────────────
 
   private joinRound(now: number): void {
-    const request = message('joinRequest', { member: this.opts.self });
+    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo });
     if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
     for (const a of this.joinAddresses) this.transport.send(a, request);
     if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
@@ -217,6 +251,7 @@ export class Membership {
 
   private found(reason: string): void {
     this.clusterId = this.opts.newClusterId();
+    this.foundedAtMs = this.clock.nowMs();
     this.members = [this.opts.self];
     this.membersVersion = 1;
     this.joinedFlag = true;
@@ -248,6 +283,12 @@ export class Membership {
       case 'claimAnswer':
         this.onClaimAnswer(from, m);
         return true;
+      case 'mergeTo':
+        if (this.joinedFlag && this.master !== null && from.uuid === this.master.uuid && !this.isMaster) {
+          this.leave(`merging into the cluster of ${m.body.masterAddress}: ${m.body.reason}`, true);
+          this.masterAddressHint = m.body.masterAddress;
+        }
+        return true;
       case 'notMember':
         if (this.joinedFlag && this.master !== null && from.uuid === this.master.uuid) this.leave('the master removed this member');
         return true;
@@ -259,8 +300,15 @@ export class Membership {
   private onJoinRequest(m: MessageOf<'joinRequest'>): void {
     const joiner = m.body.member;
     const reply = (body: { masterAddress: string; joined: boolean; refusal: string }): void => {
-      this.transport.send(addressOf(joiner), message('joinAnswer', { ...body, uuid: this.opts.self.uuid, address: addressOf(this.opts.self) }));
+      this.transport.send(addressOf(joiner), message('joinAnswer', { ...body, uuid: this.opts.self.uuid, address: addressOf(this.opts.self), cluster: this.clusterInfo }));
     };
+    if (m.body.cluster.clusterId !== '') {
+      // A probe from the master of a cluster: ours or another (split brain).
+      if (!this.joinedFlag || m.body.cluster.clusterId === this.clusterId) return;
+      reply({ masterAddress: addressOf(this.members[0] as MemberWire), joined: true, refusal: '' });
+      if (this.isMaster) this.considerMerge(m.body.cluster, addressOf(joiner));
+      return;
+    }
     if (!this.joinedFlag) {
       reply({ masterAddress: '', joined: false, refusal: '' });
       return;
@@ -306,15 +354,24 @@ export class Membership {
     const previous = this.members;
     this.members = [...this.members, ...admitted];
     this.membersVersion = Math.max(this.membersVersion, previous.length) + admitted.length;
-    for (const a of admitted) this.lastHeard.set(a.uuid, now);
+    for (const a of admitted) {
+      this.lastHeard.set(a.uuid, now);
+      this.seenAddresses.add(addressOf(a));
+    }
     this.log.info(`admitting ${admitted.map((a) => `${addressOf(a)}`).join(', ')}`);
     this.host.onView(this.currentView(), previous);
     this.publish();
   }
 
   private onJoinAnswer(m: MessageOf<'joinAnswer'>): void {
-    if (this.joinedFlag) return;
     const b = m.body;
+    if (this.joinedFlag) {
+      // An answer to a split-brain probe.
+      if (!this.isMaster || b.cluster.clusterId === '' || b.cluster.clusterId === this.clusterId) return;
+      if (b.masterAddress === b.address) this.considerMerge(b.cluster, b.address);
+      else if (b.masterAddress !== '') this.probeHints.add(b.masterAddress);
+      return;
+    }
     if (b.refusal !== '') {
       this.log.warning(`join refused by ${b.address}: ${b.refusal}`);
       return;
@@ -337,7 +394,7 @@ export class Membership {
       return;
     }
     const myMaster = this.members[0];
-    if (view.clusterId !== this.clusterId) return; // another cluster (split brain): not handled here
+    if (view.clusterId !== this.clusterId) return; // another cluster: split brains meet through probes
     if (myMaster !== undefined && from.uuid !== myMaster.uuid && this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid)) {
       // A view from someone who is not our master, while our master is fine: ignore.
       if (view.membersVersion <= this.membersVersion) return;
@@ -361,6 +418,8 @@ export class Membership {
     this.members = [...view.members];
     this.membersVersion = view.membersVersion;
     this.clusterId = view.clusterId;
+    this.foundedAtMs = view.foundedAtMs;
+    for (const x of this.members) this.seenAddresses.add(addressOf(x));
     this.joinedFlag = true;
     this.claim = null;
     const now = this.clock.monotonicMs();
@@ -369,8 +428,9 @@ export class Membership {
     this.host.onView(view, previous);
   }
 
-  private leave(reason: string): void {
+  private leave(reason: string, merging = false): void {
     this.log.warning(`left the cluster: ${reason}; joining again`);
+    this.probeHints.clear();
     this.joinedFlag = false;
     this.members = [];
     this.membersVersion = 0;
@@ -380,7 +440,7 @@ export class Membership {
     this.unjoinedPeers.clear();
     this.masterAddressHint = null;
     this.joinStartMs = this.clock.monotonicMs();
-    this.host.onLeftCluster(reason);
+    this.host.onLeftCluster(reason, merging);
   }
 
   // ── heartbeats and failure detection ────────────────────────────────────────────────────────
@@ -537,6 +597,36 @@ export class Membership {
     this.host.onMembersRemoved(removed);
     this.host.onView(this.currentView(), previous);
     this.publish();
+  }
+
+  // ── split brain ──────────────────────────────────────────────────────────────────────────────
+
+  /** Master: asks every known address outside the cluster whether a master of another cluster is there. */
+  private probe(now: number): void {
+    this.lastProbeMs = now;
+    const inList = new Set(this.members.map((x) => addressOf(x)));
+    const targets = new Set([...this.joinAddresses, ...this.seenAddresses, ...this.probeHints]);
+    this.probeHints.clear();
+    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo });
+    for (const a of targets) if (!inList.has(a) && a !== addressOf(this.opts.self)) this.transport.send(a, request);
+  }
+
+  /** Master: met the master of another cluster at `address`; merge into it when this side is smaller. */
+  private considerMerge(other: ClusterInfo, address: string): void {
+    const mine = this.clusterInfo;
+    if (!mergesInto(mine, other)) return;
+    const why =
+      mine.dataMembers !== other.dataMembers
+        ? `it has ${other.dataMembers} data member(s), this cluster ${mine.dataMembers}`
+        : mine.foundedAtMs !== other.foundedAtMs
+          ? `both have ${mine.dataMembers} data member(s) and this cluster is younger (founded ${new Date(mine.foundedAtMs).toISOString()}, the other ${new Date(other.foundedAtMs).toISOString()})`
+          : `both have ${mine.dataMembers} data member(s), were founded at the same time, and this cluster's id is greater`;
+    this.counters.merges++;
+    this.log.warning(`split brain: cluster ${mine.clusterId} merges into cluster ${other.clusterId} (master ${address}) because ${why}`);
+    const order = message('mergeTo', { masterAddress: address, reason: why });
+    for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), order);
+    this.leave(`merging into the cluster of ${address}: ${why}`, true);
+    this.masterAddressHint = address;
   }
 
   /** Text of the member list for the log, like `Members {size:3, ver:5} [...]`. */

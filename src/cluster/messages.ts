@@ -14,7 +14,13 @@ const MEMBER = { uuid: 'str', host: 'str', port: 'u16', lite: 'bool', version: '
 /** The partition table on the wire: member uuids once, then slot indices (u16 BE, 0xffff = empty). */
 const TABLE = { version: 'u53', width: 'u8', uuids: ['str'], slots: 'bytes', partitionVersions: 'bytes' } as const;
 
-const VIEW = { clusterId: 'str', membersVersion: 'u32', members: [MEMBER], table: TABLE, clusterState: 'u8', migrationQueue: 'u32' } as const;
+const VIEW = { clusterId: 'str', foundedAtMs: 'f64', membersVersion: 'u32', members: [MEMBER], table: TABLE, clusterState: 'u8', migrationQueue: 'u32' } as const;
+
+/**
+ * Who a joined member's cluster is, for split-brain merges: the side with fewer data members (tie:
+ * the younger cluster, then the greater id) merges into the other. clusterId '' = not joined.
+ */
+const CLUSTER_INFO = { clusterId: 'str', dataMembers: 'u32', foundedAtMs: 'f64' } as const;
 
 /** One data operation, flat: fields an operation does not use are empty (see invocation/ops.ts). */
 const OP = {
@@ -52,10 +58,15 @@ const ENTRY = {
 const QUEUE = { name: 'str', nextItemId: 'u53', items: [{ id: 'u53', value: 'bytes', contentType: 'strOrNull' }] } as const;
 
 export const MESSAGE_SCHEMAS = {
-  /** Joiner → any configured address: "who is master; let me in". */
-  joinRequest: { member: MEMBER },
-  /** Answer to joinRequest from a member that is not the master, or a master that refuses. */
-  joinAnswer: { masterAddress: 'str', joined: 'bool', uuid: 'str', address: 'str', refusal: 'str' },
+  /**
+   * Joiner → any configured address: "who is master; let me in". A master also sends it as a
+   * split-brain probe to addresses outside its cluster; then `cluster` names the prober's cluster.
+   */
+  joinRequest: { member: MEMBER, cluster: CLUSTER_INFO },
+  /** Answer to joinRequest (where the master is, a refusal, or "you are in my batch"), with the answerer's cluster. */
+  joinAnswer: { masterAddress: 'str', joined: 'bool', uuid: 'str', address: 'str', refusal: 'str', cluster: CLUSTER_INFO },
+  /** Master of the smaller side of a split brain → its members: leave and join the master at `masterAddress`. */
+  mergeTo: { masterAddress: 'str', reason: 'str' },
   /** Master → admitted joiner, and master → every member after a change: the whole view. */
   membersView: VIEW,
   heartbeat: { membersVersion: 'u32', masterUuid: 'str', suspects: ['str'] },
@@ -164,12 +175,13 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   shutdownMember: 29,
   pollCancel: 30,
   notMember: 31,
+  mergeTo: 32,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));
 
 /** Heartbeats and membership control go before data on a busy connection. */
-export const URGENT_KINDS: ReadonlySet<MessageKind> = new Set(['heartbeat', 'membersView', 'claimRequest', 'claimAnswer', 'notMember']);
+export const URGENT_KINDS: ReadonlySet<MessageKind> = new Set(['heartbeat', 'membersView', 'claimRequest', 'claimAnswer', 'notMember', 'mergeTo']);
 
 export function messageKindOf(type: number): MessageKind | null {
   return KIND_BY_TYPE.get(type) ?? null;

@@ -56,6 +56,13 @@ export class QueueService {
   }
 
   /** Backup side: remove the item the owner's poll took. */
+  /** Whether the queue holds an item with this id and these bytes (split-brain merge). */
+  hasItem(name: string, id: number, value: Uint8Array): boolean {
+    const q = this.queues.get(name);
+    if (q === undefined || id < 0) return false;
+    return q.itemsInOrder().some((i) => i.id === id && Buffer.compare(i.value, value) === 0);
+  }
+
   removeReplica(name: string, id: number): void {
     const queue = this.queues.get(name);
     if (queue === undefined) return;

@@ -25,6 +25,10 @@ export const OP = {
   QUEUE_POLL: 6,
   QUEUE_SIZE: 7,
   MAP_PUT_IF_ABSENT: 8,
+  /** Split-brain merge: store the item (key = its id in decimal) unless an item with that id and value is there. */
+  QUEUE_MERGE_ADD: 9,
+  /** Split-brain merge: remove the item with this id (key, decimal) and value, if it is there. */
+  QUEUE_MERGE_REMOVE: 10,
 } as const;
 
 /** Backup operation codes (BackupOpWire.code). Append-only wire numbers. */
@@ -132,6 +136,20 @@ export class ReplicaStore {
       }
       case OP.QUEUE_SIZE:
         return { outcome: { kind: 'count', count: this.queues.size(op.name) }, backup: null, structure: { kind: 'queue', name: op.name } };
+      case OP.QUEUE_MERGE_ADD: {
+        this.queuePartitions.set(op.name, partitionId);
+        if (this.queues.hasItem(op.name, mergeItemId(op.key), op.value)) return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        const r = this.queues.offerItem(op.name, op.value, op.contentType);
+        if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
+        return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+      }
+      case OP.QUEUE_MERGE_REMOVE: {
+        const id = mergeItemId(op.key);
+        if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        this.queues.removeReplica(op.name, id);
+        return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
+      }
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown operation code ${op.code}`);
     }
@@ -139,7 +157,8 @@ export class ReplicaStore {
 
   /** A poll took `item` (now, or handed to a waiter later): bump the version and describe the backup. */
   polled(partitionId: number, name: string, item: QueueItem, nowMs: number): OwnerResult {
-    return this.changed(partitionId, { kind: 'value', value: item.value, contentType: item.contentType }, 'queue', name, BACKUP.QUEUE_REMOVE, EMPTY, EMPTY, null, item.id, nowMs);
+    // The value travels too: a split-brain merge replays an unconfirmed poll by id and value.
+    return this.changed(partitionId, { kind: 'value', value: item.value, contentType: item.contentType }, 'queue', name, BACKUP.QUEUE_REMOVE, EMPTY, item.value, null, item.id, nowMs);
   }
 
   /** Registers a waiting poll on the owner; returns an item at once if one is there. */
@@ -248,6 +267,12 @@ export class ReplicaStore {
   jumpVersion(partitionId: number): void {
     this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
   }
+}
+
+/** The item id a merge operation names in its key (decimal text); -1 when malformed. */
+function mergeItemId(key: Uint8Array): number {
+  const text = Buffer.from(key).toString('latin1');
+  return /^[0-9]{1,15}$/.test(text) ? Number(text) : -1;
 }
 
 function toEntryWire(e: MapEntryExport): EntryWire {

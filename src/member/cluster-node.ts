@@ -14,6 +14,7 @@ import type { Peer, Transport, TransportHandler } from '../cluster/transport.js'
 import { OP, ReplicaStore } from '../data/replica-store.js';
 import { type PollWaiter, type QueueItem, queueConfigName } from '../data/queue-service.js';
 import { Invoker, type LocalResult, resultToWire } from '../invocation/invoker.js';
+import { collectReplay, type ReplayOp } from './merge-replay.js';
 import { PartitionService } from '../replication/partition-service.js';
 import { Replicator } from '../replication/replicator.js';
 import { REPLICA_WIDTH_MAX } from '../partition/table.js';
@@ -56,6 +57,7 @@ export interface ClusterTimings {
   readonly transferAckTimeoutMs: number;
   readonly attemptTimeoutMs: number;
   readonly stateLeaseMs: number;
+  readonly mergeProbeIntervalMs: number;
 }
 
 export const DEFAULT_TIMINGS: ClusterTimings = {
@@ -72,7 +74,11 @@ export const DEFAULT_TIMINGS: ClusterTimings = {
   transferAckTimeoutMs: 30_000,
   attemptTimeoutMs: 10_000,
   stateLeaseMs: 20_000,
+  mergeProbeIntervalMs: 5000,
 };
+
+/** Replay calls in flight at once after rejoining (merge-replay.ts). */
+const REPLAY_WINDOW = 64;
 
 /** A waiting poll on the owner, for a local REST client or a remote caller. */
 class OwnerPoll implements PollWaiter {
@@ -110,6 +116,10 @@ export class ClusterNode implements TransportHandler {
   private leave: { resolve: () => void; timer: TimerHandle | null; deadlineMs: number } | null = null;
   private stopped = false;
   private readonly width: number;
+  /** Data to hand back to the cluster after this member was cut off (merge-replay.ts). */
+  private replay: ReplayOp[] = [];
+  private replayInFlight = 0;
+  readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0 };
 
   constructor(private readonly o: ClusterNodeOptions) {
     const c = o.config;
@@ -136,6 +146,7 @@ export class ClusterNode implements TransportHandler {
         claimAfterMs: this.t.claimAfterMs,
         claimTimeoutMs: this.t.claimTimeoutMs,
         publishIntervalMs: this.t.publishIntervalMs,
+        mergeProbeIntervalMs: this.t.mergeProbeIntervalMs,
         newClusterId: o.newUuid,
       },
       {
@@ -146,7 +157,7 @@ export class ClusterNode implements TransportHandler {
         onView: (view, previous) => this.onView(view, previous),
         onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
         onClaimed: (views) => this.partitions.adoptNewest(views.map((v) => v.table)),
-        onLeftCluster: () => this.onLeftCluster(),
+        onLeftCluster: (reason, merging) => this.onLeftCluster(reason, merging),
         onFoundedCluster: () => {},
       },
       o.transport,
@@ -336,11 +347,54 @@ export class ClusterNode implements TransportHandler {
     const changed = removed.length > 0 || previous.length !== view.members.length;
     if (changed) this.log.info(this.membership.membersLine());
     if (this.membership.isMaster) this.partitions.onMembersChanged();
+    this.pumpReplay();
   }
 
-  private onLeftCluster(): void {
-    // Our view is gone; pending remote calls will be retried once we are back.
+  /**
+   * Cut off from the cluster (removed by the master, or merging into a larger cluster): keep what
+   * must be handed back, then hold nothing: this member joins again as a new one would.
+   */
+  private onLeftCluster(reason: string, merging: boolean): void {
     for (const m of this.membership.list) this.invoker.onMemberRemoved(m.uuid);
+    const t = this.partitions.table;
+    const owned: number[] = [];
+    if (merging) for (let p = 0; p < t.partitionCount; p++) if (t.owner(p) === this.o.uuid) owned.push(p);
+    const unconfirmed = this.replicator.reset();
+    const { ops, skipped } = collectReplay(this.store, unconfirmed, owned, this.o.clock.nowMs());
+    this.partitions.reset();
+    for (const set of this.ownerPolls.values()) for (const poll of [...set]) this.settlePoll(poll, { kind: 'retry' });
+    for (let p = 0; p < this.store.partitionCount; p++) this.store.dropPartition(p);
+    this.replay.push(...ops);
+    this.mergeCounters.replaySkipped += skipped;
+    if (ops.length > 0 || skipped > 0) {
+      this.log.warning(`${reason}: ${ops.length} entr(ies)/item(s) will be handed back to the cluster after joining (PutIfAbsent)${skipped > 0 ? `; ${skipped} removal(s) made meanwhile are not merged` : ''}`);
+    }
+  }
+
+  /** Sends the replay backlog through the normal call path, a window at a time, once joined. */
+  private pumpReplay(): void {
+    if (this.stopped || !this.membership.joined || !this.partitions.table.isAssigned) return;
+    while (this.replayInFlight < REPLAY_WINDOW && this.replay.length > 0) {
+      const r = this.replay.shift() as ReplayOp;
+      this.replayInFlight++;
+      this.invoker.invoke(r.partitionId, r.op, this.o.config.properties.operationCallTimeoutMs, (res) => {
+        this.replayInFlight--;
+        if (res.kind === 'ok') this.mergeCounters.replayed++;
+        else if (this.membership.joined) {
+          this.mergeCounters.replayFailed++;
+          this.log.warning(`handing back an entry/item after a split failed: ${res.kind === 'error' ? res.error.message : 'retry'}`);
+        } else {
+          this.replay.push(r); // cut off again meanwhile: keep it for the next join
+        }
+        if (this.replay.length === 0 && this.replayInFlight === 0) this.log.info(`handed back ${this.mergeCounters.replayed} entr(ies)/item(s) after the split`);
+        this.pumpReplay();
+      });
+    }
+  }
+
+  /** Replay operations not yet acknowledged by the cluster. */
+  get replayPending(): number {
+    return this.replay.length + this.replayInFlight;
   }
 
   private joinRefusal(): string | null {
@@ -604,6 +658,7 @@ export class ClusterNode implements TransportHandler {
       ...prefixed('invocation', this.invoker.counters),
       ...prefixed('membership', this.membership.counters),
       pendingBackupAcks: this.replicator.pendingAckCount,
+      ...prefixed('merge', this.mergeCounters),
     };
   }
 

@@ -343,6 +343,19 @@ export class PartitionService {
     }
   }
 
+  /**
+   * This member left the cluster: forget the table and every migration (held writes run again and
+   * find the member unjoined, so they wait for it to join and retry).
+   */
+  reset(): void {
+    for (const s of [...this.sources.values()]) this.finishSource(s, null);
+    this.active.clear();
+    this.leaving.clear();
+    this.target = null;
+    this.queueSize = 0;
+    this.tableNow = PartitionTable.empty(this.opts.partitionCount, this.opts.width);
+  }
+
   /** Whether `uuid` holds no replica in the table. */
   holdsNothing(uuid: string): boolean {
     return !this.tableNow.members().has(uuid);

@@ -40,6 +40,7 @@ export interface ReplicatorHost {
 
 interface PendingAck {
   readonly partitionId: number;
+  readonly op: BackupOpWire;
   readonly waiting: Set<string>;
   readonly done: () => void;
   readonly timer: TimerHandle;
@@ -88,10 +89,17 @@ export class Replicator {
    * pushed to them; they count as in sync again only once one was applied there.
    */
   private readonly stale = new Map<number, Set<string>>();
+  /**
+   * Writes that stood without a backup's ack, per partition, until a snapshot reached every stale
+   * replica. If this member is cut off from the cluster before that, they are replayed into it when
+   * it joins again (ClusterNode), so a write acknowledged after the backup timeout is not lost.
+   */
+  private readonly unconfirmed = new Map<number, BackupOpWire[]>();
+  private unconfirmedCount = 0;
   /** Owner versions seen at the previous anti-entropy round, per partition. */
   private readonly lastAdvertised = new Map<number, number>();
   private antiEntropyTimer: TimerHandle | null = null;
-  readonly counters = { backupsSent: 0, backupAckTimeouts: 0, resyncsRequested: 0, transfersSent: 0, transfersReceived: 0, transfersFailed: 0 };
+  readonly counters = { backupsSent: 0, backupAckTimeouts: 0, resyncsRequested: 0, transfersSent: 0, transfersReceived: 0, transfersFailed: 0, unconfirmedDropped: 0 };
 
   constructor(
     private readonly opts: ReplicatorOptions,
@@ -190,12 +198,13 @@ export class Replicator {
         this.counters.backupAckTimeouts++;
         this.log.warning(`write ${partitionId}/${version} stands without acks from ${[...q.waiting].join(', ')} after ${this.opts.backupTimeoutMs} ms`);
         for (const u of q.waiting) this.markStale(partitionId, u);
+        this.keepUnconfirmed(partitionId, op);
         this.settle(callId);
       }, rest);
       this.pendingAcks.set(callId, { ...p, timer: timer2 });
     };
     const timer = this.timers.setTimeout(resend, Math.floor(this.opts.backupTimeoutMs / 2));
-    this.pendingAcks.set(callId, { partitionId, waiting, done, timer });
+    this.pendingAcks.set(callId, { partitionId, op, waiting, done, timer });
     return false;
   }
 
@@ -221,7 +230,9 @@ export class Replicator {
     if (s === undefined) return;
     const replicas = this.host.replicas(partitionId);
     if (replicas[0] !== this.host.selfUuid) {
+      // The partition moved on by a migration, which copied everything this member held.
       this.stale.delete(partitionId);
+      this.dropUnconfirmed(partitionId);
       return;
     }
     const extra = this.extraTargets.get(partitionId);
@@ -248,7 +259,54 @@ export class Replicator {
     if (s === undefined || !s.delete(uuid)) return;
     if (s.size > 0) return;
     this.stale.delete(partitionId);
+    this.dropUnconfirmed(partitionId);
     if ((this.inflight[partitionId] ?? 0) === 0) this.host.onBackupsSettled(partitionId);
+  }
+
+  private keepUnconfirmed(partitionId: number, op: BackupOpWire): void {
+    if (this.unconfirmedCount >= UNCONFIRMED_MAX) {
+      this.counters.unconfirmedDropped++;
+      return;
+    }
+    let list = this.unconfirmed.get(partitionId);
+    if (list === undefined) this.unconfirmed.set(partitionId, (list = []));
+    list.push(op);
+    this.unconfirmedCount++;
+  }
+
+  private dropUnconfirmed(partitionId: number): void {
+    const list = this.unconfirmed.get(partitionId);
+    if (list === undefined) return;
+    this.unconfirmedCount -= list.length;
+    this.unconfirmed.delete(partitionId);
+  }
+
+  /**
+   * This member left the cluster: every write still waiting for backup acks stands (its caller is
+   * answered), and the writes no backup confirmed are handed over for replay; all replication state
+   * is forgotten (the member holds nothing until it joins again).
+   */
+  reset(): { partitionId: number; op: BackupOpWire }[] {
+    for (const [callId, p] of [...this.pendingAcks]) {
+      this.keepUnconfirmed(p.partitionId, p.op);
+      this.settle(callId);
+    }
+    const out: { partitionId: number; op: BackupOpWire }[] = [];
+    for (const [p, list] of this.unconfirmed) for (const op of list) out.push({ partitionId: p, op });
+    this.unconfirmed.clear();
+    this.unconfirmedCount = 0;
+    for (const o of this.outgoing.values()) if (o.timer !== null) this.timers.clearTimeout(o.timer);
+    const outgoing = [...this.outgoing.values()];
+    this.outgoing.clear();
+    for (const o of outgoing) o.done(false);
+    this.incoming.clear();
+    this.buffered.clear();
+    this.resyncAsked.clear();
+    this.lastAdvertised.clear();
+    this.stale.clear();
+    this.extraTargets.clear();
+    this.inflight.fill(0);
+    return out;
   }
 
   private settle(callId: number): void {
@@ -473,6 +531,7 @@ export class Replicator {
     this.resyncAsked.delete(partitionId);
     this.lastAdvertised.delete(partitionId);
     this.stale.delete(partitionId);
+    this.dropUnconfirmed(partitionId);
   }
 
   // ── anti-entropy ─────────────────────────────────────────────────────────────────────────────
@@ -542,6 +601,9 @@ export class Replicator {
     }
   }
 }
+
+/** Unconfirmed writes kept for replay at most (all partitions); more are counted and dropped. */
+const UNCONFIRMED_MAX = 100_000;
 
 /** Splits a partition snapshot into chunks of about `bytesMax` (always at least one chunk). */
 function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], bytesMax: number): { entries: EntryWire[]; queues: QueueWire[] }[] {

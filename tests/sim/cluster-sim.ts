@@ -52,6 +52,7 @@ const TIMINGS: Partial<ClusterTimings> = {
   holdTimeoutMs: 8000,
   transferAckTimeoutMs: 5000,
   attemptTimeoutMs: 3000,
+  mergeProbeIntervalMs: 2000,
 };
 
 function simConfig(partitionCount: number): Config {
