@@ -177,6 +177,7 @@ export class ClusterNode implements TransportHandler {
         selfUuid: o.uuid,
         addressOf: (u) => this.membership.addressOfUuid(u),
         replicas: (p) => this.partitions.table.replicas[p] ?? [],
+        tableVersion: () => this.partitions.table.version,
         syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, queueConfigName(name))).backupCount,
         onBackupsSettled: (p) => this.partitions.onBackupsSettled(p),
       },

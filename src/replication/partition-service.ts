@@ -82,6 +82,8 @@ export class PartitionService {
   /** Writes waiting while their partition is handed over, per partition, in arrival order. */
   private readonly held = new Map<number, (() => void)[]>();
   private readonly leaving = new Set<string>();
+  /** Partitions this member held and is no longer listed for, with since when (dropped after holdTimeoutMs). */
+  private readonly unlistedSince = new Map<number, number>();
   private retryAfterMs = 0;
   private timer: TimerHandle | null = null;
   readonly counters = { migrationsStarted: 0, migrationsCommitted: 0, migrationsFailed: 0, promotions: 0 };
@@ -145,10 +147,16 @@ export class PartitionService {
       if (sameReplicas(before, after)) continue;
       changed.push(p);
       if (after[0] === me && before[0] !== me) this.store.jumpVersion(p);
-      if (!after.includes(me) && before.includes(me)) {
-        this.store.dropPartition(p);
-        this.replicator.dropPartition(p);
+      // A table older than the transfer that made this member a holder (it arrived late) does not
+      // take the data away.
+      if (!after.includes(me) && before.includes(me) && this.replicator.importedOnTable(p) < next.version) {
+        // Dropped later, not now: a table can arrive after a snapshot that made this member a
+        // holder again (tables and chunks travel on different connections) and still not show the
+        // migration that snapshot belongs to. Data of a partition this member is not listed for is
+        // never served, and a listing again comes with a fresh snapshot or from being a backup.
+        if (!this.unlistedSince.has(p)) this.unlistedSince.set(p, this.clock.monotonicMs());
       }
+      if (after.includes(me)) this.unlistedSince.delete(p);
       const s = this.sources.get(p);
       if (s !== undefined) this.finishSource(s, null);
     }
@@ -232,6 +240,13 @@ export class PartitionService {
       this.releaseDrained();
     }
     const now = this.clock.monotonicMs();
+    for (const [p, since] of [...this.unlistedSince]) {
+      if (now - since < this.opts.holdTimeoutMs) continue;
+      this.unlistedSince.delete(p);
+      if ((this.tableNow.replicas[p] as Replicas).includes(this.host.selfUuid)) continue;
+      this.store.dropPartition(p);
+      this.replicator.dropPartition(p);
+    }
     for (const s of [...this.sources.values()]) {
       if (s.phase !== 'copy' && now - s.heldAtMs > this.opts.holdTimeoutMs) {
         this.log.warning(`migration ${s.id} of partition ${s.partitionId}: no commit within ${this.opts.holdTimeoutMs} ms; writes released`);
@@ -252,6 +267,13 @@ export class PartitionService {
       const current = this.tableNow.replicas[p] as Replicas;
       const wanted = target[p] as Replicas;
       const source = current[0];
+      if (current.every((u) => u === null)) {
+        // Every replica is gone (more members lost at once than there are backups): the data is
+        // lost; the partition starts empty on its new owner rather than staying unowned.
+        this.log.severe(`partition ${p} has no replica left: it starts empty on its new owner`);
+        this.commitTable(this.tableNow.withReplicas(new Map([[p, wanted]])));
+        continue;
+      }
       if (source === null || source === undefined || !this.host.isMember(source)) continue;
       const destinations = wanted.filter((u): u is string => u !== null && !current.includes(u));
       const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', commitAcks: new Set() };
@@ -351,9 +373,17 @@ export class PartitionService {
     for (const s of [...this.sources.values()]) this.finishSource(s, null);
     this.active.clear();
     this.leaving.clear();
+    this.unlistedSince.clear();
     this.target = null;
     this.queueSize = 0;
     this.tableNow = PartitionTable.empty(this.opts.partitionCount, this.opts.width);
+  }
+
+  /** Debugging text: the pending moves and what blocks them. */
+  debugState(): string {
+    const lines: string[] = [`retryAfter=${this.retryAfterMs} now=${this.clock.monotonicMs()} active=${[...this.active.keys()].join(',')} allowed=${this.host.migrationAllowed()}`];
+    if (this.target !== null) for (const p of migrationQueue(this.tableNow, this.target)) lines.push(`p${p}: ${JSON.stringify(this.tableNow.replicas[p])} -> ${JSON.stringify(this.target[p])}`);
+    return lines.join('\n');
   }
 
   /** Whether `uuid` holds no replica in the table. */
@@ -392,7 +422,7 @@ export class PartitionService {
         }
         s.pending.delete(d);
         if (s.pending.size === 0) this.hold(s);
-      });
+      }, b.tableVersion);
     }
     if (s.pending.size === 0) this.hold(s);
   }

@@ -223,7 +223,10 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   world.heal();
   world.setNetwork({ lossRate: 0 });
   world.runFor(5000);
-  if (!settle(world, live, 120_000)) fail(`the cluster did not settle: ${describe(live())}`);
+  if (!settle(world, live, 120_000)) {
+    if (process.env.SIM_DEBUG !== undefined) for (const m of live()) if (m.node.membership.isMaster) console.log(m.node.partitions.debugState());
+    fail(`the cluster did not settle: ${describe(live())}`);
+  }
   world.runFor(25_000); // let in-flight client calls finish or time out
 
   check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, fail);
