@@ -445,7 +445,7 @@ export class ClusterNode implements TransportHandler {
       return;
     }
     const outcome = r.outcome;
-    if (r.backup === null) {
+    if (r.backup === null || !this.replicator.hasTargets(partitionId)) {
       cb({ kind: 'ok', outcome });
       return;
     }

@@ -153,6 +153,14 @@ export class Replicator {
     this.extraTargets.delete(partitionId);
   }
 
+  /** Whether a write to the partition has anyone to go to (a lone member's writes have nobody). */
+  hasTargets(partitionId: number): boolean {
+    if (this.extraTargets.has(partitionId)) return true;
+    const replicas = this.host.replicas(partitionId);
+    for (let i = 1; i < replicas.length; i++) if (replicas[i] !== null && replicas[i] !== undefined) return true;
+    return false;
+  }
+
   /**
    * Sends a write the owner applied (now at `version`) to the backups. `done` runs when every sync
    * target acked (or the backup timeout passed); at once when there is none.
