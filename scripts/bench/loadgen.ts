@@ -86,7 +86,7 @@ const subBuckets = 128;
 const subBucketBits = 7;
 const histogramBuckets = subBuckets + (31 - subBucketBits) * subBuckets;
 
-class LatencyHistogram {
+export class LatencyHistogram {
   private readonly counts = new Float64Array(histogramBuckets);
   private total = 0;
   private maxMicros = 0;
@@ -155,7 +155,7 @@ function buildRequests(options: LoadOptions): Buffer[] {
 }
 
 /** xorshift32: a fixed, cheap key sequence per connection; the same for every server. */
-function makeRandom(seed: number): () => number {
+export function makeRandom(seed: number): () => number {
   let state = seed >>> 0 || 0x9e3779b9;
   return () => {
     state ^= state << 13;
@@ -171,13 +171,13 @@ const contentLengthPattern = /\r\ncontent-length:[ \t]*(\d+)[ \t]*(?=\r\n|$)/i;
 const chunkedPattern = /\r\ntransfer-encoding:[^\r\n]*chunked/i;
 const crlfCrlf = Buffer.from('\r\n\r\n', 'latin1');
 
-interface ParsedResponse {
+export interface ParsedResponse {
   readonly status: number;
   readonly totalBytes: number;
 }
 
 /** Parses one response at the start of `buffer`; null = incomplete; a string = protocol error. */
-function parseResponse(buffer: Buffer): ParsedResponse | null | string {
+export function parseResponse(buffer: Buffer): ParsedResponse | null | string {
   const headEnd = buffer.indexOf(crlfCrlf);
   if (headEnd < 0) return buffer.length > headBytesMax ? 'response head too large' : null;
   if (headEnd < 12 || buffer.toString('latin1', 0, 5) !== 'HTTP/') return 'malformed status line';

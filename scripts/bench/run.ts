@@ -1,50 +1,66 @@
 // The HTTP benchmark: a Grid member against a bare node:http server, in the same run, under the same
-// load (DESIGN.md habit 8). Then the memory and micro benchmarks, when their scripts exist.
+// load (DESIGN.md habit 8); with them, a 3-member cluster (backup-count 1) loaded through its first
+// member (cluster.ts). Then the rebalance benchmark (a 4th member joins 3 holding 1,000,000 entries,
+// cluster.ts), and the memory and micro benchmarks, when their scripts exist.
 //
-// Flow: start both servers as child processes (bare-server.ts and `node dist/member.js`), wait for
-// each to be ready, preload the 10,000 keys into both, then for map GET and map POST: a warm-up run
-// per server, and rounds of alternating runs (bare, member, bare, member, ...). Ratios are member/bare
-// of the medians over the rounds. Each run reports requests/s, p50/p99 latency, non-2xx answers and
-// errors. A table streams while it runs; a summary and one JSON line per benchmark end the output.
+// Flow: start the servers as child processes (bare-server.ts, `node dist/member.js`, and the cluster's
+// three members), wait for each to be ready, preload the 10,000 keys into each, then for map GET and
+// map POST: a warm-up run per server, and rounds of alternating runs (bare, member, cluster, bare,
+// member, cluster, ...). Ratios are of the medians over the rounds: member/bare, cluster/bare and
+// cluster/member. Each run reports requests/s, p50/p99 latency, non-2xx answers and errors. A table
+// streams while it runs; a summary and one JSON line per benchmark end the output.
 //
 // Exit code: 0 when everything ran (targets missed or not: this is a measurement, not a test); 1 when
 // something failed to run (a server missing or dying, a generator failing, non-2xx answers or socket
-// errors in any run, a failing memory/micro script); 2 for bad flags; 130 on SIGINT.
+// errors in any run, including a failed request of the load during the rebalance, a key read back
+// wrong after it, a rebalance that does not end within 10 minutes, a failing memory/micro script);
+// 2 for bad flags; 130 on SIGINT.
 //
 // Hygiene: loopback only; every wait has a deadline; every child process is tracked and killed in a
 // finally block, on SIGINT/SIGTERM and at exit.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import http from 'node:http';
 import { cpus } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { clusterBackupCount, clusterMembers, clusterSummary, runRebalanceBench, startCluster, type Cluster, type ClusterWorkloadSummary } from './cluster.js';
+import {
+  benchDir,
+  delay,
+  host,
+  httpGet,
+  interrupted,
+  killAll,
+  median,
+  memberEntry,
+  onSignal,
+  OutputTail,
+  repoRoot,
+  round,
+  say,
+  startServer,
+  stopServer,
+  track,
+  type Server,
+} from './common.js';
 import { benchValue, mapPathPrefix, runLoadInChild, type LoadMethod, type LoadOptions } from './loadgen.js';
 import { ensureWrk, runWrk, WrkScripts } from './wrk.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixed shape of the benchmark (from the issue): change these only together with the README.
 
-const host = '127.0.0.1';
 const connections = 32;
 const wrkThreads = 2;
 const valueBytes = 100;
 const keys = 10_000;
 const seed = 42;
 const requestTimeoutS = 2;
-const serverStartDeadlineMs = 20_000;
-const serverStopDeadlineMs = 10_000;
-const readyPollIntervalMs = 100;
 const preloadDeadlineMs = 60_000;
 const sideBenchDeadlineMs = 10 * 60 * 1000;
 const pauseBetweenRunsMs = 200;
-const outputTailLines = 40;
 const targets: Readonly<Record<LoadMethod, number>> = { GET: 0.85, POST: 0.75 };
 
-const benchDir = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(benchDir, '..', '..');
-const memberEntry = path.join(repoRoot, 'dist', 'member.js');
-const listeningPattern = /listening on \[([^\]]+)\]:(\d+)/;
+const defaultRebalanceEntries = 1_000_000;
+const defaultRebalanceRps = 2000;
 
 // ---------------------------------------------------------------------------------------------
 // Flags.
@@ -58,7 +74,11 @@ interface Flags {
   readonly generator: GeneratorChoice;
   readonly skipMemory: boolean;
   readonly skipMicro: boolean;
-  readonly cluster: boolean;
+  readonly skipCluster: boolean;
+  readonly skipRebalance: boolean;
+  readonly onlyRebalance: boolean;
+  readonly rebalanceEntries: number;
+  readonly rebalanceRps: number;
   readonly bareVsBare: boolean;
   readonly verbose: boolean;
 }
@@ -66,12 +86,17 @@ interface Flags {
 const usage = `usage: npm run bench -- [flags]
   --duration S      seconds per measured run (default 5)
   --warmup S        seconds of warm-up per server and workload (default 2)
-  --rounds N        alternating bare/member rounds per workload (default 3)
+  --rounds N        alternating bare/member/cluster rounds per workload (default 3)
   --generator G     node | wrk (default: wrk when installed or installable, else node)
   --skip-memory     do not run scripts/bench/memory.ts
   --skip-micro      do not run scripts/bench/micro.ts
-  --cluster         reserved for the 3-member cluster bench (not yet; ignored)
-  --bare-vs-bare    a second bare server in place of the member (measures the noise: ratio ~1.0)
+  --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
+  --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
+  --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
+  --rebalance-entries N  entries preloaded before the 4th member joins (default 1000000)
+  --rebalance-rps N      GET+POST requests/s on member 1 during the rebalance (default 2000; 0 = unthrottled)
+  --cluster         accepted for compatibility: the cluster benchmarks run unless skipped
+  --bare-vs-bare    a second bare server in place of the member (measures the noise: ratio ~1.0; no cluster)
   --verbose         pass the servers' output through`;
 
 class UsageError extends Error {}
@@ -83,7 +108,11 @@ function parseFlags(argv: readonly string[]): Flags {
   let generator: GeneratorChoice = 'auto';
   let skipMemory = false;
   let skipMicro = false;
-  let cluster = false;
+  let skipCluster = false;
+  let skipRebalance = false;
+  let onlyRebalance = false;
+  let rebalanceEntries = defaultRebalanceEntries;
+  let rebalanceRps = defaultRebalanceRps;
   let bareVsBare = false;
   let verbose = false;
   for (let index = 0; index < argv.length; index++) {
@@ -126,8 +155,22 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-micro':
         skipMicro = true;
         break;
+      case '--skip-cluster':
+        skipCluster = true;
+        break;
+      case '--skip-rebalance':
+        skipRebalance = true;
+        break;
+      case '--only-rebalance':
+        onlyRebalance = true;
+        break;
+      case '--rebalance-entries':
+        rebalanceEntries = number(1000, 10_000_000, true);
+        break;
+      case '--rebalance-rps':
+        rebalanceRps = number(0, 1_000_000, true);
+        break;
       case '--cluster':
-        cluster = true;
         break;
       case '--bare-vs-bare':
         bareVsBare = true;
@@ -144,178 +187,24 @@ function parseFlags(argv: readonly string[]): Flags {
         throw new UsageError(`unknown flag ${arg}`);
     }
   }
-  return { durationS, warmupS, rounds, generator, skipMemory, skipMicro, cluster, bareVsBare, verbose };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child processes: every one is tracked, so that a finally block, SIGINT and exit can kill them.
-
-const children = new Set<ChildProcess>();
-
-function track(child: ChildProcess): void {
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-}
-
-function killAll(signal: NodeJS.Signals): void {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  if (onlyRebalance && (skipCluster || skipRebalance || bareVsBare)) {
+    throw new UsageError('--only-rebalance cannot be combined with --skip-cluster, --skip-rebalance or --bare-vs-bare');
   }
-}
-
-let interrupted = false;
-
-function onSignal(signal: NodeJS.Signals): void {
-  if (interrupted) return;
-  interrupted = true;
-  process.stderr.write(`\n${signal}: stopping the child processes\n`);
-  killAll('SIGTERM');
-  setTimeout(() => {
-    killAll('SIGKILL');
-    process.exit(130);
-  }, 3000).unref();
-}
-
-function say(line: string): void {
-  process.stdout.write(line + '\n');
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Keeps the last lines of a stream, optionally echoing them with a prefix. */
-class OutputTail {
-  private readonly lines: string[] = [];
-  private partial = '';
-
-  constructor(private readonly echoPrefix: string | null) {}
-
-  push(text: string, onLine?: (line: string) => void): void {
-    const parts = (this.partial + text).split('\n');
-    this.partial = parts.pop() ?? '';
-    for (const line of parts) {
-      this.lines.push(line);
-      if (this.lines.length > outputTailLines) this.lines.shift();
-      if (this.echoPrefix !== null) say(`${this.echoPrefix}${line}`);
-      onLine?.(line);
-    }
-    if (this.partial.length > 64 * 1024) this.partial = this.partial.slice(-1024);
-  }
-
-  /** Hands on a last line that had no newline. */
-  flush(onLine?: (line: string) => void): void {
-    if (this.partial !== '') this.push('\n', onLine);
-  }
-
-  text(): string {
-    return [...this.lines, this.partial].filter((line) => line !== '').join('\n');
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Servers.
-
-interface Server {
-  readonly label: string;
-  readonly child: ChildProcess;
-  readonly port: number;
-  readonly output: OutputTail;
-  stopping: boolean;
-  /** Set when the process exited while it was not being stopped. */
-  died: string | null;
-}
-
-async function startServer(label: string, args: readonly string[], verbose: boolean): Promise<Server> {
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  track(child);
-  const output = new OutputTail(verbose ? `[${label}] ` : null);
-  const deadline = Date.now() + serverStartDeadlineMs;
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`${label}: no "listening on [host]:port" line within ${serverStartDeadlineMs} ms`));
-    }, serverStartDeadlineMs);
-    const onLine = (line: string): void => {
-      const match = listeningPattern.exec(line);
-      if (match === null) return;
-      clearTimeout(timer);
-      if (match[1] !== host && match[1] !== '0.0.0.0' && match[1] !== '::') {
-        say(`note: ${label} listens on [${match[1]}]; the benchmark connects to ${host} (loopback only)`);
-      }
-      resolve(Number(match[2]));
-    };
-    child.stdout?.setEncoding('utf8').on('data', (text: string) => output.push(text, onLine));
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => output.push(text, onLine));
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited with ${signal ?? String(code)} before listening:\n${output.text()}`));
-    });
-  });
-  const server: Server = { label, child, port, output, stopping: false, died: null };
-  child.on('exit', (code, signal) => {
-    if (!server.stopping) server.died = `${label} exited with ${signal ?? String(code)}:\n${output.text()}`;
-  });
-  await waitReady(server, deadline);
-  return server;
-}
-
-async function waitReady(server: Server, deadlineMs: number): Promise<void> {
-  let last = 'no answer';
-  for (let attempt = 0; attempt < 10_000 && Date.now() < deadlineMs; attempt++) {
-    if (server.died !== null) throw new Error(server.died);
-    try {
-      const response = await httpGet(server.port, '/grid/health/ready', 1000);
-      if (response.status === 200) return;
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
-    }
-    await delay(readyPollIntervalMs);
-  }
-  throw new Error(`${server.label}: GET /grid/health/ready not 200 within ${serverStartDeadlineMs} ms (${last})`);
-}
-
-async function stopServer(server: Server): Promise<string | null> {
-  server.stopping = true;
-  const child = server.child;
-  if (child.exitCode !== null || child.signalCode !== null) return describeExit(server.label, child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), serverStopDeadlineMs);
-  await exited;
-  clearTimeout(killer);
-  return describeExit(server.label, child);
-}
-
-/** Null for a clean stop (exit 0 or ended by SIGTERM), else a warning. */
-function describeExit(label: string, child: ChildProcess): string | null {
-  if (child.exitCode === 0 || child.signalCode === 'SIGTERM') return null;
-  return `${label} did not stop cleanly on SIGTERM (${child.signalCode ?? String(child.exitCode)})`;
-}
-
-interface HttpAnswer {
-  readonly status: number;
-  readonly contentType: string | undefined;
-  readonly body: Buffer;
-}
-
-function httpGet(port: number, urlPath: string, timeoutMs: number): Promise<HttpAnswer> {
-  return new Promise<HttpAnswer>((resolve, reject) => {
-    const request = http.get({ host, port, path: urlPath, agent: false, timeout: timeoutMs }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks) }),
-      );
-      response.on('error', reject);
-    });
-    request.on('timeout', () => request.destroy(new Error(`timeout after ${timeoutMs} ms`)));
-    request.on('error', reject);
-  });
+  return {
+    durationS,
+    warmupS,
+    rounds,
+    generator,
+    skipMemory,
+    skipMicro,
+    skipCluster: skipCluster || bareVsBare,
+    skipRebalance: skipRebalance || skipCluster || bareVsBare,
+    onlyRebalance,
+    rebalanceEntries,
+    rebalanceRps,
+    bareVsBare,
+    verbose,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,7 +273,7 @@ function chooseGenerator(choice: GeneratorChoice): Generator {
 }
 
 /** Writes every key once into a server with the built-in generator, then reads one back. */
-async function preload(server: Server): Promise<void> {
+async function preload(server: Target): Promise<void> {
   const result = await runLoadInChild(loadOptions(server.port, 'POST', 'preload', preloadDeadlineMs), track);
   if (result.requests !== keys || result.non2xx !== 0 || result.errors !== 0) {
     throw new Error(
@@ -400,6 +289,12 @@ async function preload(server: Server): Promise<void> {
         `${answer.body.length} bytes; expected 200, text/plain, the ${valueBytes} bytes written`,
     );
   }
+}
+
+/** What a run loads: a server, or the first member of the cluster under the label `cluster`. */
+interface Target {
+  readonly label: string;
+  readonly port: number;
 }
 
 interface Row {
@@ -430,13 +325,6 @@ function formatRow(row: Row): string {
   ]);
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return 0;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 interface WorkloadSummary {
   readonly memberRps: number;
   readonly bareRps: number;
@@ -459,7 +347,9 @@ function summarize(rows: readonly Row[], workload: LoadMethod, bareLabel: string
   const bareRps = median(bare.map((r) => r.rps));
   const memberRps = median(member.map((r) => r.rps));
   const ratio = bareRps > 0 ? memberRps / bareRps : 0;
-  const all = rows.filter((row) => row.workload === workload).map((row) => row.result);
+  const all = rows
+    .filter((row) => row.workload === workload && (row.server === bareLabel || row.server === otherLabel))
+    .map((row) => row.result);
   return {
     memberRps: Math.round(memberRps),
     bareRps: Math.round(bareRps),
@@ -473,11 +363,6 @@ function summarize(rows: readonly Row[], workload: LoadMethod, bareLabel: string
     non2xx: all.reduce((sum, r) => sum + r.non2xx, 0),
     errors: all.reduce((sum, r) => sum + r.errors, 0),
   };
-}
-
-function round(value: number, digits: number): number {
-  const scale = 10 ** digits;
-  return Math.round(value * scale) / scale;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,19 +430,52 @@ async function main(): Promise<number> {
     process.stderr.write(`${error.message}\n${usage}\n`);
     return 2;
   }
-  if (flags.cluster) say('--cluster: not yet (a later issue adds a 3-member cluster bench); ignored');
   if (!flags.bareVsBare && !existsSync(memberEntry)) {
     process.stderr.write(
       `dist/member.js is missing: build the member first (npm run build), or use --bare-vs-bare to check the bench itself\n`,
     );
     return 1;
   }
-  if (flags.rounds < 3) say(`note: ${flags.rounds} round(s); the issue asks for at least 3 for a stable median`);
+  if (flags.rounds < 3 && !flags.onlyRebalance) say(`note: ${flags.rounds} round(s); the issue asks for at least 3 for a stable median`);
 
   const failures: string[] = [];
   const warnings: string[] = [];
   const jsonLines: string[] = [];
+  if (!flags.onlyRebalance) await runHttpBench(flags, failures, warnings, jsonLines);
+
+  if (!interrupted() && !flags.skipRebalance) {
+    const outcome = await runRebalanceBench({ entries: flags.rebalanceEntries, loadRps: flags.rebalanceRps, verbose: flags.verbose });
+    jsonLines.push(...outcome.lines);
+    failures.push(...outcome.failures);
+    warnings.push(...outcome.warnings);
+    killAll('SIGKILL'); // anything left (a load child after an error)
+  }
+
+  if (!interrupted() && !flags.onlyRebalance) {
+    for (const [name, skip, nodeArgs] of [
+      ['memory', flags.skipMemory, ['--expose-gc', '--import', 'tsx']],
+      ['micro', flags.skipMicro, ['--import', 'tsx']],
+    ] as const) {
+      if (skip) continue;
+      const side = await runSideBench(name, nodeArgs);
+      jsonLines.push(...side.lines);
+      if (side.failure !== null) failures.push(side.failure);
+      if (side.warning !== null) warnings.push(side.warning);
+    }
+  }
+
+  say('');
+  for (const warning of warnings) say(`warning: ${warning}`);
+  for (const failure of failures) say(`FAILED: ${failure}`);
+  for (const line of jsonLines) say(line);
+  if (interrupted()) return 130;
+  return failures.length === 0 ? 0 : 1;
+}
+
+/** The HTTP benchmark: bare, member and (unless skipped) the 3-member cluster in alternating rounds. */
+async function runHttpBench(flags: Flags, failures: string[], warnings: string[], jsonLines: string[]): Promise<void> {
   const servers: Server[] = [];
+  let cluster: Cluster | null = null;
   let generator: Generator | null = null;
   try {
     generator = chooseGenerator(flags.generator);
@@ -567,38 +485,51 @@ async function main(): Promise<number> {
 
     const bareLabel = 'bare';
     const otherLabel = flags.bareVsBare ? 'bare2' : 'member';
+    const clusterLabel = 'cluster';
     const bareArgs = ['--import', 'tsx', path.join(benchDir, 'bare-server.ts'), '--port', '0'];
     const memberArgs = flags.bareVsBare ? bareArgs : [memberEntry, '--port', '0', '--rest', '--rest-groups', 'DATA'];
     const bare = await startServer(bareLabel, bareArgs, flags.verbose);
     servers.push(bare);
     const member = await startServer(otherLabel, memberArgs, flags.verbose);
     servers.push(member);
+    let clusterTarget: Target | null = null;
+    if (!flags.skipCluster) {
+      cluster = await startCluster(clusterMembers, 'c', flags.verbose);
+      clusterTarget = { label: clusterLabel, port: cluster.members[0]!.port };
+    }
+    const targetsInRound: Target[] = clusterTarget === null ? [bare, member] : [bare, member, clusterTarget];
 
     say(
       `http bench: node ${process.version}, ${cpus().length} cpus, generator ${generator.name}` +
         `${generator.name === 'wrk' ? ` (-t${wrkThreads})` : ''}, ${connections} connections, ` +
         `${valueBytes}-byte values, ${keys} keys, ${durationS} s per run, ${warmupS} s warm-up, ${flags.rounds} rounds`,
     );
-    say(`servers: ${bareLabel} ${host}:${bare.port}, ${otherLabel} ${host}:${member.port}`);
-    say(`preloading ${keys} keys into both servers`);
-    await preload(bare);
-    await preload(member);
+    say(
+      `servers: ${bareLabel} ${host}:${bare.port}, ${otherLabel} ${host}:${member.port}` +
+        (cluster === null
+          ? ''
+          : `, ${clusterLabel}: ${clusterMembers} members (backup-count ${clusterBackupCount}) ` +
+            `${cluster.members.map((m) => `${m.label} ${host}:${m.port}`).join(' ')}, loaded through ${cluster.members[0]!.label}`),
+    );
+    say(`preloading ${keys} keys into ${cluster === null ? 'both servers' : 'each server and the cluster'}`);
+    for (const target of targetsInRound) await preload(target);
 
     const rows: Row[] = [];
     const checkAlive = (): void => {
       for (const server of servers) if (server.died !== null) throw new Error(server.died);
-      if (interrupted) throw new Error('interrupted');
+      cluster?.checkAlive();
+      if (interrupted()) throw new Error('interrupted');
     };
-    const measure = async (workload: LoadMethod, server: Server, roundName: string, seconds: number): Promise<void> => {
+    const measure = async (workload: LoadMethod, target: Target, roundName: string, seconds: number): Promise<void> => {
       checkAlive();
-      const result = await generator!.run(server.port, workload, seconds);
+      const result = await generator!.run(target.port, workload, seconds);
       checkAlive();
-      const row: Row = { workload, server: server.label, round: roundName, result };
+      const row: Row = { workload, server: target.label, round: roundName, result };
       rows.push(row);
       say(formatRow(row));
       if (result.non2xx !== 0 || result.errors !== 0) {
         failures.push(
-          `${workload} ${server.label} round ${roundName}: non-2xx ${result.non2xx}, errors ${result.errors}` +
+          `${workload} ${target.label} round ${roundName}: non-2xx ${result.non2xx}, errors ${result.errors}` +
             `${result.firstError === null ? '' : ` (${result.firstError})`}`,
         );
       }
@@ -608,13 +539,9 @@ async function main(): Promise<number> {
     say('');
     say(tableLine([...columns]));
     for (const workload of ['GET', 'POST'] as const) {
-      if (warmupS > 0) {
-        await measure(workload, bare, 'warm', warmupS);
-        await measure(workload, member, 'warm', warmupS);
-      }
+      if (warmupS > 0) for (const target of targetsInRound) await measure(workload, target, 'warm', warmupS);
       for (let roundIndex = 1; roundIndex <= flags.rounds; roundIndex++) {
-        await measure(workload, bare, String(roundIndex), durationS);
-        await measure(workload, member, String(roundIndex), durationS);
+        for (const target of targetsInRound) await measure(workload, target, String(roundIndex), durationS);
       }
     }
 
@@ -645,36 +572,56 @@ async function main(): Promise<number> {
         post,
       }),
     );
+
+    if (cluster !== null) {
+      const clusterOf = (workload: LoadMethod): ClusterWorkloadSummary => {
+        const measured = rows.filter((row) => row.workload === workload && row.round !== 'warm');
+        const of = (label: string): RunResult[] => measured.filter((row) => row.server === label).map((row) => row.result);
+        const all = rows.filter((row) => row.workload === workload && row.server === clusterLabel).map((row) => row.result);
+        return clusterSummary(of(clusterLabel), of(otherLabel), of(bareLabel), {
+          non2xx: all.reduce((sum, r) => sum + r.non2xx, 0),
+          errors: all.reduce((sum, r) => sum + r.errors, 0),
+        });
+      };
+      const clusterGet = clusterOf('GET');
+      const clusterPost = clusterOf('POST');
+      for (const [name, summary] of [['GET', clusterGet], ['POST', clusterPost]] as const) {
+        say(
+          `summary:  ${name.padEnd(4)} cluster/bare = ${summary.clusterToBare.toFixed(2)}, cluster/member = ` +
+            `${summary.clusterToMember.toFixed(2)} (no target)  p99 cluster ${summary.clusterP99Ms.toFixed(2)} ms, ` +
+            `member ${summary.memberP99Ms.toFixed(2)} ms, bare ${summary.bareP99Ms.toFixed(2)} ms  ` +
+            `req/s cluster ${summary.clusterRps} [${summary.clusterRpsRounds.join(' ')}]`,
+        );
+      }
+      jsonLines.push(
+        JSON.stringify({
+          bench: 'cluster-http',
+          members: clusterMembers,
+          backupCount: clusterBackupCount,
+          loadedThrough: 1,
+          generator: generator.name,
+          connections,
+          valueBytes,
+          keys,
+          durationS,
+          warmupS,
+          rounds: flags.rounds,
+          get: clusterGet,
+          post: clusterPost,
+        }),
+      );
+    }
   } catch (error) {
-    failures.push(interrupted ? 'interrupted' : error instanceof Error ? error.message : String(error));
+    failures.push(interrupted() ? 'interrupted' : error instanceof Error ? error.message : String(error));
   } finally {
     for (const server of servers) {
       const warning = await stopServer(server);
       if (warning !== null) warnings.push(warning);
     }
+    if (cluster !== null) warnings.push(...(await cluster.stop()));
     generator?.dispose();
     killAll('SIGKILL'); // anything left (a generator child after an error)
   }
-
-  if (!interrupted) {
-    for (const [name, skip, nodeArgs] of [
-      ['memory', flags.skipMemory, ['--expose-gc', '--import', 'tsx']],
-      ['micro', flags.skipMicro, ['--import', 'tsx']],
-    ] as const) {
-      if (skip) continue;
-      const side = await runSideBench(name, nodeArgs);
-      jsonLines.push(...side.lines);
-      if (side.failure !== null) failures.push(side.failure);
-      if (side.warning !== null) warnings.push(side.warning);
-    }
-  }
-
-  say('');
-  for (const warning of warnings) say(`warning: ${warning}`);
-  for (const failure of failures) say(`FAILED: ${failure}`);
-  for (const line of jsonLines) say(line);
-  if (interrupted) return 130;
-  return failures.length === 0 ? 0 : 1;
 }
 
 process.on('SIGINT', () => onSignal('SIGINT'));
