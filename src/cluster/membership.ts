@@ -359,8 +359,10 @@ export class Membership {
       this.seenAddresses.add(addressOf(a));
     }
     this.log.info(`admitting ${admitted.map((a) => `${addressOf(a)}`).join(', ')}`);
-    this.host.onView(this.currentView(), previous);
+    // Publish first: the migrations onView plans name the new members, and every member must know
+    // their addresses before a move request reaches it (same connection, so the view arrives first).
     this.publish();
+    this.host.onView(this.currentView(), previous);
   }
 
   private onJoinAnswer(m: MessageOf<'joinAnswer'>): void {
@@ -387,7 +389,10 @@ export class Membership {
   private onMembersView(from: Peer, view: ViewWire): void {
     const listsMe = view.members.some((x) => x.uuid === this.opts.self.uuid);
     const sender = view.members[0];
-    if (sender === undefined || sender.uuid !== from.uuid) return; // only a master publishes views
+    // Only a master publishes views; a leaving master hands over with a list that starts with its
+    // successor and no longer names itself.
+    const handOver = this.joinedFlag && this.members[0]?.uuid === from.uuid && !view.members.some((x) => x.uuid === from.uuid);
+    if (sender === undefined || (sender.uuid !== from.uuid && !handOver)) return;
     if (!this.joinedFlag) {
       if (!listsMe) return;
       this.adopt(view);
