@@ -1,8 +1,9 @@
 // Runs the seeded whole-cluster simulation (tests/sim/cluster-sim.ts).
 //   npx tsx scripts/sim.ts --seed 42            replay one seed with the members' logs
 //   npx tsx scripts/sim.ts --seeds 1-200        run a range, print failures and a summary
-// Set SIM_LOSS=0 to run without single-message loss; SIM_WATCH_PARTITION=N prints every message about
-// partition N during a replay.
+// Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
+// message about partition N and SIM_WATCH_KIND=kind every message of that kind; SIM_DEBUG=1 prints
+// the master's pending migrations when a run does not settle.
 import { runClusterSim } from '../tests/sim/cluster-sim.js';
 
 function range(spec: string): number[] {
@@ -20,8 +21,10 @@ const seeds = seedAt >= 0 ? [Number(args[seedAt + 1])] : range(seedsAt >= 0 ? (a
 let failed = 0;
 for (const seed of seeds) {
   try {
-    const watch = process.env.SIM_WATCH_PARTITION;
-    const r = runClusterSim({ seed, verbose, ...(watch !== undefined ? { watchPartition: Number(watch) } : {}) });
+    const partition = process.env.SIM_WATCH_PARTITION;
+    const kind = process.env.SIM_WATCH_KIND;
+    const watch = { ...(partition !== undefined ? { partition: Number(partition) } : {}), ...(kind !== undefined ? { kind } : {}) };
+    const r = runClusterSim({ seed, verbose, ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
     if (verbose || seeds.length <= 5) console.log(JSON.stringify(r));
   } catch (e) {
     failed++;

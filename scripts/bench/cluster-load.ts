@@ -17,12 +17,12 @@
 //
 // As a child: node --import tsx scripts/bench/cluster-load.ts '<options JSON>' prints one line
 // `{"clusterload":<result>}` and exits 0 (also when requests failed: the runner judges the counts).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchValue, LatencyHistogram, makeRandom, parseResponse } from './loadgen.js';
+import { benchValue, LatencyHistogram, makeRandom, parseResponse, runJsonChild } from './loadgen.js';
 
 export interface PreloadOptions {
   readonly mode: 'preload';
@@ -514,42 +514,11 @@ export interface LoadChild<R> {
 /** Starts the load in a child process (`node --import tsx cluster-load.ts`). */
 export function startLoadChild<R extends PreloadResult | SteadyResult>(options: ClusterLoadOptions, track: (child: ChildProcess) => void): LoadChild<R> {
   const limitMs = (options.mode === 'preload' ? options.deadlineMs : options.maxDurationMs) + childGraceMs;
-  const child = spawn(process.execPath, ['--import', 'tsx', selfPath, JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  track(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    if (stdout.length < 10_000_000) stdout += text;
-  });
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    if (stderr.length < 100_000) stderr += text;
-  });
-  child.stdin.on('error', () => {
-    // the child is gone; its exit is reported below
-  });
-  const result = new Promise<R>((resolve, reject) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    child.on('error', (error) => {
-      clearTimeout(killer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(killer);
-      const line = stdout
-        .split('\n')
-        .reverse()
-        .find((text) => text.startsWith('{"clusterload":'));
-      if (code !== 0 || line === undefined) {
-        reject(new Error(`cluster load generator exited with ${signal ?? String(code)}: ${stderr.trim().slice(-2000)}`));
-        return;
-      }
-      resolve((JSON.parse(line) as { clusterload: R }).clusterload);
-    });
-  });
+  const { child, result } = runJsonChild<R>(selfPath, options, 'clusterload', limitMs, track, 'pipe');
   return {
     child,
     stop: () => {
-      if (child.exitCode === null && child.signalCode === null) child.stdin.end('stop\n');
+      if (child.exitCode === null && child.signalCode === null) child.stdin?.end('stop\n');
     },
     result,
   };

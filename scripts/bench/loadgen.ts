@@ -22,6 +22,7 @@
 // an event loop with anything else.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 
@@ -391,20 +392,38 @@ const selfPath = fileURLToPath(import.meta.url);
  */
 export function runLoadInChild(options: LoadOptions, track: (child: ChildProcess) => void): Promise<LoadResult> {
   checkOptions(options);
-  return new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', selfPath, JSON.stringify(options)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    track(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      if (stdout.length < 1_000_000) stdout += text;
-    });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      if (stderr.length < 100_000) stderr += text;
-    });
-    const killer = setTimeout(() => child.kill('SIGKILL'), options.durationMs + childGraceMs);
+  return runJsonChild<LoadResult>(selfPath, options, 'loadgen', options.durationMs + childGraceMs, track, 'ignore').result;
+}
+
+/**
+ * Runs a bench script as `node --import tsx <script> '<options JSON>'` and resolves with the value
+ * under `key` of the last `{"<key>":...}` line it prints; rejects with the tail of its stderr when it
+ * exits otherwise. Killed after `limitMs`. With stdin 'pipe', the caller may write to `child.stdin`.
+ */
+export function runJsonChild<R>(
+  script: string,
+  options: unknown,
+  key: string,
+  limitMs: number,
+  track: (child: ChildProcess) => void,
+  stdin: 'ignore' | 'pipe',
+): { child: ChildProcess; result: Promise<R> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(options)], { stdio: [stdin, 'pipe', 'pipe'] });
+  track(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    if (stdout.length < 10_000_000) stdout += text;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    if (stderr.length < 100_000) stderr += text;
+  });
+  child.stdin?.on('error', () => {
+    // the child is gone; its exit is reported below
+  });
+  const marker = `{"${key}":`;
+  const result = new Promise<R>((resolve, reject) => {
+    const killer = setTimeout(() => child.kill('SIGKILL'), limitMs);
     child.on('error', (error) => {
       clearTimeout(killer);
       reject(error);
@@ -414,14 +433,15 @@ export function runLoadInChild(options: LoadOptions, track: (child: ChildProcess
       const line = stdout
         .split('\n')
         .reverse()
-        .find((text) => text.startsWith('{"loadgen":'));
+        .find((text) => text.startsWith(marker));
       if (code !== 0 || line === undefined) {
-        reject(new Error(`load generator exited with ${signal ?? String(code)}: ${stderr.trim().slice(-2000)}`));
+        reject(new Error(`${path.basename(script)} exited with ${signal ?? String(code)}: ${stderr.trim().slice(-2000)}`));
         return;
       }
-      resolve((JSON.parse(line) as { loadgen: LoadResult }).loadgen);
+      resolve((JSON.parse(line) as Record<string, R>)[key] as R);
     });
   });
+  return { child, result };
 }
 
 async function main(): Promise<void> {

@@ -51,11 +51,15 @@ export interface ClusterInfo {
   readonly foundedAtMs: number;
 }
 
-/** Whether cluster `a` merges into cluster `b`: fewer data members; tie: younger; tie: greater id. */
-export function mergesInto(a: ClusterInfo, b: ClusterInfo): boolean {
+/**
+ * Whether cluster `a` (master `aMaster`) merges into cluster `b`: fewer data members; tie: younger;
+ * tie: greater id; tie (two halves of one cluster split apart, same id): greater master uuid.
+ */
+export function mergesInto(a: ClusterInfo, aMaster: string, b: ClusterInfo, bMaster: string): boolean {
   if (a.dataMembers !== b.dataMembers) return a.dataMembers < b.dataMembers;
   if (a.foundedAtMs !== b.foundedAtMs) return a.foundedAtMs > b.foundedAtMs;
-  return a.clusterId > b.clusterId;
+  if (a.clusterId !== b.clusterId) return a.clusterId > b.clusterId;
+  return aMaster > bMaster;
 }
 
 export interface MembershipHost {
@@ -303,10 +307,10 @@ export class Membership {
       this.transport.send(addressOf(joiner), message('joinAnswer', { ...body, uuid: this.opts.self.uuid, address: addressOf(this.opts.self), cluster: this.clusterInfo }));
     };
     if (m.body.cluster.clusterId !== '') {
-      // A probe from the master of a cluster: ours or another (split brain).
-      if (!this.joinedFlag || m.body.cluster.clusterId === this.clusterId) return;
+      // A probe from the master of a cluster: ours, or another side of a split brain.
+      if (!this.isOtherSide(m.body.cluster, joiner.uuid)) return;
       reply({ masterAddress: addressOf(this.members[0] as MemberWire), joined: true, refusal: '' });
-      if (this.isMaster) this.considerMerge(m.body.cluster, addressOf(joiner));
+      if (this.isMaster) this.considerMerge(m.body.cluster, addressOf(joiner), joiner.uuid);
       return;
     }
     if (!this.joinedFlag) {
@@ -369,8 +373,8 @@ export class Membership {
     const b = m.body;
     if (this.joinedFlag) {
       // An answer to a split-brain probe.
-      if (!this.isMaster || b.cluster.clusterId === '' || b.cluster.clusterId === this.clusterId) return;
-      if (b.masterAddress === b.address) this.considerMerge(b.cluster, b.address);
+      if (!this.isMaster || !this.isOtherSide(b.cluster, b.uuid)) return;
+      if (b.masterAddress === b.address) this.considerMerge(b.cluster, b.address, b.uuid);
       else if (b.masterAddress !== '') this.probeHints.add(b.masterAddress);
       return;
     }
@@ -616,16 +620,27 @@ export class Membership {
     for (const a of targets) if (!inList.has(a) && a !== addressOf(this.opts.self)) this.transport.send(a, request);
   }
 
-  /** Master: met the master of another cluster at `address`; merge into it when this side is smaller. */
-  private considerMerge(other: ClusterInfo, address: string): void {
+  /**
+   * Whether a joined member of cluster `info` is on another side of a split brain: another cluster,
+   * or the same one (split apart after a mastership claim) that no longer lists it.
+   */
+  private isOtherSide(info: ClusterInfo, uuid: string): boolean {
+    if (!this.joinedFlag || info.clusterId === '') return false;
+    return info.clusterId !== this.clusterId || !this.isMember(uuid);
+  }
+
+  /** Master: met the master of another side at `address`; merge into it when this side is smaller. */
+  private considerMerge(other: ClusterInfo, address: string, otherMaster: string): void {
     const mine = this.clusterInfo;
-    if (!mergesInto(mine, other)) return;
+    if (!mergesInto(mine, this.opts.self.uuid, other, otherMaster)) return;
     const why =
       mine.dataMembers !== other.dataMembers
         ? `it has ${other.dataMembers} data member(s), this cluster ${mine.dataMembers}`
         : mine.foundedAtMs !== other.foundedAtMs
           ? `both have ${mine.dataMembers} data member(s) and this cluster is younger (founded ${new Date(mine.foundedAtMs).toISOString()}, the other ${new Date(other.foundedAtMs).toISOString()})`
-          : `both have ${mine.dataMembers} data member(s), were founded at the same time, and this cluster's id is greater`;
+          : mine.clusterId !== other.clusterId
+            ? `both have ${mine.dataMembers} data member(s), were founded at the same time, and this cluster's id is greater`
+            : `both are halves of cluster ${mine.clusterId} with ${mine.dataMembers} data member(s), and this master's uuid is greater`;
     this.counters.merges++;
     this.log.warning(`split brain: cluster ${mine.clusterId} merges into cluster ${other.clusterId} (master ${address}) because ${why}`);
     const order = message('mergeTo', { masterAddress: address, reason: why });

@@ -99,11 +99,6 @@ export const MESSAGE_SCHEMAS = {
     transferId: 'u53',
     partitionId: 'u32',
     version: 'u53',
-    /**
-     * The partition-table version the transfer was planned on: a receiver keeps the data against
-     * an older table that arrives late (tables and chunks travel on different connections).
-     */
-    tableVersion: 'u53',
     index: 'u32',
     last: 'bool',
     entries: [ENTRY],

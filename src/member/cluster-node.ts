@@ -177,7 +177,6 @@ export class ClusterNode implements TransportHandler {
         selfUuid: o.uuid,
         addressOf: (u) => this.membership.addressOfUuid(u),
         replicas: (p) => this.partitions.table.replicas[p] ?? [],
-        tableVersion: () => this.partitions.table.version,
         syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, queueConfigName(name))).backupCount,
         onBackupsSettled: (p) => this.partitions.onBackupsSettled(p),
       },
@@ -393,10 +392,6 @@ export class ClusterNode implements TransportHandler {
     }
   }
 
-  /** Replay operations not yet acknowledged by the cluster. */
-  get replayPending(): number {
-    return this.replay.length + this.replayInFlight;
-  }
 
   private joinRefusal(): string | null {
     if (this.isLocked()) return 'the cluster state is changing (IN_TRANSITION)';

@@ -147,9 +147,7 @@ export class PartitionService {
       if (sameReplicas(before, after)) continue;
       changed.push(p);
       if (after[0] === me && before[0] !== me) this.store.jumpVersion(p);
-      // A table older than the transfer that made this member a holder (it arrived late) does not
-      // take the data away.
-      if (!after.includes(me) && before.includes(me) && this.replicator.importedOnTable(p) < next.version) {
+      if (!after.includes(me) && before.includes(me)) {
         // Dropped later, not now: a table can arrive after a snapshot that made this member a
         // holder again (tables and chunks travel on different connections) and still not show the
         // migration that snapshot belongs to. Data of a partition this member is not listed for is
@@ -422,7 +420,7 @@ export class PartitionService {
         }
         s.pending.delete(d);
         if (s.pending.size === 0) this.hold(s);
-      }, b.tableVersion);
+      });
     }
     if (s.pending.size === 0) this.hold(s);
   }

@@ -30,8 +30,6 @@ export interface ReplicatorOptions {
 export interface ReplicatorHost {
   readonly selfUuid: string;
   addressOf(uuid: string): string | null;
-  /** The version of the local partition table. */
-  tableVersion(): number;
   /** Replica list of a partition from the current table (index 0 = owner). */
   replicas(partitionId: number): readonly (string | null)[];
   /** Sync backup count for a structure (its config's backup-count). */
@@ -54,7 +52,6 @@ interface Outgoing {
   readonly target: string;
   readonly chunks: { entries: EntryWire[]; queues: QueueWire[] }[];
   readonly version: number;
-  readonly tableVersion: number;
   next: number;
   timer: TimerHandle | null;
   readonly done: (ok: boolean) => void;
@@ -98,8 +95,6 @@ export class Replicator {
    * it joins again (ClusterNode), so a write acknowledged after the backup timeout is not lost.
    */
   private readonly unconfirmed = new Map<number, BackupOpWire[]>();
-  /** Receiver side: the table version the last snapshot of each partition was planned on. */
-  private readonly importedAtTable = new Map<number, number>();
   private unconfirmedCount = 0;
   /** Owner versions seen at the previous anti-entropy round, per partition. */
   private readonly lastAdvertised = new Map<number, number>();
@@ -318,7 +313,6 @@ export class Replicator {
     this.lastAdvertised.clear();
     this.stale.clear();
     this.extraTargets.clear();
-    this.importedAtTable.clear();
     this.inflight.fill(0);
     return out;
   }
@@ -431,7 +425,7 @@ export class Replicator {
   // ── transfers ────────────────────────────────────────────────────────────────────────────────
 
   /** Sends the whole partition to `target` in acked chunks; `done(ok)` when it was applied there. */
-  startTransfer(partitionId: number, target: string, done: (ok: boolean) => void, tableVersion = this.host.tableVersion()): void {
+  startTransfer(partitionId: number, target: string, done: (ok: boolean) => void): void {
     const address = this.host.addressOf(target);
     if (address === null) {
       done(false);
@@ -439,7 +433,7 @@ export class Replicator {
     }
     const snap = this.store.exportPartition(partitionId, this.clock.nowMs());
     const chunks = chunk(snap.entries, snap.queues, this.opts.chunkBytesMax);
-    const o: Outgoing = { transferId: this.nextTransferId++, partitionId, target, chunks, version: snap.version, tableVersion, next: 0, timer: null, done };
+    const o: Outgoing = { transferId: this.nextTransferId++, partitionId, target, chunks, version: snap.version, next: 0, timer: null, done };
     this.outgoing.set(o.transferId, o);
     this.counters.transfersSent++;
     this.sendChunk(o);
@@ -453,7 +447,7 @@ export class Replicator {
       return;
     }
     const last = o.next === o.chunks.length - 1;
-    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, tableVersion: o.tableVersion, index: o.next, last, entries: c.entries, queues: c.queues }));
+    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, index: o.next, last, entries: c.entries, queues: c.queues }));
     o.timer = this.timers.setTimeout(() => this.finishOutgoing(o.transferId, false), this.opts.transferAckTimeoutMs);
   }
 
@@ -503,7 +497,6 @@ export class Replicator {
     if (b.last) {
       this.incoming.delete(b.partitionId);
       this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs());
-      this.importedAtTable.set(b.partitionId, b.tableVersion);
       this.resyncAsked.delete(b.partitionId);
       this.counters.transfersReceived++;
       this.drainBuffered(b.partitionId, from.address);
@@ -527,11 +520,6 @@ export class Replicator {
       }
       if (b.callId !== 0) this.transport.send(b.from.address, message('backupAck', { partitionId, version: b.version }, b.callId));
     }
-  }
-
-  /** The table version the last snapshot received for the partition was planned on (0: none). */
-  importedOnTable(partitionId: number): number {
-    return this.importedAtTable.get(partitionId) ?? 0;
   }
 
   /** Whether a snapshot is being received for the partition (its data is not complete yet). */

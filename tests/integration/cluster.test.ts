@@ -6,60 +6,13 @@
 // the OS first, then passed to the members. Waits poll conditions with deadlines; no sleeps.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { startMember, type MemberProcess } from '../harness/member-process.js';
+import type { MemberProcess } from '../harness/member-process.js';
 import { request } from '../harness/raw-http.js';
+import { clusterOf, freePorts, startClusterMember, until, sizeIs as sameSize } from '../harness/cluster.js';
 
-async function freePorts(n: number): Promise<number[]> {
-  const servers: net.Server[] = [];
-  const ports: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const s = net.createServer();
-    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-    servers.push(s);
-    ports.push((s.address() as net.AddressInfo).port);
-  }
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
-
-function xml(port: number, peers: readonly number[]): string {
-  return `<grid><cluster-name>dev</cluster-name><network><public-address>127.0.0.1</public-address>
-  <port auto-increment="false">${port}</port>
-  <join><tcp-ip enabled="true"><member-list>${peers.map((p) => `<member>127.0.0.1:${p}</member>`).join('')}</member-list></tcp-ip></join>
-  <rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/><endpoint-group name="CLUSTER_WRITE" enabled="true"/></rest-api></network>
-  <map name="default"><backup-count>1</backup-count></map></grid>`;
-}
-
-async function until<T>(what: string, deadlineMs: number, f: () => Promise<T | null>): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  let last: unknown = null;
-  while (Date.now() < end) {
-    try {
-      const v = await f();
-      if (v !== null) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}${last === null ? '' : `: ${String(last)}`}`);
-}
-
-interface ClusterView {
-  members: { address: string; localMember: boolean; uuid: string }[];
-}
-
-async function clusterOf(port: number): Promise<ClusterView> {
-  const r = await request(port, 'GET', '/grid/rest/cluster');
-  return JSON.parse(r.body.toString()) as ClusterView;
-}
-
+/** Every member lists `n` members and the first is cluster-safe. */
 async function sizeIs(ports: readonly number[], n: number): Promise<true | null> {
-  for (const p of ports) {
-    const v = await clusterOf(p);
-    if (v.members.length !== n) return null;
-  }
+  if ((await sameSize(ports, n)) === null) return null;
   const h = await request(ports[0] as number, 'GET', '/grid/health/cluster-safe');
   return h.status === 200 ? true : null;
 }
@@ -68,7 +21,7 @@ test('three members form one cluster; data survives kill -9 and SIGTERM hand-off
   const ports = await freePorts(3);
   const members: MemberProcess[] = [];
   try {
-    for (const p of ports) members.push(await startMember({ xml: xml(p, ports), args: ['--port', String(p)] }));
+    for (const p of ports) members.push(await startClusterMember(p, ports));
     await until('three members everywhere and cluster-safe', 30_000, () => sizeIs(ports, 3));
     const views = await Promise.all(ports.map((p) => clusterOf(p)));
     const first = views[0]!.members.map((m) => m.uuid);
@@ -101,7 +54,7 @@ test('three members form one cluster; data survives kill -9 and SIGTERM hand-off
 
 test('two members started at the same instant form one cluster', { timeout: 60_000 }, async () => {
   const ports = await freePorts(2);
-  const members = await Promise.all(ports.map((p) => startMember({ xml: xml(p, ports), args: ['--port', String(p)] })));
+  const members = await Promise.all(ports.map((p) => startClusterMember(p, ports)));
   try {
     await until('one cluster of two', 30_000, () => sizeIs(ports, 2));
     const a = await clusterOf(ports[0]!);

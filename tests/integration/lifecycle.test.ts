@@ -22,19 +22,9 @@ import { encodeFrame, PREAMBLE } from '../../src/cluster/protocol/frame.js';
 import { encodeHandshakeRequest, decodeHandshakeResponse } from '../../src/cluster/protocol/handshake.js';
 import { HANDSHAKE_REQUEST } from '../../src/cluster/protocol/message-types.js';
 import { firstFrame } from '../harness/handshake-fixture.js';
+import { freePorts } from '../harness/cluster.js';
 
 const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-
-/** Ports the OS hands out as free right now (released again before returning). */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<net.Server>((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '0.0.0.0', () => resolve(s));
-  })));
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return ports;
-}
 
 function emptyDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'grid-cwd-'));

@@ -16,15 +16,29 @@ import { ClusterNode, type ClusterTimings } from '../../src/member/cluster-node.
 import { OP } from '../../src/data/replica-store.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { Logger } from '../../src/util/logger.js';
-import { SimWorld, type SimTransport } from '../harness/sim-world.js';
+import { SimWorld, type SimTransport, type SimWorldOptions } from '../harness/sim-world.js';
 
 export interface SimRunOptions {
   readonly seed: number;
   readonly partitionCount?: number;
   /** Print the member logs (replays). */
   readonly verbose?: boolean;
-  /** Replays: print every message about this partition (sent, dropped, delivered). */
-  readonly watchPartition?: number;
+  /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
+  readonly watch?: { readonly partition?: number; readonly kind?: string };
+}
+
+/** Prints the watched messages, bytes as latin1 text, each line cut at 300 characters. */
+function watcher(w: { readonly partition?: number; readonly kind?: string }): NonNullable<SimWorldOptions['watch']> {
+  const bytesAsText = (_key: string, v: unknown): unknown => {
+    if (v instanceof Uint8Array) return Buffer.from(v).toString('latin1');
+    const data = (v as { type?: unknown; data?: unknown } | null)?.data;
+    return (v as { type?: unknown } | null)?.type === 'Buffer' && Array.isArray(data) ? Buffer.from(data as number[]).toString('latin1') : v;
+  };
+  return (event, from, to, m, atMs) => {
+    const b = m.body as { partitionId?: unknown };
+    if (!(w.partition !== undefined && b.partitionId === w.partition) && m.kind !== w.kind) return;
+    process.stdout.write(`[${atMs}ms] ~ ${event} ${from} -> ${to} ${m.kind}#${m.callId} ${JSON.stringify(b, bytesAsText).slice(0, 300)}\n`);
+  };
 }
 
 export interface SimReport {
@@ -88,13 +102,10 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   const world = new SimWorld(seed, {
     delayMsMin: 1,
     delayMsMax: 1 + rnd.nextInt(8),
-    lossRate: process.env.SIM_LOSS === "0" ? 0 : rnd.next() < 0.3 ? rnd.next() * 0.01 : 0,
+    lossRate: process.env.SIM_LOSS === '0' ? 0 : rnd.next() < 0.3 ? rnd.next() * 0.01 : 0,
     reorder: rnd.next() < 0.2,
     traceLinesMax: o.verbose === true ? 10_000 : 0,
-    watch: o.watchPartition === undefined ? undefined : (event, from, to, m, atMs) => {
-      const b = m.body as { partitionId?: unknown };
-      if (b.partitionId === o.watchPartition || (process.env.SIM_WATCH_KIND !== undefined && m.kind === process.env.SIM_WATCH_KIND)) process.stdout.write(`[${atMs}ms] ~ ${event} ${from} -> ${to} ${m.kind}#${m.callId} ${JSON.stringify(b, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : typeof v === 'object' && v !== null && 'type' in v && (v as { type: unknown }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('latin1') : v)).slice(0, 300)}\n`);
-    },
+    ...(o.watch === undefined ? {} : { watch: watcher(o.watch) }),
   });
   const partitionCount = o.partitionCount ?? 31;
   const config = simConfig(partitionCount);
