@@ -95,7 +95,8 @@ async function murmurCases(): Promise<Case[]> {
   } catch {
     return [];
   }
-  const hash = mod['murmurHash3x86'];
+  // The partition hash: murmur3 over the length-prefixed UTF-8 key (cluster.md), without a copy.
+  const hash = mod['murmurHash3x86LengthPrefixed'];
   if (typeof hash !== 'function') return [];
   const fn = hash as (data: Uint8Array, seed: number) => number;
   const key = Buffer.from('k000001234');

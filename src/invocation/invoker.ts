@@ -101,7 +101,8 @@ export class Invoker {
       this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the partition owner could not be reached in time', { retryAfterSeconds: 1 }) });
       return;
     }
-    if (call.pollEndMs > 0) call.op = { ...call.op, timeoutMs: Math.max(0, call.pollEndMs - now) };
+    // The remaining wait goes on the wire as a u32 of whole ms; the monotonic clock is fractional.
+    if (call.pollEndMs > 0) call.op = { ...call.op, timeoutMs: Math.max(0, Math.ceil(call.pollEndMs - now)) };
     const owner = this.host.ownerOf(call.partitionId);
     if (owner === null) {
       this.retryLater(call);

@@ -128,12 +128,16 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     const address = addresses[slot] as string;
     const transport = world.transportFor(address, uuid, { clusterName: 'dev' });
     const timers = world.timersFor(`${address}/${uuid}`);
+    // Each process has its own monotonic origin (performance.now() starts near 0 at process start)
+    // and fractional readings, so no duration computed from it may reach the wire unrounded.
+    const monotonicOriginMs = world.timeMs - 25 - (uuidCounter % 97) - 0.371;
+    const clock = { nowMs: () => world.clock.nowMs(), monotonicMs: () => world.timeMs - monotonicOriginMs };
     const node = new ClusterNode({
       config,
       uuid,
       memberVersion: '0.1.0',
       transport,
-      clock: world.clock,
+      clock,
       timers,
       random: world.randomFor(`member-${uuid}`),
       logger,

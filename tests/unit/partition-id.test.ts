@@ -1,6 +1,8 @@
-// Checks the key → partition mapping of cluster.md: murmur3 with seed 0x01000193 over UTF-8 bytes,
-// abs(hash) % count, INT_MIN → 0, results always in range. Expected hashes come from an independent
-// Python transcription of the reference MurmurHash3 C code.
+// Checks the key → partition mapping of cluster.md: murmur3 with seed 0x01000193 over the key's
+// serialized String form (4-byte big-endian UTF-8 length, then the UTF-8 bytes), abs(hash) % count,
+// INT_MIN → 0, results always in range. Expected hashes come from an independent Python
+// transcription of the reference MurmurHash3 C code, fed the length-prefixed bytes; the INT_MIN key
+// was found by a brute-force search in C over "key-" + 8 hex digits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_PARTITION_COUNT, PARTITION_HASH_SEED, keyHash, partitionIdOf, partitionIdOfKey } from '../../src/partition/partition-id.js';
@@ -14,10 +16,33 @@ test('seed and default count are the spec values', () => {
   assert.equal(DEFAULT_PARTITION_COUNT, 271);
 });
 
-test('keyHash is murmur3 with the partition seed', () => {
-  assert.equal(keyHash(utf8('k000000001')), 0xd89cfad3 | 0);
-  assert.equal(keyHash(utf8('hello')), 0x54f3302a);
-  assert.equal(keyHash(utf8('ключ')), murmurHash3x86(utf8('ключ'), 0x01000193));
+test('keyHash is murmur3 with the partition seed over the length-prefixed UTF-8 bytes', () => {
+  // Independent vectors: [key, hash as int32, partition of 271].
+  const vectors: [string, number, number][] = [
+    ['a', 0x7d29931b, 73],
+    ['key-1', 0x7f1aa046, 94],
+    ['\u20ac', 0x8b03707a | 0, 42], // "€": 3 UTF-8 bytes
+    ['hello', 0x76547ed5, 270],
+    ['', 0x37077d1e, 11],
+    ['\u043a\u043b\u044e\u0447', 0x7810e6f1, 265], // "ключ": 8 UTF-8 bytes, no tail
+    ['key-d9dc0775', -0x80000000, 0], // the hash is INT_MIN: partition 0
+  ];
+  for (const [key, hash, partition] of vectors) {
+    assert.equal(keyHash(utf8(key)), hash, `hash of ${JSON.stringify(key)}`);
+    assert.equal(partitionIdOfKey(utf8(key), 271), partition, `partition of ${JSON.stringify(key)}`);
+  }
+});
+
+test('keyHash equals murmur3 of an explicitly length-prefixed copy, for every tail length', () => {
+  const random = new SeededRandom(7);
+  for (let len = 0; len < 40; len++) {
+    const key = new Uint8Array(len);
+    for (let i = 0; i < len; i++) key[i] = random.nextInt(256);
+    const prefixed = new Uint8Array(len + 4);
+    new DataView(prefixed.buffer).setUint32(0, len, false);
+    prefixed.set(key, 4);
+    assert.equal(keyHash(key), murmurHash3x86(prefixed, PARTITION_HASH_SEED), `length ${len}`);
+  }
 });
 
 test('partitionIdOf is abs(hash) % count', () => {
@@ -28,7 +53,6 @@ test('partitionIdOf is abs(hash) % count', () => {
   assert.equal(partitionIdOf(0x7fffffff, 271), 0x7fffffff % 271);
   assert.equal(partitionIdOf(-0x7fffffff, 271), 0x7fffffff % 271);
   assert.equal(partitionIdOf(0xd89cfad3 | 0, 271), Math.abs(0xd89cfad3 | 0) % 271);
-  assert.equal(partitionIdOfKey(utf8('hello'), 271), 0x54f3302a % 271);
 });
 
 test('INT_MIN maps to partition 0', () => {

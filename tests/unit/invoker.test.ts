@@ -1,0 +1,110 @@
+// Checks the invoker's forwarding on a fractional monotonic clock, as performance.now() is in a real
+// member: a forwarded waiting poll that the owner answers "retry" is sent again with the remaining
+// wait in whole ms, and every message the invoker sends encodes with the member-protocol codec (a
+// fractional wait once crashed the member from a retry timer: `op.timeoutMs: expected an integer`).
+// Also: an idempotent call re-sent after the attempt timeout, and a queue offer that gets no answer
+// ending indeterminate at its deadline. Time is a fake clock and a hand-driven timer list.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeBody, message, type Message } from '../../src/cluster/messages.js';
+import type { Transport } from '../../src/cluster/transport.js';
+import { OP } from '../../src/data/replica-store.js';
+import { Invoker, STATUS, type LocalResult } from '../../src/invocation/invoker.js';
+import { ClusterNode } from '../../src/member/cluster-node.js';
+import type { TimerHandle, Timers } from '../../src/util/clock.js';
+
+class FakeTime implements Timers {
+  nowMs = 12_345.678_9; // fractional, like performance.now()
+  private next = 1;
+  private readonly pending = new Map<number, { atMs: number; fn: () => void }>();
+  setTimeout(fn: () => void, delayMs: number): TimerHandle {
+    const id = this.next++;
+    this.pending.set(id, { atMs: this.nowMs + Math.max(1, delayMs), fn });
+    return { id };
+  }
+  clearTimeout(h: TimerHandle): void {
+    this.pending.delete(h.id);
+  }
+  /** Advances the clock by `ms` (a fraction allowed), firing due timers in time order. */
+  advance(ms: number): void {
+    const end = this.nowMs + ms;
+    for (;;) {
+      let first: [number, { atMs: number; fn: () => void }] | null = null;
+      for (const e of this.pending) if (e[1].atMs <= end && (first === null || e[1].atMs < first[1].atMs)) first = e;
+      if (first === null) break;
+      this.pending.delete(first[0]);
+      this.nowMs = first[1].atMs;
+      first[1].fn();
+    }
+    this.nowMs = end;
+  }
+}
+
+function setup(): { time: FakeTime; sent: Message[]; invoker: Invoker } {
+  const time = new FakeTime();
+  const sent: Message[] = [];
+  const transport: Transport = {
+    send: (_address, m) => {
+      encodeBody(m); // throws exactly as the real transport's encoder would
+      sent.push(m);
+      return true;
+    },
+    disconnect: () => {},
+    connectionCount: () => 1,
+  };
+  const invoker = new Invoker(
+    { attemptTimeoutMs: 3000, retryDelayMinMs: 10.5, retryDelayMaxMs: 500 },
+    { selfUuid: 'self', ownerOf: () => 'owner', addressOf: () => '10.0.0.2:5701', runLocal: () => assert.fail('not local') },
+    transport,
+    { nowMs: () => 1_700_000_000_000 + time.nowMs, monotonicMs: () => time.nowMs },
+    time,
+  );
+  return { time, sent, invoker };
+}
+
+const peer = { uuid: 'owner', address: '10.0.0.2:5701' };
+const okBody = { status: STATUS.OK, found: true, value: Buffer.from('item'), contentType: null, count: 0, errorCode: '', message: '', retryAfterSeconds: 0 };
+
+test('a forwarded waiting poll answered "retry" is re-sent with a whole-ms remaining wait', () => {
+  const { time, sent, invoker } = setup();
+  const results: LocalResult[] = [];
+  invoker.invoke(3, ClusterNode.op(OP.QUEUE_POLL, 'q', undefined, undefined, null, 10_000), 60_000, (r) => results.push(r));
+  assert.equal(sent.length, 1);
+  for (let i = 0; i < 5; i++) {
+    const last = sent[sent.length - 1] as Extract<Message, { kind: 'invoke' }>;
+    time.advance(3.3);
+    invoker.onResult(peer, message('invokeResult', { ...okBody, status: STATUS.RETRY }, last.callId));
+    time.advance(600);
+    assert.equal(sent.length, i + 2, 'sent again after the retry delay');
+  }
+  for (const m of sent) {
+    const op = (m as Extract<Message, { kind: 'invoke' }>).body.op;
+    assert.ok(Number.isInteger(op.timeoutMs) && op.timeoutMs > 0 && op.timeoutMs <= 10_000, `timeoutMs ${op.timeoutMs}`);
+  }
+  const waits = sent.map((m) => (m as Extract<Message, { kind: 'invoke' }>).body.op.timeoutMs);
+  assert.ok(waits.every((w, i) => i === 0 || w < (waits[i - 1] as number)), `the remaining wait shrinks: ${waits.join(',')}`);
+  const last = sent[sent.length - 1] as Extract<Message, { kind: 'invoke' }>;
+  invoker.onResult(peer, message('invokeResult', okBody, last.callId));
+  assert.equal(results.length, 1);
+  assert.equal(results[0]?.kind, 'ok');
+});
+
+test('an idempotent call with no answer is sent again after the attempt timeout', () => {
+  const { time, sent, invoker } = setup();
+  const results: LocalResult[] = [];
+  invoker.invoke(1, ClusterNode.op(OP.MAP_GET, 'm', Buffer.from('k')), 60_000, (r) => results.push(r));
+  time.advance(3000 + 600);
+  assert.equal(sent.length, 2);
+  assert.equal(results.length, 0);
+});
+
+test('a queue offer with no answer ends indeterminate at its deadline, sent once', () => {
+  const { time, sent, invoker } = setup();
+  const results: LocalResult[] = [];
+  invoker.invoke(1, ClusterNode.op(OP.QUEUE_OFFER, 'q', undefined, Buffer.from('x')), 20_000.25, (r) => results.push(r));
+  time.advance(20_002);
+  assert.equal(sent.length, 1);
+  assert.equal(results.length, 1);
+  const r = results[0] as Extract<LocalResult, { kind: 'error' }>;
+  assert.equal(r.error.code, 'ERR_CLUSTER_INDETERMINATE');
+});
