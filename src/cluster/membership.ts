@@ -10,7 +10,13 @@
 // - Joiners are admitted in batches: the batch closes joinBatchQuietMs after the last joiner, at
 //   most joinBatchMaxMs after the first.
 // - No master answering: a member that found no master and no lower (address, uuid) among the
-//   members it can reach claims mastership of a cluster of one; others then join it.
+//   members it can reach claims mastership of a cluster of one; others then join it. A member of a
+//   cluster that answered (even "ask the master", or a refusal) means a cluster exists: the joiner
+//   keeps asking and never founds its own (cluster.md: an address that answers never counts as
+//   absent).
+// - A restart: a new uuid at the address of a listed member is a new incarnation. The master removes
+//   the old one at once; a member whose master restarted suspects the old master at once (its
+//   process is gone), so the mastership claim starts without waiting for the heartbeat timeout.
 // - Heartbeats every heartbeatIntervalMs on the monotonic clock; silence for maxNoHeartbeatMs makes
 //   a member suspected. The master removes suspects at once; when the master is suspected, the
 //   oldest non-suspected member asks the others to accept it (claim) and takes over with those that
@@ -100,6 +106,8 @@ export class Membership {
   private readonly probeHints = new Set<string>();
   private lastProbeMs = 0;
   private joinedFlag = false;
+  /** Left a cluster (and dropped its data) since it last joined one: said in join requests. */
+  private resetSinceJoin = false;
   private readonly lastHeard = new Map<string, number>();
   private readonly suspects = new Set<string>();
   private readonly unjoinedPeers = new Map<string, { uuid: string; address: string; atMs: number }>();
@@ -110,13 +118,15 @@ export class Membership {
   private masterAddressHint: string | null = null;
   /** When a master last answered this (unjoined) member: no claim while one is known to exist. */
   private masterHeardAtMs = Number.NEGATIVE_INFINITY;
+  /** When a member of a cluster (any, master or not) last answered this unjoined member. */
+  private clusterHeardAtMs = Number.NEGATIVE_INFINITY;
   private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
   private readonly unreachable = new Map<string, number>();
   private lastPublishMs = 0;
   private tickTimer: TimerHandle | null = null;
   private stopped = false;
   private joinAddresses: string[];
-  readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0, merges: 0 };
+  readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0, merges: 0, clustersFounded: 0, restartsDetected: 0, leftCluster: 0 };
 
   constructor(
     private readonly opts: MembershipOptions,
@@ -224,12 +234,15 @@ export class Membership {
   // ── join (joiner side) ───────────────────────────────────────────────────────────────────────
 
   private joinRound(now: number): void {
-    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo });
+    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo, reset: this.resetSinceJoin });
     if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
     for (const a of this.joinAddresses) this.transport.send(a, request);
     if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
     // A master answered recently (we are in its join batch, or it told us where it is): wait for it.
     if (now - this.masterHeardAtMs < this.opts.claimAfterMs) return;
+    // A member of a cluster answered: the cluster exists (its master may be restarting, or busy
+    // electing a successor). Founding another one now would be a split brain of our own making.
+    if (now - this.clusterHeardAtMs < this.opts.claimAfterMs) return;
     // No master found: claim if nobody lower answered recently.
     const me = rank(addressOf(this.opts.self), this.opts.self.uuid);
     for (const p of this.unjoinedPeers.values()) {
@@ -259,6 +272,8 @@ export class Membership {
     this.members = [this.opts.self];
     this.membersVersion = 1;
     this.joinedFlag = true;
+    this.resetSinceJoin = false;
+    this.counters.clustersFounded++;
     this.log.info(`this member is the master of a new cluster (${reason})`);
     this.host.onFoundedCluster();
     this.host.onView(this.currentView(), []);
@@ -318,20 +333,40 @@ export class Membership {
       return;
     }
     if (!this.isMaster) {
-      reply({ masterAddress: addressOf(this.members[0] as MemberWire), joined: true, refusal: '' });
+      const master = this.members[0] as MemberWire;
+      if (addressOf(master) === addressOf(joiner) && master.uuid !== joiner.uuid) {
+        // Our master's process restarted: the old incarnation is gone for good. Suspect it now, so the
+        // next oldest claims mastership without waiting for the heartbeat timeout.
+        if (!this.suspects.has(master.uuid)) {
+          this.counters.restartsDetected++;
+          this.suspects.add(master.uuid);
+          this.log.warning(`master ${addressOf(master)} restarted (new uuid ${joiner.uuid}); its old incarnation ${master.uuid} is gone`);
+          this.maybeClaim();
+        }
+        reply({ masterAddress: '', joined: true, refusal: '' });
+        return;
+      }
+      reply({ masterAddress: addressOf(master), joined: true, refusal: '' });
       return;
     }
     if (this.isMember(joiner.uuid)) {
-      // A re-sent request from a member we admitted: it may have missed the view.
-      this.transport.send(addressOf(joiner), message('membersView', this.currentView()));
-      return;
+      if (!m.body.reset) {
+        // A re-sent request from a member we admitted: it missed the view.
+        this.transport.send(addressOf(joiner), message('membersView', this.currentView()));
+        return;
+      }
+      // It was cut off and reset: it holds no data any more, whatever the table says. Remove it (its
+      // partitions are promoted or re-created from the others), then admit it anew.
+      this.log.info(`member ${addressOf(joiner)} (${joiner.uuid}) left and joins again holding nothing: removing it before admitting it anew`);
+      this.removeMembers([joiner.uuid], 'rejoining after a reset');
     }
     const sameAddress = this.members.find((x) => addressOf(x) === addressOf(joiner));
     if (sameAddress !== undefined) {
-      // A restart at a known address: the old incarnation is gone.
+      // A restart at a known address: the old incarnation is gone. Remove it now, and tell the new
+      // one it is heard (it is admitted with the next batch).
+      this.counters.restartsDetected++;
       this.log.info(`member at ${addressOf(joiner)} restarted with uuid ${joiner.uuid}; removing ${sameAddress.uuid}`);
       this.removeMembers([sameAddress.uuid], 'restarted');
-      return;
     }
     const refusal = this.host.joinRefusal(joiner);
     if (refusal !== null) {
@@ -378,12 +413,13 @@ export class Membership {
       else if (b.masterAddress !== '') this.probeHints.add(b.masterAddress);
       return;
     }
-    if (b.refusal !== '') {
-      this.log.warning(`join refused by ${b.address}: ${b.refusal}`);
-      return;
-    }
     if (!b.joined) {
       this.unjoinedPeers.set(b.address, { uuid: b.uuid, address: b.address, atMs: this.clock.monotonicMs() });
+      return;
+    }
+    this.clusterHeardAtMs = this.clock.monotonicMs();
+    if (b.refusal !== '') {
+      this.log.warning(`join refused by ${b.address}: ${b.refusal}`);
       return;
     }
     if (b.masterAddress !== '') this.masterAddressHint = b.masterAddress;
@@ -404,9 +440,14 @@ export class Membership {
     }
     const myMaster = this.members[0];
     if (view.clusterId !== this.clusterId) return; // another cluster: split brains meet through probes
-    if (myMaster !== undefined && from.uuid !== myMaster.uuid && this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid)) {
-      // A view from someone who is not our master, while our master is fine: ignore.
-      if (view.membersVersion <= this.membersVersion) return;
+    if (myMaster !== undefined && from.uuid !== myMaster.uuid) {
+      // A master takes no view from another master of the same cluster id: that is the other half
+      // of a split (a mastership claim cut the cluster in two); the halves meet through probes and
+      // merge, handing data back. Adopting the view would drop this half's data unannounced.
+      if (this.isMaster) return;
+      // A view from someone who is not our master, while our master is fine: ignore. (After a
+      // claim we accepted, the old master is suspected here and the claimer's view is taken.)
+      if (this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid)) return;
     }
     if (view.membersVersion < this.membersVersion) return;
     if (view.membersVersion === this.membersVersion && from.uuid === myMaster?.uuid) {
@@ -422,6 +463,7 @@ export class Membership {
   }
 
   private adopt(view: ViewWire): void {
+    this.resetSinceJoin = false;
     const previous = this.members;
     const wasJoined = this.joinedFlag;
     this.members = [...view.members];
@@ -438,6 +480,8 @@ export class Membership {
   }
 
   private leave(reason: string, merging = false): void {
+    this.counters.leftCluster++;
+    this.resetSinceJoin = true;
     this.log.warning(`left the cluster: ${reason}; joining again`);
     this.probeHints.clear();
     this.joinedFlag = false;
@@ -501,7 +545,7 @@ export class Membership {
     this.counters.membersRemoved += drop.size;
     for (const u of drop) {
       const x = previous.find((p) => p.uuid === u);
-      if (x !== undefined) this.transport.disconnect(addressOf(x));
+      if (x !== undefined) this.transport.disconnect(addressOf(x), x.uuid);
       this.suspects.delete(u);
       this.lastHeard.delete(u);
     }
@@ -616,7 +660,7 @@ export class Membership {
     const inList = new Set(this.members.map((x) => addressOf(x)));
     const targets = new Set([...this.joinAddresses, ...this.seenAddresses, ...this.probeHints]);
     this.probeHints.clear();
-    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo });
+    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo, reset: false });
     for (const a of targets) if (!inList.has(a) && a !== addressOf(this.opts.self)) this.transport.send(a, request);
   }
 

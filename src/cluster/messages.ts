@@ -61,8 +61,10 @@ export const MESSAGE_SCHEMAS = {
   /**
    * Joiner → any configured address: "who is master; let me in". A master also sends it as a
    * split-brain probe to addresses outside its cluster; then `cluster` names the prober's cluster.
+   * `reset`: the joiner was in a cluster and left it (cut off, or merging), dropping its data; a
+   * master that still lists it removes it before admitting it anew.
    */
-  joinRequest: { member: MEMBER, cluster: CLUSTER_INFO },
+  joinRequest: { member: MEMBER, cluster: CLUSTER_INFO, reset: 'bool' },
   /** Answer to joinRequest (where the master is, a refusal, or "you are in my batch"), with the answerer's cluster. */
   joinAnswer: { masterAddress: 'str', joined: 'bool', uuid: 'str', address: 'str', refusal: 'str', cluster: CLUSTER_INFO },
   /** Master of the smaller side of a split brain → its members: leave and join the master at `masterAddress`. */

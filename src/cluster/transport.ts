@@ -29,8 +29,11 @@ export interface TransportHandler {
 
 export interface Transport {
   send(address: string, message: Message): boolean;
-  /** Closes any connection to the address (a member was removed); later sends dial again. */
-  disconnect(address: string): void;
+  /**
+   * Closes the connection to the address (a member was removed); later sends dial again. With
+   * `uuid`, only a connection to that member: a new incarnation at the same address keeps its own.
+   */
+  disconnect(address: string, uuid?: string): void;
   /** Open, handshaken member connections. */
   connectionCount(): number;
 }

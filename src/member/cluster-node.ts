@@ -157,7 +157,7 @@ export class ClusterNode implements TransportHandler {
         onView: (view, previous) => this.onView(view, previous),
         onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
         onClaimed: (views) => this.partitions.adoptNewest(views.map((v) => v.table)),
-        onLeftCluster: (reason, merging) => this.onLeftCluster(reason, merging),
+        onLeftCluster: (reason) => this.onLeftCluster(reason),
         onFoundedCluster: () => {},
       },
       o.transport,
@@ -176,9 +176,11 @@ export class ClusterNode implements TransportHandler {
       {
         selfUuid: o.uuid,
         addressOf: (u) => this.membership.addressOfUuid(u),
+        isMember: (u) => this.membership.isMember(u),
         replicas: (p) => this.partitions.table.replicas[p] ?? [],
         syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, queueConfigName(name))).backupCount,
         onBackupsSettled: (p) => this.partitions.onBackupsSettled(p),
+        onPartitionImported: (p) => this.partitions.onPartitionImported(p),
       },
       this.store,
       o.transport,
@@ -198,6 +200,7 @@ export class ClusterNode implements TransportHandler {
       {
         selfUuid: o.uuid,
         isMaster: () => this.membership.isMaster,
+        masterUuid: () => this.membership.master?.uuid ?? null,
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
         isMember: (u) => this.membership.isMember(u),
         send: (u, m) => this.sendTo(u, m),
@@ -354,13 +357,17 @@ export class ClusterNode implements TransportHandler {
    * Cut off from the cluster (removed by the master, or merging into a larger cluster): keep what
    * must be handed back, then hold nothing: this member joins again as a new one would.
    */
-  private onLeftCluster(reason: string, merging: boolean): void {
+  private onLeftCluster(reason: string): void {
     for (const m of this.membership.list) this.invoker.onMemberRemoved(m.uuid);
+    // Everything this member holds a replica of goes back, not only what it owned: the other side
+    // may have lost every other copy of a partition (its owner crashed, or was cut off with this
+    // member) and restarted it empty. Entries the other side still has are left as they are by the
+    // merge policy; queue items it polled meanwhile can come again (at-least-once in a split brain).
     const t = this.partitions.table;
-    const owned: number[] = [];
-    if (merging) for (let p = 0; p < t.partitionCount; p++) if (t.owner(p) === this.o.uuid) owned.push(p);
+    const held: number[] = [];
+    for (let p = 0; p < t.partitionCount; p++) if ((t.replicas[p] ?? []).includes(this.o.uuid)) held.push(p);
     const unconfirmed = this.replicator.reset();
-    const { ops, skipped } = collectReplay(this.store, unconfirmed, owned, this.o.clock.nowMs());
+    const { ops, skipped } = collectReplay(this.store, unconfirmed, held, this.o.clock.nowMs());
     this.partitions.reset();
     for (const set of this.ownerPolls.values()) for (const poll of [...set]) this.settlePoll(poll, { kind: 'retry' });
     for (let p = 0; p < this.store.partitionCount; p++) this.store.dropPartition(p);

@@ -37,6 +37,8 @@ export interface PartitionServiceOptions {
 export interface PartitionServiceHost {
   readonly selfUuid: string;
   isMaster(): boolean;
+  /** The uuid of the member this one takes as master (null while not joined). */
+  masterUuid(): string | null;
   /** Data members (not lite) in join order. */
   dataMembers(): string[];
   isMember(uuid: string): boolean;
@@ -161,12 +163,25 @@ export class PartitionService {
     if (changed.length > 0) this.host.onTableApplied(changed);
   }
 
-  /** Master: installs a new table and publishes it. */
+  /**
+   * Master: installs a new table and publishes it. The target stays as it was: recomputing it from
+   * every intermediate table can undo the plan's own steps (two partitions trading a backup back and
+   * forth for ever); it is recomputed when the members change (onMembersChanged, requestLeave).
+   */
   private commitTable(next: PartitionTable): void {
     checkTable(next);
     this.apply(next);
-    this.recomputeQueue();
+    if (this.target === null || !this.targetFits()) this.recomputeQueue();
+    else this.queueSize = migrationQueue(this.tableNow, this.target).length;
     this.host.publishTable();
+  }
+
+  /** Whether the target names only current data members (not leaving). */
+  private targetFits(): boolean {
+    if (this.target === null) return false;
+    const members = new Set(this.host.dataMembers().filter((u) => !this.leaving.has(u)));
+    for (const r of this.target) for (const u of r) if (u !== null && !members.has(u)) return false;
+    return true;
   }
 
   /** First member: assigns every partition to the data members. */
@@ -191,6 +206,10 @@ export class PartitionService {
       if (gone.has(m.source) || m.destinations.some((d) => gone.has(d))) this.abortMaster(m, 'a member of the migration left');
     }
     const changes = promoteAfterRemoval(this.tableNow, gone);
+    // A migration whose partition's list changes under it cannot commit: the new table releases the
+    // writes its source holds (apply → finishSource), and writes taken after the copy would be
+    // missing on the new replicas. Abort it; the planner starts again from the new list.
+    for (const m of [...this.active.values()]) if (changes.has(m.partitionId)) this.abortMaster(m, 'its replica list changed (a member left)');
     if (changes.size > 0) {
       this.counters.promotions += changes.size;
       const lost = [...changes].filter(([p]) => this.tableNow.owner(p) !== null && gone.has(this.tableNow.owner(p) as string) && changes.get(p)?.[0] === null);
@@ -242,6 +261,7 @@ export class PartitionService {
       if (now - since < this.opts.holdTimeoutMs) continue;
       this.unlistedSince.delete(p);
       if ((this.tableNow.replicas[p] as Replicas).includes(this.host.selfUuid)) continue;
+      this.log.fine(`dropping the data of partition ${p}: not listed for it for ${Math.round(now - since)} ms`);
       this.store.dropPartition(p);
       this.replicator.dropPartition(p);
     }
@@ -439,6 +459,15 @@ export class PartitionService {
     this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '' }));
   }
 
+  /**
+   * A snapshot of the partition was imported here. If this member was unlisted for it, the hold
+   * restarts now: the snapshot belongs to a migration whose table has not arrived yet, and dropping
+   * the data when the old hold ran out would lose what the new table makes this member serve.
+   */
+  onPartitionImported(partitionId: number): void {
+    if (this.unlistedSince.has(partitionId)) this.unlistedSince.set(partitionId, this.clock.monotonicMs());
+  }
+
   /** Backups of a partition settled: a held hand-over may report now. */
   onBackupsSettled(partitionId: number): void {
     const s = this.sources.get(partitionId);
@@ -464,7 +493,8 @@ export class PartitionService {
   handle(from: Peer, m: Message): boolean {
     switch (m.kind) {
       case 'partitionTable':
-        if (!this.host.isMaster()) this.applyFromMaster(m.body.table, m.body.migrationQueue);
+        // Only our master's tables: after a split the other half's master publishes its own.
+        if (!this.host.isMaster() && from.uuid === this.host.masterUuid()) this.applyFromMaster(m.body.table, m.body.migrationQueue);
         return true;
       case 'migrateRequest':
         this.onMigrateRequest(from, m.body);

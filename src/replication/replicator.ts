@@ -30,12 +30,16 @@ export interface ReplicatorOptions {
 export interface ReplicatorHost {
   readonly selfUuid: string;
   addressOf(uuid: string): string | null;
+  /** Whether `uuid` is in this member's member list (a peer on another side of a split is not). */
+  isMember(uuid: string): boolean;
   /** Replica list of a partition from the current table (index 0 = owner). */
   replicas(partitionId: number): readonly (string | null)[];
   /** Sync backup count for a structure (its config's backup-count). */
   syncBackups(kind: 'map' | 'queue', name: string): number;
   /** Called when a partition has no write waiting for backup acks any more. */
   onBackupsSettled(partitionId: number): void;
+  /** A whole partition was imported here (a snapshot arrived): this member holds it again. */
+  onPartitionImported(partitionId: number): void;
 }
 
 interface PendingAck {
@@ -368,9 +372,20 @@ export class Replicator {
     }
   }
 
+  /**
+   * Whether partition data from `from` may be applied here: it must be a member of this member's
+   * cluster (after a split, the other side's owner is not), and this member must not own the
+   * partition itself (an owner's data changes only by its own writes; a migration that makes
+   * another member the owner reaches this member as a new table first).
+   */
+  private acceptsDataFrom(from: Peer, partitionId: number): boolean {
+    if (partitionId >= this.store.partitionCount || !this.host.isMember(from.uuid)) return false;
+    return this.host.replicas(partitionId)[0] !== this.host.selfUuid;
+  }
+
   private onBackup(from: Peer, m: MessageOf<'backup'>): void {
     const { partitionId, version, op } = m.body;
-    if (partitionId >= this.store.partitionCount) return;
+    if (!this.acceptsDataFrom(from, partitionId)) return;
     if (this.incoming.has(partitionId) || this.buffered.has(partitionId)) {
       this.buffer(partitionId, { from, callId: m.callId, version, op });
       return;
@@ -484,7 +499,7 @@ export class Replicator {
     const ack = (ok: boolean): void => {
       this.transport.send(from.address, message('snapshotAck', { transferId: b.transferId, index: b.index, ok }));
     };
-    if (b.partitionId >= this.store.partitionCount) return ack(false);
+    if (!this.acceptsDataFrom(from, b.partitionId)) return ack(false);
     let inc = this.incoming.get(b.partitionId);
     if (b.index === 0) {
       inc = { transferId: b.transferId, from: from.uuid, entries: [], queues: [], nextIndex: 0 };
@@ -497,6 +512,7 @@ export class Replicator {
     if (b.last) {
       this.incoming.delete(b.partitionId);
       this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs());
+      this.host.onPartitionImported(b.partitionId);
       this.resyncAsked.delete(b.partitionId);
       this.counters.transfersReceived++;
       this.drainBuffered(b.partitionId, from.address);
@@ -598,7 +614,7 @@ export class Replicator {
     for (let i = 0; i < partitionIds.length && i < versions.length; i++) {
       const p = partitionIds[i] as number;
       const v = versions[i] as number;
-      if (p >= this.store.partitionCount || this.host.replicas(p)[0] !== from.uuid) continue;
+      if (p >= this.store.partitionCount || this.host.replicas(p)[0] !== from.uuid || !this.host.isMember(from.uuid)) continue;
       const previous = this.lastAdvertised.get(p);
       this.lastAdvertised.set(p, v);
       const mine = this.store.version(p);

@@ -231,7 +231,16 @@ export class TcpTransport implements Transport {
     return true;
   }
 
-  disconnect(address: string): void {
+  disconnect(address: string, uuid?: string): void {
+    if (uuid !== undefined) {
+      // Only that member's connections: a new incarnation at the same address keeps its own.
+      for (const c of [...this.connections]) {
+        if (c.peer === null || c.peer.uuid !== uuid || c.state === 'closed' || c.state === 'retiring') continue;
+        this.unregister(c);
+        this.retire(c);
+      }
+      return;
+    }
     const c = this.byAddress.get(address);
     if (c === undefined) return;
     this.unregister(c);

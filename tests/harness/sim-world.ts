@@ -14,6 +14,10 @@
 //   seed, thrown from send() or from the event that delivers.
 // - Per link (sender address → receiver address) delivery is FIFO unless `reorder` is on; a
 //   connection that closes (disconnect, crash, restart) drops what it still carries, like TCP.
+// - A paused member (pause/resume: a long GC pause or SIGSTOP) runs nothing: its timers and the
+//   messages delivered to it wait, in the order they fell due, and all run when it resumes, late,
+//   against the view it had. Its connections stay open, as TCP's do to a stopped process.
+// - Partitions may be one-way (block: A hears B, B does not hear A).
 // - The real twin is runtime/'s TCP transport; both implement src/cluster/transport.ts.
 import type { Message, MessageKind } from '../../src/cluster/messages.js';
 import { decodeMessage, encodeBody, MESSAGE_TYPES } from '../../src/cluster/messages.js';
@@ -192,12 +196,19 @@ export class SimTimers implements Timers {
   setTimeout(fn: () => void, delayMs: number): TimerHandle {
     assert(typeof delayMs === 'number' && !Number.isNaN(delayMs) && delayMs <= TIMER_DELAY_MS_MAX, `timer delay out of range: ${delayMs}`);
     const id = this.world.nextTimerId();
-    const scheduled = this.world.after(Math.max(1, delayMs), `timer ${this.memberId}#${id}`, () => {
-      this.pending.delete(id);
-      fn();
+    const label = `timer ${this.memberId}#${id}`;
+    const scheduled = this.world.after(Math.max(1, delayMs), label, () => {
+      // A paused process fires its due timers only when it runs again (still cancellable until then).
+      if (this.world.deferIfPaused(this.memberId, label, () => this.pending.has(id), () => this.fire(id, fn))) return;
+      this.fire(id, fn);
     });
     this.pending.set(id, scheduled);
     return { id };
+  }
+
+  private fire(id: number, fn: () => void): void {
+    this.pending.delete(id);
+    fn();
   }
 
   /** Clearing a fired, cleared or foreign handle does nothing, as in Node. */
@@ -286,8 +297,8 @@ export class SimTransport implements Transport {
     return this.world.sendFrom(this, address, message);
   }
 
-  disconnect(address: string): void {
-    this.world.disconnectFrom(this, address);
+  disconnect(address: string, uuid?: string): void {
+    this.world.disconnectFrom(this, address, uuid);
   }
 
   connectionCount(): number {
@@ -364,6 +375,11 @@ export class SimWorld {
   private readonly connections = new Map<string, Connection>();
   /** Partition group per address; unlisted addresses share group -1. Null: no partition. */
   private groups: Map<string, number> | null = null;
+  /** One-way blocks: "from to" pairs whose messages are dropped. */
+  private readonly blocked = new Set<string>();
+  /** Paused members: address and timers id → what waits for the resume, in the order it fell due. */
+  private readonly paused = new Map<string, { readonly timersId: string; readonly waiting: { label: string; live: () => boolean; run: () => void }[] }>();
+  private readonly pausedTimers = new Map<string, string>();
 
   private readonly sent = new Map<string, number>();
   private readonly delivered = new Map<string, number>();
@@ -602,15 +618,66 @@ export class SimWorld {
     this.note(`partition ${groups.map((g) => `[${g.join(',')}]`).join(' ')}`);
   }
 
+  /**
+   * A one-way partition: messages from any address of `from` to any of `to` are dropped (on send and
+   * on delivery); the other direction still flows. Adds to any earlier block; heal() lifts all.
+   */
+  block(from: readonly string[], to: readonly string[]): void {
+    for (const a of from) for (const b of to) if (a !== b) this.blocked.add(`${a} ${b}`);
+    this.note(`block [${from.join(',')}] -> [${to.join(',')}]`);
+  }
+
   heal(): void {
     this.groups = null;
+    this.blocked.clear();
     this.note('heal');
   }
 
-  /** Whether a message from `a` to `b` would be dropped by the current partition. */
+  /** Whether a message from `a` to `b` would be dropped by the current partition or block. */
   partitioned(a: string, b: string): boolean {
-    if (this.groups === null || a === b) return false;
+    if (a === b) return false;
+    if (this.blocked.size > 0 && this.blocked.has(`${a} ${b}`)) return true;
+    if (this.groups === null) return false;
     return (this.groups.get(a) ?? -1) !== (this.groups.get(b) ?? -1);
+  }
+
+  // ---- pauses (GC, SIGSTOP) ---------------------------------------------------------------------
+
+  /**
+   * The member at `address`, whose timers are `timersId`, stops running: its due timers and the
+   * messages delivered to it wait until resume(). Its connections stay open.
+   */
+  pause(address: string, timersId: string): void {
+    assert(!this.paused.has(address), `${address} is already paused`);
+    this.paused.set(address, { timersId, waiting: [] });
+    this.pausedTimers.set(timersId, address);
+    this.note(`pause ${address}`);
+  }
+
+  /** The paused member runs again: everything that fell due meanwhile runs now, in order, late. */
+  resume(address: string): void {
+    const p = this.paused.get(address);
+    if (p === undefined) return;
+    this.paused.delete(address);
+    this.pausedTimers.delete(p.timersId);
+    this.note(`resume ${address} (${p.waiting.length} waiting)`);
+    for (const w of p.waiting) {
+      this.after(0, `resumed ${w.label}`, () => {
+        if (w.live()) w.run();
+      });
+    }
+  }
+
+  isPaused(address: string): boolean {
+    return this.paused.has(address);
+  }
+
+  /** @internal A timer of a paused member fell due: keep it for the resume. True when deferred. */
+  deferIfPaused(timersId: string, label: string, live: () => boolean, run: () => void): boolean {
+    const address = this.pausedTimers.get(timersId);
+    if (address === undefined) return false;
+    this.paused.get(address)?.waiting.push({ label, live, run });
+    return true;
   }
 
   // ---- network: counters ----------------------------------------------------------------------
@@ -667,7 +734,9 @@ export class SimWorld {
   }
 
   /** @internal SimTransport.disconnect. */
-  disconnectFrom(from: SimTransport, to: string): void {
+  disconnectFrom(from: SimTransport, to: string, uuid?: string): void {
+    // A restart closed the old incarnation's connections already; the new one's stays open.
+    if (uuid !== undefined && this.transports.get(to)?.uuid !== uuid) return;
     from.refused.delete(to);
     from.refusing.delete(to);
     const key = pairKey(from.address, to);
@@ -729,6 +798,12 @@ export class SimWorld {
   }
 
   private deliver(m: InFlight): void {
+    const pause = this.paused.get(m.to);
+    if (pause !== undefined) {
+      // Bytes reach a stopped process's socket buffer; it reads them when it runs again.
+      pause.waiting.push({ label: `deliver ${m.from.address}->${m.to} ${m.kind}#${m.callId}`, live: () => true, run: () => this.deliver(m) });
+      return;
+    }
     bump(m.conn.inFlightBytes, m.from.address, -m.body.length);
     if (this.connections.get(pairKey(m.from.address, m.to)) !== m.conn) return void this.drop(m.kind, 'closed', true);
     const target = this.transports.get(m.to);

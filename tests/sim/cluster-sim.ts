@@ -1,14 +1,21 @@
 // One seeded run of a whole cluster in one process: 3 to 7 members (ClusterNode, the same code the
 // real member runs) on SimWorld's virtual clock and simulated network, a client writing unique keys
-// and queue items through random members, and faults drawn from the seed: message loss, delay,
-// reordering, member crashes and restarts (at most backup-count down at once), short network
-// partitions that heal, and members joining while migrations run. After the faults stop, the run
-// waits for the cluster to settle and checks the invariants:
+// and queue items through random members, and faults drawn from the seed, one per round with the
+// cluster settled in between (so at most backup-count members are ever down at once): message loss,
+// delay, reordering, member crashes, restarts with a new identity, a crash followed by a restart at
+// the same address within the heartbeat timeout (often of the master), pauses of 2-20 s (a GC pause
+// or SIGSTOP: timers fire late, the old view is kept), short and long network partitions
+// (one member isolated, majority/minority, a bridge member that sees both sides), one-way
+// partitions, and members joining while migrations run. After the faults stop, the run waits for
+// the cluster to settle and checks the invariants:
 //   - every live member is joined and sees the same member list and partition table as the master;
 //   - exactly one owner per partition; replicas distinct and on live data members;
-//   - every acknowledged map write is readable from the partition's owner;
-//   - every acknowledged queue item was either polled exactly once or is still in the queue, and no
-//     item appears twice (an item may vanish only with an in-doubt poll, which is counted).
+//   - every acknowledged map write is readable from the partition's owner and its backups;
+//   - every acknowledged queue item was polled or is still queued (an item may vanish only with an
+//     in-doubt poll, which is counted); outside a split brain no item is polled or queued twice;
+//     inside one (a member was removed while alive: cluster.md) duplicates are allowed and counted;
+//   - a member restarted while its old incarnation was still listed never founds a cluster of its
+//     own when nothing cut it off (cluster.md, "A member restarted at the address of a listed member").
 // A failure throws with `seed=N`; `npx tsx scripts/sim.ts --seed N` replays it with a trace.
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
@@ -49,6 +56,10 @@ export interface SimReport {
   readonly crashes: number;
   readonly restarts: number;
   readonly partitions: number;
+  readonly pauses: number;
+  readonly bounces: number;
+  readonly splitBrain: boolean;
+  readonly duplicatedItems: number;
   readonly joinsDuringMigration: number;
   readonly virtualMs: number;
   readonly events: number;
@@ -168,7 +179,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   let opCounter = 0;
   const queues = ['q0', 'q1'];
   const clientOp = (): void => {
-    const via = live();
+    const via = live().filter((m) => !world.isPaused(m.address));
     if (via.length === 0) return;
     const m = via[rnd.nextInt(via.length)] as SimMember;
     const n = opCounter++;
@@ -180,6 +191,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       const p = partitionIdOfKey(keyBytes, partitionCount);
       m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, 'm', keyBytes, Buffer.from(value), 'text/plain'), 20_000, (r) => {
         if (r.kind === 'ok') acked.set(key, value);
+        if (o.verbose === true) process.stdout.write(`[${world.timeMs}ms] CLIENT put ${key} via ${m.address}: ${r.kind}\n`);
       });
     } else if (kind < 8) {
       const q = queues[rnd.nextInt(queues.length)] as string;
@@ -204,22 +216,35 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   let crashes = 0;
   let restarts = 0;
   let splits = 0;
+  let pauses = 0;
+  let bounces = 0;
   let joinsDuringMigration = 0;
+  /** Members restarted into a cluster that still listed their old incarnation, with nothing cutting them off. */
+  const bounced: SimMember[] = [];
   const faultRounds = 3 + rnd.nextInt(4);
   const spareSlot = memberCount;
+  const faultLog = (text: string): void => {
+    if (o.verbose === true) process.stdout.write(`[${world.timeMs}ms] FAULT ${text}\n`);
+  };
+  const masterOf = (ms: SimMember[]): SimMember | undefined => ms.find((m) => m.node.membership.isMaster);
+  const pick = (ms: SimMember[], preferMaster: boolean): SimMember => (preferMaster ? masterOf(ms) : undefined) ?? (ms[rnd.nextInt(ms.length)] as SimMember);
   for (let round = 0; round < faultRounds; round++) {
     for (let i = 0; i < 40; i++) world.after(rnd.nextInt(3000), 'client op', clientOp);
-    const fault = rnd.nextInt(5);
+    const fault = rnd.nextInt(10);
     const victims = live();
+    const addressesOf = (ms: SimMember[]): string[] => ms.map((m) => m.address);
     if (fault === 0 && victims.length > 2) {
       // Crash one member (backup-count 1: one down at a time), then let the cluster repair.
-      crash(victims[rnd.nextInt(victims.length)] as SimMember);
+      const victim = victims[rnd.nextInt(victims.length)] as SimMember;
+      faultLog(`crash ${victim.address}`);
+      crash(victim);
       crashes++;
     } else if (fault === 1) {
       // Restart a crashed slot with a new identity, or join the spare slot while migrations run.
       const dead = members.filter((m) => !m.alive && !members.some((x) => x.alive && x.id === m.id));
       const slot = dead.length > 0 ? (dead[0] as SimMember).id : spareSlot;
       if (!members.some((x) => x.alive && x.id === slot)) {
+        faultLog(`start slot ${slot}`);
         startMember(slot);
         if (dead.length > 0) restarts++;
         else joinsDuringMigration++;
@@ -227,9 +252,58 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     } else if (fault === 2 && victims.length > 2) {
       // A short partition (healed before suspicion) isolating one member.
       const isolated = victims[rnd.nextInt(victims.length)] as SimMember;
+      faultLog(`isolate ${isolated.address} briefly`);
       world.partition([[isolated.address]]);
       splits++;
       world.after(2000 + rnd.nextInt(4000), 'heal', () => world.heal());
+    } else if (fault === 3 && victims.length > 2) {
+      // kill -9 and a restart at the same address before the others noticed (often the master).
+      const victim = pick(victims, rnd.next() < 0.5);
+      const downMs = 1000 + rnd.nextInt(7000);
+      faultLog(`bounce ${victim.address}${victim.node.membership.isMaster ? ' (master)' : ''} for ${downMs} ms`);
+      crash(victim);
+      bounces++;
+      world.after(downMs, 'bounce', () => bounced.push(startMember(victim.id)));
+    } else if (fault === 4 && victims.length > 2) {
+      // A pause (GC, SIGSTOP) of 2-20 s: shorter than the heartbeat timeout, or long enough to be removed.
+      const victim = pick(victims, rnd.next() < 0.33);
+      const pauseMs = 2000 + rnd.nextInt(18_000);
+      faultLog(`pause ${victim.address}${victim.node.membership.isMaster ? ' (master)' : ''} for ${pauseMs} ms`);
+      world.pause(victim.address, `${victim.address}/${victim.uuid}`);
+      pauses++;
+      world.after(pauseMs, 'resume', () => world.resume(victim.address));
+    } else if (fault === 5 && victims.length > 2) {
+      // A long partition: a minority (at most half, rounded down) cut off past the heartbeat timeout.
+      const shuffled = victims.map((m) => ({ m, r: rnd.next() })).sort((a, b) => a.r - b.r).map((x) => x.m);
+      const minority = shuffled.slice(0, 1 + rnd.nextInt(Math.max(1, Math.floor((victims.length - 1) / 2))));
+      const forMs = 5000 + rnd.nextInt(20_000);
+      faultLog(`partition minority [${addressesOf(minority).join(',')}] for ${forMs} ms`);
+      world.partition([addressesOf(minority)]);
+      splits++;
+      world.after(forMs, 'heal', () => world.heal());
+    } else if (fault === 6 && victims.length > 2) {
+      // A one-way partition: one member hears the others but they do not hear it, or the reverse.
+      const x = victims[rnd.nextInt(victims.length)] as SimMember;
+      const others = addressesOf(victims.filter((m) => m !== x));
+      const outbound = rnd.next() < 0.5;
+      const forMs = 3000 + rnd.nextInt(17_000);
+      faultLog(`one-way: ${outbound ? `${x.address} not heard by the others` : `${x.address} does not hear the others`} for ${forMs} ms`);
+      if (outbound) world.block([x.address], others);
+      else world.block(others, [x.address]);
+      splits++;
+      world.after(forMs, 'heal', () => world.heal());
+    } else if (fault === 7 && victims.length > 2) {
+      // A bridge: two sides that cannot reach each other, and one member that reaches both.
+      const [bridge, ...rest] = victims.map((m) => ({ m, r: rnd.next() })).sort((a, b) => a.r - b.r).map((x) => x.m) as [SimMember, ...SimMember[]];
+      const cut = 1 + rnd.nextInt(Math.max(1, rest.length - 1));
+      const left = addressesOf(rest.slice(0, cut));
+      const right = addressesOf(rest.slice(cut));
+      const forMs = 5000 + rnd.nextInt(15_000);
+      faultLog(`bridge ${bridge.address} between [${left.join(',')}] and [${right.join(',')}] for ${forMs} ms`);
+      world.block(left, right);
+      world.block(right, left);
+      splits++;
+      world.after(forMs, 'heal', () => world.heal());
     }
     world.runFor(3000);
     // Wait until the cluster is back in shape before the next fault: at most one member down at once.
@@ -244,7 +318,12 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   }
   world.runFor(25_000); // let in-flight client calls finish or time out
 
-  check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, fail);
+  // A split brain: some member was removed while it was alive (it left and joined again), or merged.
+  const splitBrain = members.some((m) => m.node.membership.counters.leftCluster > 0 || m.node.membership.counters.merges > 0);
+  for (const m of bounced) {
+    if (m.node.membership.counters.clustersFounded > 0 && !splitBrain) fail(`${m.address} (${m.uuid}), restarted while its old incarnation was listed, founded a cluster of its own`);
+  }
+  const duplicatedItems = check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, splitBrain, fail);
   for (const m of live()) m.node.stop();
   return {
     seed,
@@ -254,13 +333,18 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     crashes,
     restarts,
     partitions: splits,
+    pauses,
+    bounces,
+    splitBrain,
+    duplicatedItems,
     joinsDuringMigration,
     virtualMs: world.timeMs,
     events: world.eventCount,
   };
 }
 
-function settled(live: SimMember[]): boolean {
+function settled(world: SimWorld, live: SimMember[]): boolean {
+  if (live.some((m) => world.isPaused(m.address))) return false;
   const master = live.find((m) => m.node.membership.isMaster);
   if (master === undefined) return false;
   const mv = master.node.membership.version;
@@ -274,7 +358,7 @@ function settled(live: SimMember[]): boolean {
 }
 
 function settle(world: SimWorld, live: () => SimMember[], forMs: number): boolean {
-  return world.runUntil(() => settled(live()), world.timeMs + forMs);
+  return world.runUntil(() => settled(world, live()), world.timeMs + forMs);
 }
 
 function describe(live: SimMember[]): string {
@@ -290,8 +374,9 @@ function check(
   ackedItems: Set<string>,
   polled: Map<string, number>,
   inDoubtPolls: number,
+  splitBrain: boolean,
   fail: (m: string) => never,
-): void {
+): number {
   const master = live.find((m) => m.node.membership.isMaster) ?? fail('no master');
   const table = master.node.partitions.table;
   const liveData = new Set(live.filter((m) => !m.node.membership.self.lite).map((m) => m.uuid));
@@ -335,12 +420,19 @@ function check(
       remaining.set(text, (remaining.get(text) ?? 0) + 1);
     }
   }
-  for (const [item, n] of polled) if (n > 1) fail(`item ${item} was polled ${n} times`);
+  // Outside a split brain every item is delivered exactly once; inside one, at least once (counted).
+  let duplicated = 0;
+  const duplicate = (what: string): void => {
+    if (!splitBrain) fail(what);
+    duplicated++;
+  };
+  for (const [item, n] of polled) if (n > 1) duplicate(`item ${item} was polled ${n} times`);
   for (const [item, n] of remaining) {
-    if (n > 1) fail(`item ${item} is queued ${n} times`);
-    if (polled.has(item)) fail(`item ${item} was polled and is still queued`);
+    if (n > 1) duplicate(`item ${item} is queued ${n} times`);
+    if (polled.has(item)) duplicate(`item ${item} was polled and is still queued`);
   }
   let missing = 0;
   for (const item of ackedItems) if (!polled.has(item) && !remaining.has(item)) missing++;
   if (missing > inDoubtPolls) fail(`${missing} acknowledged queue item(s) lost (${[...ackedItems].filter((i) => !polled.has(i) && !remaining.has(i)).join(',')}), only ${inDoubtPolls} poll(s) in doubt; queued: ${[...remaining.keys()].join(',')}`);
+  return duplicated;
 }

@@ -2,7 +2,7 @@
 // time then scheduling order, run/runFor/step/runUntil semantics, a livelock guard), per-member
 // timers (Node-like delays, clearTimeout, cancelAll), and the simulated network (per-link FIFO unless
 // reordering is on, real encode/decode on every message, loss, duplication, partitions and heal,
-// crash and restart, cluster-name refusals, connection counts, counters). Determinism is checked by
+// one-way blocks, pauses (timers and deliveries wait and run late, in order), crash and restart, cluster-name refusals, connection counts, counters). Determinism is checked by
 // running one randomized scenario twice per seed and comparing traces and fingerprints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -225,6 +225,48 @@ test('partitions drop messages between groups, also those in flight; unlisted ad
   a.t.send(B, numbered(8));
   w.runFor(100);
   assert.deepEqual(numbers(b.inbox), [5, 8]);
+});
+
+test('block is one-way: A hears B, B does not hear A; heal lifts it', () => {
+  const w = new SimWorld(3);
+  const a = member(w, A, 'ua');
+  const b = member(w, B, 'ub');
+  w.block([A], [B]);
+  assert.equal(a.t.send(B, numbered(1)), true);
+  b.t.send(A, numbered(2));
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), []);
+  assert.deepEqual(numbers(a.inbox), [2]);
+  w.heal();
+  a.t.send(B, numbered(3));
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), [3]);
+});
+
+test('pause: timers and deliveries of a paused member wait and run at resume, late and in order; cleared timers do not', () => {
+  const w = new SimWorld(4);
+  const a = member(w, A, 'ua');
+  const b = member(w, B, 'ub');
+  const timers = w.timersFor('b');
+  const fired: string[] = [];
+  timers.setTimeout(() => fired.push(`t1@${w.timeMs}`), 100);
+  const cleared = timers.setTimeout(() => fired.push('cleared'), 200);
+  w.runFor(50);
+  w.pause(B, 'b');
+  assert.equal(w.isPaused(B), true);
+  a.t.send(B, numbered(1));
+  a.t.send(B, numbered(2));
+  w.runFor(1000);
+  assert.deepEqual(fired, []);
+  assert.deepEqual(numbers(b.inbox), []);
+  timers.clearTimeout(cleared);
+  w.resume(B);
+  w.runFor(10);
+  assert.deepEqual(fired, ['t1@1050']);
+  assert.deepEqual(numbers(b.inbox), [1, 2]);
+  a.t.send(B, numbered(3));
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), [1, 2, 3]);
 });
 
 test('crash: the dead transport neither sends nor receives, in-flight messages are lost; restart gets a new identity', () => {
