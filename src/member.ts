@@ -5,9 +5,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { chooseAddress, type AddressChoice } from './config/bind-address.js';
 import { loadConfig } from './config/load.js';
 import { XML_DEFAULT_LIMITS } from './config/xml.js';
 import { Logger } from './util/logger.js';
+import { localInterfaces } from './runtime/local-interfaces.js';
 import { MemberRuntime } from './runtime/member-runtime.js';
 import { MEMBER_VERSION } from './member/version.js';
 
@@ -38,7 +40,17 @@ function readConfigFile(file: string): string {
   }
 }
 
+/** The start-up line that says which address the member uses, why, and what its listeners bind. */
+function describeAddress(a: AddressChoice, bindAny: boolean): string {
+  const advertised = a.advertised === a.local ? '' : `; advertised as ${a.advertised} (public-address)`;
+  const binding = bindAny
+    ? `listeners bind ${a.bindHost}, every interface (grid.socket.bind.any=true)`
+    : `listeners bind ${a.bindHost} only and member connections leave from it (grid.socket.bind.any=false)`;
+  return `address ${a.local}: ${a.reason}; ${binding}${advertised}`;
+}
+
 async function main(): Promise<void> {
+  const interfaces = localInterfaces();
   const result = loadConfig({
     argv: process.argv.slice(2),
     env: process.env,
@@ -49,6 +61,7 @@ async function main(): Promise<void> {
     version: MEMBER_VERSION,
     // What this version runs; the loader refuses the rest with the setting's location.
     supports: { persistence: false, wanReplication: false, cpSubsystem: false, tls: true },
+    localInterfaces: interfaces,
   });
   if (result.kind === 'exit') exitWith(result.code, result.stdout, result.stderr);
   const config = result.config;
@@ -61,7 +74,12 @@ async function main(): Promise<void> {
   const tcp = config.network.join.tcpIp;
   log.info(tcp.enabled ? `join addresses (tcp-ip): ${tcp.members.join(', ') || 'none'}` : 'tcp-ip join is off');
 
-  const runtime = new MemberRuntime(config, logger, (code) => {
+  // The loader checked these same addresses against <interfaces>, so the choice cannot fail here.
+  const address = chooseAddress(config, interfaces);
+  if (!address.ok) exitWith(1, '', `grid: cannot start: ${address.problem}`);
+  log.info(describeAddress(address.choice, config.properties.socketBindAny));
+
+  const runtime = new MemberRuntime(config, address.choice, logger, (code) => {
     // Let stdout drain before leaving.
     process.stdout.write('', () => process.exit(code));
   });

@@ -65,13 +65,17 @@ function measure(c: Case): number {
 // A route table shaped like the member's (src/http/routes.ts): ~30 routes, static, :param and *tail.
 function memberLikeRouter(): Router<string> {
   const r = new Router<string>();
-  r.on(['POST', 'PUT'], '/grid/rest/maps/:map/*key', 'mapPut');
-  r.on(['GET'], '/grid/rest/maps/:map/*key', 'mapGet');
-  r.on(['DELETE'], '/grid/rest/maps/:map/*key', 'mapDelete');
+  for (const p of ['/grid/rest/maps/:map', '/grid/rest/maps/:map/*key']) {
+    r.on(['POST', 'PUT'], p, 'mapPut');
+    r.on(['GET'], p, 'mapGet');
+    r.on(['DELETE'], p, 'mapDelete');
+  }
   r.on(['HEAD'], '/grid/rest/maps/*any', 'dataHead');
-  r.on(['POST', 'PUT'], '/grid/rest/queues/:queue/*rest', 'queueOffer');
-  r.on(['GET'], '/grid/rest/queues/:queue/*rest', 'queueGet');
-  r.on(['DELETE'], '/grid/rest/queues/:queue/*rest', 'queueDelete');
+  for (const p of ['/grid/rest/queues/:queue', '/grid/rest/queues/:queue/*rest']) {
+    r.on(['POST', 'PUT'], p, 'queueOffer');
+    r.on(['GET'], p, 'queueGet');
+    r.on(['DELETE'], p, 'queueDelete');
+  }
   for (const p of ['cluster', 'instance', 'metrics', 'management/cluster/version', 'license', 'log-level', 'config/tcp-ip/member-list']) {
     r.on(['GET'], `/grid/rest/${p}`, p);
   }

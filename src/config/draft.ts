@@ -42,6 +42,7 @@ export const originKey = {
   persistence: 'persistence',
   wan: (name: string) => `wan:${name}`,
   advancedNetwork: 'advanced-network',
+  interfaces: 'network:interfaces',
 } as const;
 
 export const DEFAULT_PORT = 5701;
@@ -120,6 +121,7 @@ export function defaultDraft(): Draft {
     network: {
       publicAddress: null,
       port: defaultPort(),
+      interfaces: { enabled: false, interfaces: [] },
       join: { tcpIp: { enabled: false, connectionTimeoutSeconds: 5, members: [] } },
       restApi: { enabled: false, groups: defaultGroups() },
       ssl: defaultSsl(),

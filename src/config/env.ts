@@ -10,6 +10,7 @@ import { ConfigError } from './config-error.js';
 import { suggest } from './did-you-mean.js';
 import { defaultMap, defaultQueue, originKey, setMemberPort, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
 import { findPropertySpec, GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
+import { parseInterfaceText } from './interface-pattern.js';
 import { parseCpMemberCount, parseGroupSize } from './schema-cluster.js';
 import { parseGroupName } from './schema-network.js';
 import { setGridProperty } from './schema.js';
@@ -68,6 +69,10 @@ const FIXED: Readonly<Record<string, Apply<Draft>>> = {
   NETWORK_PORT_PORT: field((r) => parsePort(r, 0), (d, v) => setMemberPort(d, v)),
   NETWORK_PORT_AUTOINCREMENT: field(parseBoolean, (d, v) => (d.network.port.autoIncrement = v)),
   NETWORK_PORT_PORTCOUNT: field((r) => parseInteger(r, 1, 65535), (d, v) => (d.network.port.portCount = v)),
+  NETWORK_INTERFACES_ENABLED: field(parseBoolean, (d, v) => (d.network.interfaces.enabled = v)),
+  NETWORK_INTERFACES_INTERFACE: (d, raw, variable) => {
+    d.network.interfaces.interfaces = splitList(raw).map((item) => mustParse(parseInterfaceText, item, variable));
+  },
   NETWORK_RESTAPI_ENABLED: field(parseBoolean, (d, v) => (d.network.restApi.enabled = v)),
   NETWORK_JOIN_TCPIP_ENABLED: field(parseBoolean, (d, v) => (d.network.join.tcpIp.enabled = v)),
   NETWORK_JOIN_TCPIP_CONNECTIONTIMEOUTSECONDS: field((r) => parseInteger(r, 1, 3600), (d, v) => (d.network.join.tcpIp.connectionTimeoutSeconds = v)),
@@ -121,6 +126,7 @@ function applyOne(draft: Draft, variable: string, raw: string, origins: Origins)
   if (fixed !== undefined) {
     if (path === 'PERSISTENCE_ENABLED') origins.set(originKey.persistence, `environment variable ${variable}`);
     if (path === 'CPSUBSYSTEM_CPMEMBERCOUNT') origins.set(originKey.cp, `environment variable ${variable}`);
+    if (path.startsWith('NETWORK_INTERFACES_')) origins.set(originKey.interfaces, `environment variable ${variable}`);
     return fixed(draft, raw, variable);
   }
   if (path.startsWith(GROUPS_PREFIX) && path.endsWith(GROUPS_SUFFIX)) {

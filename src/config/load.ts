@@ -3,6 +3,7 @@
 // Order: flags are parsed first (so --help/--version never depend on the file), then the file is
 // found and read, then defaults < XML < environment < flags are applied, the whole is validated,
 // and the result is deep-frozen. Any bad input ends as one line on stderr and exit status 2.
+import type { LocalInterface } from './bind-address.js';
 import { ConfigError } from './config-error.js';
 import { defaultDraft, type Draft, type Origins } from './draft.js';
 import { applyEnv, ENV_CONFIG, type Env } from './env.js';
@@ -34,6 +35,12 @@ export interface LoadInput {
    * Omitted: everything is accepted (the loader's own tests use that).
    */
   readonly supports?: FeatureSupport;
+  /**
+   * The machine's addresses (the runtime passes os.networkInterfaces(), flattened): `<interfaces>`
+   * that match none of them are refused here, with their position. Omitted: that check is skipped
+   * (the loader's own tests use that; the running member always passes them).
+   */
+  readonly localInterfaces?: readonly LocalInterface[];
 }
 
 export type LoadResult =
@@ -87,7 +94,7 @@ function build(input: LoadInput, flags: ParsedFlags): { config: Config; warnings
   if (draft.instanceName === '') draft.instanceName = `grid-${input.randomHex(4)}`;
   draft.source = located?.path ?? 'defaults';
   const fileReadable = input.fileReadable ?? ((path: string) => canRead(input, path));
-  warnings.push(...validate(draft, origins, { cwd: input.cwd, fileReadable, supports: input.supports ?? ALL_FEATURES }));
+  warnings.push(...validate(draft, origins, { cwd: input.cwd, fileReadable, supports: input.supports ?? ALL_FEATURES, localInterfaces: input.localInterfaces ?? null }));
   return { config: deepFreeze(draft) as Config, warnings, sourceNote: describeSource(located, input.cwd, envNames, flags) };
 }
 

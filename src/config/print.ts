@@ -60,6 +60,7 @@ function network(c: Config): Out {
   if (n.publicAddress !== null) children.push(el('public-address', {}, n.publicAddress));
   children.push(
     port(n.port),
+    el('interfaces', { enabled: n.interfaces.enabled }, n.interfaces.interfaces.map((i) => el('interface', {}, i))),
     el('join', {}, [
       el('tcp-ip', { enabled: t.enabled, 'connection-timeout-seconds': t.connectionTimeoutSeconds }, [
         el('member-list', {}, t.members.map((m) => el('member', {}, m))),

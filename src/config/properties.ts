@@ -1,35 +1,52 @@
 // The `grid.*` properties the member understands: name, the GridProperties field it fills, default
-// and allowed range. One table serves the XML `<properties>`, GRID_PROPERTY_* variables, the
-// printed configuration and the docs. An unknown `grid.*` name is an error (a typo would otherwise be
-// silently ignored); other names are kept as raw properties for placeholders.
+// and allowed range (integers; booleans are `true` or `false`). One table serves the XML
+// `<properties>`, GRID_PROPERTY_* variables, the printed configuration and the docs. An unknown
+// `grid.*` name is an error (a typo would otherwise be silently ignored); other names are kept as
+// raw properties for placeholders.
+import { assert } from '../util/assert.js';
 import type { GridProperties } from './types.js';
-import { INT_MAX } from './values.js';
+import { INT_MAX, parseBoolean, parseInteger, type Parsed } from './values.js';
 
-export interface PropertySpec {
+type KeysOf<V> = { [K in keyof GridProperties]: GridProperties[K] extends V ? K : never }[keyof GridProperties];
+
+export interface IntegerPropertySpec {
+  readonly kind: 'integer';
   readonly name: string;
-  readonly key: keyof GridProperties;
+  readonly key: KeysOf<number>;
   readonly defaultValue: number;
   readonly min: number;
   readonly max: number;
 }
 
+export interface BooleanPropertySpec {
+  readonly kind: 'boolean';
+  readonly name: string;
+  readonly key: KeysOf<boolean>;
+  readonly defaultValue: boolean;
+}
+
+export type PropertySpec = IntegerPropertySpec | BooleanPropertySpec;
+
+const int = (name: string, key: KeysOf<number>, defaultValue: number, min: number, max: number): IntegerPropertySpec => ({ kind: 'integer', name, key, defaultValue, min, max });
+
 export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
-  { name: 'grid.partition.count', key: 'partitionCount', defaultValue: 271, min: 1, max: 32768 },
-  { name: 'grid.heartbeat.interval.seconds', key: 'heartbeatIntervalSeconds', defaultValue: 1, min: 1, max: 3600 },
-  { name: 'grid.max.no.heartbeat.seconds', key: 'maxNoHeartbeatSeconds', defaultValue: 10, min: 1, max: 86400 },
-  { name: 'grid.operation.call.timeout.millis', key: 'operationCallTimeoutMs', defaultValue: 60000, min: 1, max: INT_MAX },
-  { name: 'grid.graceful.shutdown.max.wait.seconds', key: 'gracefulShutdownMaxWaitSeconds', defaultValue: 600, min: 0, max: 86400 },
-  { name: 'grid.rest.header.bytes.max', key: 'restHeaderBytesMax', defaultValue: 16384, min: 1024, max: 1048576 },
-  { name: 'grid.rest.body.bytes.max', key: 'restBodyBytesMax', defaultValue: 16777216, min: 0, max: 268435456 },
-  { name: 'grid.rest.pipeline.max', key: 'restPipelineMax', defaultValue: 1000, min: 1, max: 100000 },
-  { name: 'grid.rest.headers.timeout.seconds', key: 'restHeadersTimeoutSeconds', defaultValue: 60, min: 1, max: 86400 },
-  { name: 'grid.rest.idle.timeout.seconds', key: 'restIdleTimeoutSeconds', defaultValue: 300, min: 1, max: 86400 },
-  { name: 'grid.rest.connections.max', key: 'restConnectionsMax', defaultValue: 10000, min: 1, max: 1000000 },
-  { name: 'grid.queue.poll.timeout.seconds.max', key: 'queuePollTimeoutSecondsMax', defaultValue: 300, min: 0, max: 86400 },
-  { name: 'grid.queue.waiters.max', key: 'queueWaitersMax', defaultValue: 100000, min: 0, max: 10000000 },
-  { name: 'grid.member.frame.bytes.max', key: 'memberFrameBytesMax', defaultValue: 67108864, min: 65536, max: 1073741824 },
-  { name: 'grid.shutdown.inflight.wait.seconds', key: 'shutdownInflightWaitSeconds', defaultValue: 30, min: 0, max: 3600 },
-  { name: 'grid.socket.sniff.timeout.millis', key: 'sniffTimeoutMs', defaultValue: 10000, min: 1, max: 600000 },
+  int('grid.partition.count', 'partitionCount', 271, 1, 32768),
+  int('grid.heartbeat.interval.seconds', 'heartbeatIntervalSeconds', 1, 1, 3600),
+  int('grid.max.no.heartbeat.seconds', 'maxNoHeartbeatSeconds', 10, 1, 86400),
+  int('grid.operation.call.timeout.millis', 'operationCallTimeoutMs', 60000, 1, INT_MAX),
+  int('grid.graceful.shutdown.max.wait.seconds', 'gracefulShutdownMaxWaitSeconds', 600, 0, 86400),
+  int('grid.rest.header.bytes.max', 'restHeaderBytesMax', 16384, 1024, 1048576),
+  int('grid.rest.body.bytes.max', 'restBodyBytesMax', 16777216, 0, 268435456),
+  int('grid.rest.pipeline.max', 'restPipelineMax', 1000, 1, 100000),
+  int('grid.rest.headers.timeout.seconds', 'restHeadersTimeoutSeconds', 60, 1, 86400),
+  int('grid.rest.idle.timeout.seconds', 'restIdleTimeoutSeconds', 300, 1, 86400),
+  int('grid.rest.connections.max', 'restConnectionsMax', 10000, 1, 1000000),
+  int('grid.queue.poll.timeout.seconds.max', 'queuePollTimeoutSecondsMax', 300, 0, 86400),
+  int('grid.queue.waiters.max', 'queueWaitersMax', 100000, 0, 10000000),
+  int('grid.member.frame.bytes.max', 'memberFrameBytesMax', 67108864, 65536, 1073741824),
+  int('grid.shutdown.inflight.wait.seconds', 'shutdownInflightWaitSeconds', 30, 0, 3600),
+  int('grid.socket.sniff.timeout.millis', 'sniffTimeoutMs', 10000, 1, 600000),
+  { kind: 'boolean', name: 'grid.socket.bind.any', key: 'socketBindAny', defaultValue: true },
 ];
 
 export function findPropertySpec(name: string): PropertySpec | undefined {
@@ -40,8 +57,24 @@ export function isGridPropertyName(name: string): boolean {
   return name.startsWith('grid.');
 }
 
-export function defaultGridProperties(): Record<keyof GridProperties, number> {
-  const out = {} as Record<keyof GridProperties, number>;
-  for (const p of GRID_PROPERTY_SPECS) out[p.key] = p.defaultValue;
+export function defaultGridProperties(): { -readonly [K in keyof GridProperties]: GridProperties[K] } {
+  const out = {} as { -readonly [K in keyof GridProperties]: GridProperties[K] };
+  for (const p of GRID_PROPERTY_SPECS) setProperty(out, p, p.defaultValue);
   return out;
+}
+
+/** Parses a property's text by its kind: `expected ...` on a bad value. */
+export function parsePropertyValue(spec: PropertySpec, raw: string): Parsed<number | boolean> {
+  return spec.kind === 'integer' ? parseInteger(raw, spec.min, spec.max) : parseBoolean(raw);
+}
+
+/** Stores a parsed value in its field; the value's type follows the spec's kind (asserted: parse with parsePropertyValue first). */
+export function setProperty(target: { -readonly [K in keyof GridProperties]: GridProperties[K] }, spec: PropertySpec, value: number | boolean): void {
+  if (spec.kind === 'integer') {
+    assert(typeof value === 'number', `property ${spec.name} takes an integer`);
+    target[spec.key] = value;
+  } else {
+    assert(typeof value === 'boolean', `property ${spec.name} takes a boolean`);
+    target[spec.key] = value;
+  }
 }

@@ -1,9 +1,11 @@
-// `<network>` and `<advanced-network>`: ports, TCP-IP join, REST switch and endpoint groups, TLS.
+// `<network>` and `<advanced-network>`: ports, interfaces, TCP-IP join, REST switch and endpoint
+// groups, TLS.
 // Declaring `rest-server-socket-endpoint-config` is what enables REST on that endpoint (rest.md §2),
 // so the draft records the endpoint only when the element is present.
 import { suggest } from './did-you-mean.js';
 import { defaultGroups, defaultPort, defaultSsl, originKey, type DeepMutable, type Draft, type Origins } from './draft.js';
 import { ENDPOINT_GROUPS, type EndpointGroup, type EndpointGroups, type PortConfig, type SslConfig } from './types.js';
+import { parseInterfaceText } from './interface-pattern.js';
 import type { ElementReader } from './xml-reader.js';
 import { parseBoolean, parseEnum, parseHost, parseInteger, parseMemberAddress, parsePort, splitList, expectedGot } from './values.js';
 
@@ -17,6 +19,16 @@ export function readNetwork(network: ElementReader, draft: Draft, origins: Origi
   if (publicAddress !== undefined) n.publicAddress = publicAddress.typedText(parseHost);
   const port = network.child('port', PORT_SHAPE);
   if (port !== undefined) n.port = readPort(port, n.port);
+  const interfaces = network.child('interfaces', { attrs: ['enabled'], many: ['interface'] });
+  if (interfaces !== undefined) {
+    // Patterns are checked here, with their line; whether one matches a local address is checked
+    // once every source is applied (validate.ts), at the <interfaces> element.
+    n.interfaces = {
+      enabled: interfaces.typedAttr('enabled', parseBoolean, false),
+      interfaces: interfaces.children('interface', { text: true }).map((i) => i.typedText(parseInterfaceText)),
+    };
+    origins.set(originKey.interfaces, interfaces.where());
+  }
   const join = network.child('join', { one: ['tcp-ip', 'multicast'] });
   if (join !== undefined) readJoin(join, draft);
   const rest = network.child('rest-api', { attrs: ['enabled'], many: ['endpoint-group'] });

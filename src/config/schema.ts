@@ -6,14 +6,14 @@ import { ConfigError } from './config-error.js';
 import { suggest } from './did-you-mean.js';
 import { originKey, type Draft, type Origins } from './draft.js';
 import { substitutePlaceholders } from './placeholders.js';
-import { findPropertySpec, GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
+import { findPropertySpec, GRID_PROPERTY_SPECS, isGridPropertyName, parsePropertyValue, setProperty } from './properties.js';
 import { readAdvancedNetwork, readNetwork } from './schema-network.js';
 import { readCpSubsystem, readPersistence, readSecurity } from './schema-cluster.js';
 import { readMaps, readQueues, readWanReplications } from './schema-structures.js';
 import { LOG_LEVELS, type LogFormat } from './types.js';
 import { ElementReader, type XmlContext } from './xml-reader.js';
 import type { XmlElement, XmlPosition } from './xml.js';
-import { expectedGot, parseBoolean, parseEnum, parseInteger, parseName } from './values.js';
+import { expectedGot, parseBoolean, parseEnum, parseName } from './values.js';
 
 export interface SchemaInput {
   readonly root: XmlElement;
@@ -61,7 +61,7 @@ export function applyXml(draft: Draft, input: SchemaInput): void {
     draft.logging.level = logging.typedAttr('level', (raw) => parseEnum(raw, LOG_LEVELS), draft.logging.level);
     draft.logging.format = logging.typedAttr('format', (raw) => parseEnum<LogFormat>(raw.toLowerCase(), ['text', 'json']), draft.logging.format);
   }
-  const network = grid.child('network', { one: ['public-address', 'port', 'join', 'rest-api', 'ssl'] });
+  const network = grid.child('network', { one: ['public-address', 'port', 'interfaces', 'join', 'rest-api', 'ssl'] });
   if (network !== undefined) readNetwork(network, draft, input.origins);
   const advanced = grid.child('advanced-network', {
     attrs: ['enabled'],
@@ -121,8 +121,8 @@ export function setGridProperty(draft: Draft, name: string, value: string, where
     const hint = suggest(name, GRID_PROPERTY_SPECS.map((s) => s.name));
     throw new ConfigError(where, `unknown property ${name}${hint === null ? '' : ` (did you mean ${hint}?)`}`);
   }
-  const parsed = parseInteger(value, spec.min, spec.max);
+  const parsed = parsePropertyValue(spec, value);
   if (!parsed.ok) throw new ConfigError(where, `property ${name}: ${expectedGot(parsed.expected, value)}`);
-  draft.properties[spec.key] = parsed.value;
+  setProperty(draft.properties, spec, parsed.value);
   origins.set(originKey.property(spec.key), where);
 }

@@ -35,9 +35,17 @@ export interface TcpIpJoinConfig {
   readonly members: readonly string[];
 }
 
+/** `<interfaces>`: which local address the member uses (src/config/bind-address.ts). */
+export interface InterfacesConfig {
+  readonly enabled: boolean;
+  /** Patterns as written (checked at load): `10.0.*.*`, `10.3.10.4-18`, `192.168.1.7`. */
+  readonly interfaces: readonly string[];
+}
+
 export interface NetworkConfig {
   readonly publicAddress: string | null;
   readonly port: PortConfig;
+  readonly interfaces: InterfacesConfig;
   readonly join: { readonly tcpIp: TcpIpJoinConfig };
   readonly restApi: { readonly enabled: boolean; readonly groups: EndpointGroups };
   readonly ssl: SslConfig;
@@ -168,6 +176,7 @@ export interface GridProperties {
   readonly memberFrameBytesMax: number; // grid.member.frame.bytes.max (64 MiB)
   readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (30)
   readonly sniffTimeoutMs: number; // grid.socket.sniff.timeout.millis (10000): first bytes must arrive by then
+  readonly socketBindAny: boolean; // grid.socket.bind.any (true): false binds only the chosen address
 }
 
 export interface Config {

@@ -4,6 +4,7 @@
 // (an empty password, settings that have no effect) come back as warnings.
 import { ConfigError } from './config-error.js';
 import { originKey, type Draft, type Origins } from './draft.js';
+import { chooseAddress, type LocalInterface } from './bind-address.js';
 import { findPatternTies } from './match.js';
 import { joinPath } from './paths.js';
 
@@ -12,6 +13,8 @@ export interface ValidateInput {
   /** True when the file at this absolute path can be read. */
   readonly fileReadable: (path: string) => boolean;
   readonly supports: FeatureSupport;
+  /** The machine's addresses, to refuse `<interfaces>` that match none; null skips that check. */
+  readonly localInterfaces: readonly LocalInterface[] | null;
 }
 
 /** Which optional subsystems the running member can run. */
@@ -39,6 +42,7 @@ export function validate(d: Draft, origins: Origins, input: ValidateInput): stri
   }
   checkCp(d, where);
   checkAdvancedNetwork(d, where, warnings);
+  checkInterfaces(d, where(originKey.interfaces), input.localInterfaces, warnings);
   checkPersistence(d, warnings);
   checkSupported(d, where, input.supports);
   if (d.advancedNetwork.enabled && d.advancedNetwork.restEndpoint === null && d.network.restApi.enabled) {
@@ -188,6 +192,23 @@ function checkAdvancedNetwork(d: Draft, where: (key: string) => string, warnings
     throw new ConfigError(where(originKey.advancedNetwork), '<advanced-network enabled="true"> needs <member-server-socket-endpoint-config>');
   }
   if (!a.enabled && declared) warnings.push('<advanced-network> declares endpoints but is not enabled: they are ignored');
+}
+
+/**
+ * `<interfaces enabled="true">` needs a pattern, and (when the machine's addresses are known) a
+ * pattern that matches one of them: otherwise the member would bind or advertise an address it
+ * does not have. Patterns themselves were checked where they were read.
+ */
+function checkInterfaces(d: Draft, at: string, locals: readonly LocalInterface[] | null, warnings: string[]): void {
+  const i = d.network.interfaces;
+  if (!i.enabled) {
+    if (i.interfaces.length > 0) warnings.push('<interfaces> lists patterns but is not enabled: they are ignored');
+    return;
+  }
+  if (i.interfaces.length === 0) throw new ConfigError(at, '<interfaces enabled="true"> lists no <interface>');
+  if (locals === null) return;
+  const result = chooseAddress(d, locals);
+  if (!result.ok) throw new ConfigError(at, `<interfaces enabled="true">: ${result.problem}`);
 }
 
 function checkPersistence(d: Draft, warnings: string[]): void {

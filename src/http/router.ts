@@ -1,6 +1,9 @@
 // A trie router over decoded path segments (from path.ts splitTarget). Each trie node has static
 // children (exact segment), at most one parametric child (`:name`, exactly one segment, possibly
-// empty) and at most one tail child (`*name`, zero or more remaining segments; last in a pattern).
+// empty) and at most one tail child (`*name`, the rest of the path after the `/` written before it:
+// one or more remaining segments, possibly the single empty one of a trailing `/`; last in a
+// pattern). A tail never matches a path that ends before that `/`: `/maps/*any` matches `/maps/`
+// and `/maps/m/k` but not `/maps`. A route that also serves the shorter path registers it itself.
 //
 // Invariants:
 // - Precedence at every depth: static, then parametric, then tail, with full backtracking: a deeper
@@ -25,7 +28,7 @@ export type RouteMatch<H, M = undefined> =
       readonly pattern: string;
       /** `:name` → its segment; `*name` → joinTail(tail) (joined with `/`, one trailing '' dropped). */
       readonly params: Record<string, string>;
-      /** The segments matched by a tail parameter ([] when the route has none or it matched nothing). */
+      /** The segments matched by a tail parameter (at least one, possibly ''; [] when the route has none). */
       readonly tail: readonly string[];
     }
   | { readonly kind: 'method-not-allowed'; readonly allow: readonly string[] }
@@ -147,11 +150,12 @@ export class Router<H, M = undefined> {
         if (r !== null) return r;
         this.valueCount = n;
       }
-    }
-    const tailRoute = node.tail?.routes?.get(method);
-    if (tailRoute !== undefined) {
-      this.tailStart = i;
-      return tailRoute;
+      // Only here, with a segment left: a path that ends at this node has no `/` for the tail.
+      const tailRoute = node.tail?.routes?.get(method);
+      if (tailRoute !== undefined) {
+        this.tailStart = i;
+        return tailRoute;
+      }
     }
     return null;
   }
@@ -164,8 +168,8 @@ export class Router<H, M = undefined> {
       const child = node.statics?.get(segs[i] as string);
       if (child !== undefined) this.collect(child, segs, i + 1, out);
       if (node.param !== null) this.collect(node.param, segs, i + 1, out);
+      if (node.tail?.routes != null) for (const m of node.tail.routes.keys()) out.add(m);
     }
-    if (node.tail?.routes != null) for (const m of node.tail.routes.keys()) out.add(m);
   }
 
   private found(route: Route<H, M>, segs: readonly string[]): RouteMatch<H, M> {

@@ -1,6 +1,9 @@
 // The member's route table: every endpoint of rest.md in one place. Patterns use `:name` for one
-// segment and `*name` for the remaining segments (map keys). HEAD falls back to GET unless a HEAD
-// route is given.
+// segment and `*name` for the rest of the path after a `/` (map keys). A tail needs its `/`, so the
+// calls without a key or argument (`DELETE /maps/{m}` clears the map, `POST /queues/{q}` offers the
+// body) register `/:map` and `/:queue` too, with the same handlers (their tail is then []).
+// `/grid/rest/maps` and `/grid/rest/queues` themselves are unknown paths (404). HEAD falls back to
+// GET unless a HEAD route is given.
 import type { MemberApi } from '../member/member-api.js';
 import type { HttpReply } from './reply.js';
 import type { HttpRequest } from './request.js';
@@ -48,13 +51,17 @@ export function buildRoutes(): RouteTable {
     router.on(methods, pattern, { handler, dataCall: false });
   };
 
-  dataRoute(['POST', 'PUT'], '/grid/rest/maps/:map/*key', data.mapPut);
-  dataRoute(['GET'], '/grid/rest/maps/:map/*key', data.mapGet);
-  dataRoute(['DELETE'], '/grid/rest/maps/:map/*key', data.mapDelete);
+  for (const pattern of ['/grid/rest/maps/:map', '/grid/rest/maps/:map/*key']) {
+    dataRoute(['POST', 'PUT'], pattern, data.mapPut);
+    dataRoute(['GET'], pattern, data.mapGet);
+    dataRoute(['DELETE'], pattern, data.mapDelete);
+  }
   dataRoute(['HEAD'], '/grid/rest/maps/*any', data.dataHead);
-  dataRoute(['POST', 'PUT'], '/grid/rest/queues/:queue/*rest', data.queueOffer);
-  dataRoute(['GET'], '/grid/rest/queues/:queue/*rest', data.queueGet);
-  dataRoute(['DELETE'], '/grid/rest/queues/:queue/*rest', data.queueDelete);
+  for (const pattern of ['/grid/rest/queues/:queue', '/grid/rest/queues/:queue/*rest']) {
+    dataRoute(['POST', 'PUT'], pattern, data.queueOffer);
+    dataRoute(['GET'], pattern, data.queueGet);
+    dataRoute(['DELETE'], pattern, data.queueDelete);
+  }
   dataRoute(['HEAD'], '/grid/rest/queues/*any', data.dataHead);
 
   route(['GET'], '/grid/rest/cluster', info.cluster);

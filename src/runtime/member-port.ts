@@ -16,7 +16,8 @@ import { tlsClientOptions } from './tls.js';
 export class MemberPort {
   readonly transport: TcpTransport;
 
-  constructor(config: Config, memberUuid: string, log: ComponentLogger, cwd = process.cwd()) {
+  /** `sourceAddress`: the local address outgoing member connections leave from; null lets the OS choose. */
+  constructor(config: Config, memberUuid: string, sourceAddress: string | null, log: ComponentLogger, cwd = process.cwd()) {
     const { identity, checkIdentity } = memberAuthentication(config);
     this.transport = new TcpTransport({
       clusterName: config.clusterName,
@@ -24,6 +25,7 @@ export class MemberPort {
       memberVersion: MEMBER_VERSION,
       partitionCount: config.properties.partitionCount,
       localAddress: null,
+      sourceAddress,
       identity,
       ...(checkIdentity === null ? {} : { checkIdentity }),
       frameBytesMax: config.properties.memberFrameBytesMax,

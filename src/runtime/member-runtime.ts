@@ -2,7 +2,7 @@
 // member-protocol port, the expiry sweep, and graceful stop. The only place (with member.ts) where
 // sockets, timers and process signals meet the member.
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
+import { BIND_ANY_HOST, type AddressChoice } from '../config/bind-address.js';
 import type { Config } from '../config/types.js';
 import { buildRoutes } from '../http/routes.js';
 import { Dispatcher } from '../http/dispatch.js';
@@ -28,13 +28,15 @@ export class MemberRuntime {
 
   constructor(
     private readonly config: Config,
+    /** Which address to advertise, bind and dial from (config/bind-address.ts chooseAddress). */
+    private readonly address: AddressChoice,
     private readonly logger: Logger,
     private readonly onStopped: (code: number) => void,
   ) {
     this.log = logger.component('runtime');
     // The transport needs the member's UUID for its handshakes, and the member needs the transport.
     const uuid = randomUUID();
-    this.memberPort = new MemberPort(config, uuid, logger.component('member-protocol'));
+    this.memberPort = new MemberPort(config, uuid, address.sourceAddress, logger.component('member-protocol'));
     this.member = new LocalMember(config, {
       uuid,
       transport: this.memberPort.transport,
@@ -74,10 +76,13 @@ export class MemberRuntime {
   /** Binds every port, then turns the member ACTIVE. Throws when a port cannot be bound. */
   async start(): Promise<void> {
     const c = this.config;
-    const host = advertisedHost(c);
+    const host = this.address.advertised;
     this.logger.setMemberAddress(`[${host}]`);
     const p = c.properties;
-    const base = { host: '0.0.0.0', sniffTimeoutMs: p.sniffTimeoutMs, connectionsMax: p.restConnectionsMax };
+    const bindHost = this.address.bindHost;
+    // Every listener binds the same host: the member-wide choice (bind-any, or the chosen address).
+    const bound = bindHost === BIND_ANY_HOST ? `bound to ${bindHost}, every interface` : `bound to ${bindHost} only`;
+    const base = { host: bindHost, sniffTimeoutMs: p.sniffTimeoutMs, connectionsMax: p.restConnectionsMax };
     const http = (socket: import('node:net').Socket, head: Buffer): void => this.rest.accept(socket, head);
     const member = (socket: import('node:net').Socket, head: Buffer): void => this.memberPort.accept(socket, head);
     const advanced = c.advancedNetwork.enabled ? c.advancedNetwork : null;
@@ -90,14 +95,14 @@ export class MemberRuntime {
         const tls = restSsl?.enabled === true ? tlsOptions(restSsl, process.cwd()) : null;
         const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, tls, log: this.log });
         const restPort = await this.bind(restListener);
-        this.log.info(`REST listening on [${host}]:${restPort}${tls === null ? '' : ' (TLS only)'}`);
+        this.log.info(`REST listening on [${host}]:${restPort}${tls === null ? '' : ' (TLS only)'}; ${bound}`);
       }
-      this.log.info(`member protocol listening on [${host}]:${memberPortNumber}`);
+      this.log.info(`member protocol listening on [${host}]:${memberPortNumber}; ${bound}`);
     } else {
       const tls = c.network.ssl.enabled ? tlsOptions(c.network.ssl, process.cwd()) : null;
       const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls, log: this.log });
       memberPortNumber = await this.bind(unified);
-      this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port${tls === null ? '' : ', TLS only'})`);
+      this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port${tls === null ? '' : ', TLS only'}); ${bound}`);
     }
     this.logger.setMemberAddress(`[${host}]:${memberPortNumber}`);
     this.member.setAddress(host, memberPortNumber);
@@ -159,12 +164,4 @@ export class MemberRuntime {
     })();
     return this.stopPromise;
   }
-}
-
-function advertisedHost(c: Config): string {
-  if (c.network.publicAddress !== null) return c.network.publicAddress;
-  for (const addresses of Object.values(os.networkInterfaces())) {
-    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return '127.0.0.1';
 }

@@ -65,6 +65,11 @@ export interface TcpTransportOptions {
   readonly partitionCount: number;
   /** Advertised in handshakes; null until setLocalAddress() (the port is known only after binding). */
   readonly localAddress: MemberAddress | null;
+  /**
+   * The local IP outgoing connections leave from (`grid.socket.bind.any=false`), so peers see this
+   * member's own address; null or absent lets the OS choose (default).
+   */
+  readonly sourceAddress?: string | null;
   /** Credentials presented when dialling; non-null means security is on, and peers must present theirs. */
   readonly identity: Identity | null;
   /** With security on, whether a peer's credentials are accepted (default: any credentials). */
@@ -299,10 +304,14 @@ export class TcpTransport implements Transport {
     this.counters.dials++;
     let socket: Socket;
     try {
+      // An unusable source address (EADDRNOTAVAIL) fails asynchronously, like a refused dial.
+      const sourceAddress = this.o.sourceAddress ?? null;
+      const source = sourceAddress === null ? {} : { localAddress: sourceAddress };
       if (this.o.tls === null) {
-        socket = net.connect({ host: target.host, port: target.port });
+        socket = net.connect({ host: target.host, port: target.port, ...source });
       } else {
-        const options: ConnectionOptions = { ...this.o.tls, host: target.host, port: target.port };
+        // tls.connect hands these options to its own net.connect, localAddress included.
+        const options: ConnectionOptions & { localAddress?: string } = { ...this.o.tls, host: target.host, port: target.port, ...source };
         if (net.isIP(target.host) === 0) options.servername = target.host;
         socket = tls.connect(options);
       }
@@ -455,7 +464,12 @@ export class TcpTransport implements Transport {
     c.peer = peer;
     c.state = 'open';
     this.counters.handshakesAccepted++;
-    this.log.fine(`${c.outbound ? 'connected to' : 'accepted'} member ${peer.uuid} at ${peer.address}`);
+    // Both ends of the socket, as the reference logs a new cluster connection: with bind-any off,
+    // operators can see that peers connect from their own addresses.
+    const s = c.socket;
+    this.log.info(
+      `member connection open between ${s.localAddress ?? '?'}:${s.localPort ?? '?'} and ${s.remoteAddress ?? '?'}:${s.remotePort ?? '?'} (${c.outbound ? 'dialled' : 'accepted'}; member ${peer.uuid} at ${peer.address})`,
+    );
     const other = this.byUuid.get(peer.uuid);
     let winner = c;
     if (other !== undefined && other !== c) {

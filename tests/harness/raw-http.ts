@@ -70,13 +70,15 @@ export interface SendOptions {
   readonly deadlineMs?: number;
   /** Wait for the server to close instead of for responses. */
   readonly untilClose?: boolean;
+  /** The address to connect to (default 127.0.0.1). */
+  readonly host?: string;
 }
 
 /** Opens a connection, writes `payload`, collects responses until `expect` arrived or the server closed. */
 export function send(port: number, payload: string | Buffer | (string | Buffer)[], options: SendOptions = {}): Promise<Exchange> {
   const expect = options.expect ?? 1;
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
+    const socket = net.connect({ host: options.host ?? '127.0.0.1', port });
     let data = Buffer.alloc(0);
     let done = false;
     const finish = (closed: boolean): void => {
@@ -116,13 +118,19 @@ export function send(port: number, payload: string | Buffer | (string | Buffer)[
 }
 
 /** One request, one response. */
-export async function request(port: number, method: string, target: string, options: { body?: string | Buffer; headers?: Readonly<Record<string, string>>; version?: string } = {}): Promise<RawResponse> {
+export async function request(
+  port: number,
+  method: string,
+  target: string,
+  options: { body?: string | Buffer; headers?: Readonly<Record<string, string>>; version?: string; host?: string } = {},
+): Promise<RawResponse> {
+  const host = options.host ?? '127.0.0.1';
   const body = options.body === undefined ? null : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body);
-  let head = `${method} ${target} ${options.version ?? 'HTTP/1.1'}\r\nHost: 127.0.0.1\r\n`;
+  let head = `${method} ${target} ${options.version ?? 'HTTP/1.1'}\r\nHost: ${host}\r\n`;
   for (const [k, v] of Object.entries(options.headers ?? {})) head += `${k}: ${v}\r\n`;
   if (body !== null) head += `Content-Length: ${body.length}\r\n`;
   head += '\r\n';
-  const exchange = await send(port, body === null ? head : [head, body], { head: [method === 'HEAD'] });
+  const exchange = await send(port, body === null ? head : [head, body], { head: [method === 'HEAD'], host });
   const response = exchange.responses[0];
   if (response === undefined) throw new Error(`no response to ${method} ${target} (connection closed: ${exchange.closed})`);
   return response;

@@ -1,7 +1,9 @@
 // Checks src/config/load.ts end to end through its pure entry point, loadConfig, with an in-memory
 // file system, environment and argv: built-in defaults; finding the file; every XML element and the
 // errors for unknown, duplicated and mistyped values (with file:line:column and "did you mean"
-// hints); placeholders; properties; every validation rule of docs/config.md; GRID_* variables; flags;
+// hints); placeholders; properties; every validation rule of docs/config.md (with the machine's
+// addresses passed in for `<interfaces>`: patterns that match none are refused at the element);
+// GRID_* variables; flags;
 // precedence defaults < XML < env < flags; --help/--version/--print-config (with a round trip of the
 // printed XML back through the loader); the one-line stderr format and exit status 2; deep freezing.
 import { test } from 'node:test';
@@ -10,6 +12,7 @@ import { loadConfig, type LoadResult } from '../../src/config/load.js';
 import { FLAG_SPECS } from '../../src/config/flags.js';
 import { GRID_PROPERTY_SPECS } from '../../src/config/properties.js';
 import type { Config } from '../../src/config/types.js';
+import type { LocalInterface } from '../../src/config/bind-address.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -20,6 +23,8 @@ interface Setup {
   cwd?: string;
   readable?: string[];
   hex?: string;
+  /** The machine's addresses; omitted: the loader skips the <interfaces> match check. */
+  locals?: LocalInterface[];
 }
 
 function load(s: Setup = {}): LoadResult {
@@ -37,6 +42,7 @@ function load(s: Setup = {}): LoadResult {
     randomHex: (n) => (s.hex ?? 'ab').repeat(n).slice(0, n * 2),
     version: '9.9.9',
     fileReadable: (p) => (s.readable ?? []).includes(p),
+    ...(s.locals === undefined ? {} : { localInterfaces: s.locals }),
   });
 }
 
@@ -72,6 +78,7 @@ test('defaults: no file, no env, no flags', () => {
   assert.equal(c.network.restApi.enabled, false);
   assert.deepEqual(c.network.restApi.groups, { CLUSTER_READ: true, CLUSTER_WRITE: false, HEALTH_CHECK: true, PERSISTENCE: false, WAN: false, DATA: false, CP: false });
   assert.deepEqual(c.network.join.tcpIp, { enabled: false, connectionTimeoutSeconds: 5, members: [] });
+  assert.deepEqual(c.network.interfaces, { enabled: false, interfaces: [] });
   assert.equal(c.network.ssl.enabled, false);
   assert.deepEqual(c.advancedNetwork, { enabled: false, memberEndpoint: null, restEndpoint: null, wanEndpoints: [] });
   assert.deepEqual(c.maps.map((m) => m.name), ['default']);
@@ -120,6 +127,7 @@ test('defaults: every grid property has its documented default', () => {
     memberFrameBytesMax: 67108864,
     shutdownInflightWaitSeconds: 30,
     sniffTimeoutMs: 10000,
+    socketBindAny: true,
   });
 });
 
@@ -214,6 +222,7 @@ const FULL = `
     <property name="grid.heartbeat.interval.seconds">2</property>
     <property name="grid.max.no.heartbeat.seconds">6</property>
     <property name="grid.operation.call.timeout.millis">2001</property>
+    <property name="grid.socket.bind.any">FALSE</property>
     <property name="app.region">eu</property>
   </properties>
   <lite-member enabled="TRUE"/>
@@ -221,6 +230,7 @@ const FULL = `
   <network>
     <public-address>10.0.0.5</public-address>
     <port auto-increment="false" port-count="3">5801</port>
+    <interfaces enabled="true"><interface>10.0.*.*</interface><interface> 10.3.10.4-18 </interface><interface>127.0.0.11</interface></interfaces>
     <join>
       <multicast enabled="false"/>
       <tcp-ip enabled="true" connection-timeout-seconds="9">
@@ -315,6 +325,8 @@ test('xml: a file using every element is read into the typed Config', () => {
   assert.deepEqual(c.logging, { level: 'FINE', format: 'json' });
   assert.equal(c.network.publicAddress, '10.0.0.5');
   assert.deepEqual(c.network.port, { port: 5801, autoIncrement: false, portCount: 3 });
+  assert.deepEqual(c.network.interfaces, { enabled: true, interfaces: ['10.0.*.*', '10.3.10.4-18', '127.0.0.11'] });
+  assert.equal(c.properties.socketBindAny, false);
   assert.deepEqual(c.network.join.tcpIp, { enabled: true, connectionTimeoutSeconds: 9, members: ['127.0.0.1', 'h1:5701', 'h2:5701-5703', '[::1]:5701'] });
   assert.equal(c.network.restApi.enabled, true);
   assert.deepEqual(c.network.restApi.groups, { CLUSTER_READ: true, CLUSTER_WRITE: false, HEALTH_CHECK: false, PERSISTENCE: true, WAN: false, DATA: true, CP: false });
@@ -595,8 +607,17 @@ test('properties: unknown grid.* names are errors with a hint, other names are k
   assert.match(failXml('<properties><property>1</property></properties>'), /<property> needs attribute name/);
 });
 
-test('properties: every grid property can be set and is range-checked', () => {
+test('properties: every grid property can be set and is range-checked (integers) or checked as true/false (booleans)', () => {
   for (const spec of GRID_PROPERTY_SPECS) {
+    if (spec.kind === 'boolean') {
+      for (const [text, value] of [['false', false], ['TRUE', true], [' False ', false]] as const) {
+        assert.equal(okXml(`<properties><property name="${spec.name}">${text}</property></properties>`).properties[spec.key], value, `${spec.name}=${text}`);
+      }
+      for (const bad of ['1', 'yes', '']) {
+        assert.match(failXml(`<properties><property name="${spec.name}">${bad}</property></properties>`), new RegExp(`property ${spec.name.replace(/\./g, '\\.')}: expected true or false`));
+      }
+      continue;
+    }
     // Heartbeat settings are constrained by the timing rules; keep the others at their defaults.
     const value = spec.key === 'heartbeatIntervalSeconds' ? 1 : spec.max === 2147483647 ? spec.min + 1000 : spec.max;
     const c = okXml(`<properties><property name="${spec.name}">${value}</property></properties>`);
@@ -731,6 +752,84 @@ test('rule: data-persistence without <persistence enabled> is a warning', () => 
 });
 
 // ---------------------------------------------------------------- environment variables
+
+// ---------------------------------------------------------------- interfaces and bind-any
+
+/** A machine with a loopback interface (127.0.0.0/8) and one Ethernet address. */
+const LOCALS: LocalInterface[] = [
+  { name: 'lo', address: '127.0.0.1', family: 'IPv4', internal: true, cidr: '127.0.0.1/8' },
+  { name: 'lo', address: '::1', family: 'IPv6', internal: true, cidr: '::1/128' },
+  { name: 'eth0', address: '192.0.2.2', family: 'IPv4', internal: false, cidr: '192.0.2.2/24' },
+];
+
+test('interfaces: patterns are read as written (trimmed); a malformed one is an error at its <interface>', () => {
+  const c = ok(xml('<network>\n  <interfaces enabled="true">\n    <interface>192.0.2.*</interface>\n  </interfaces>\n</network>', { locals: LOCALS })).config;
+  assert.deepEqual(c.network.interfaces, { enabled: true, interfaces: ['192.0.2.*'] });
+  const expected = 'expected an IPv4 address pattern: four parts separated by dots, each 0..255, * or a rising range such as 4-18 (e.g. 10.0.*.*, 10.3.10.4-18)';
+  assert.equal(
+    failXml('<network>\n  <interfaces enabled="true">\n    <interface>10.0.0.1.5</interface>\n  </interfaces>\n</network>'),
+    `/w/grid.xml:4:5: <interfaces> element <interface>: ${expected}, got "10.0.0.1.5"`,
+  );
+  assert.match(failXml('<network><interfaces>\n<interface>10.0.0.256</interface></interfaces></network>'), /^\/w\/grid\.xml:3:1: <interfaces> element <interface>: expected an IPv4 address pattern.*got "10\.0\.0\.256"$/);
+  assert.match(failXml('<network><interfaces><interface>eth0</interface></interfaces></network>'), /got "eth0"$/);
+  assert.match(failXml('<network><interfaces><interface>10.0.0.18-4</interface></interfaces></network>'), /got "10\.0\.0\.18-4"$/);
+  assert.match(failXml('<network><interfaces><interface></interface></interfaces></network>'), /got ""$/);
+  // Malformed patterns are refused even when interfaces are not enabled.
+  assert.match(failXml('<network><interfaces enabled="false"><interface>x</interface></interfaces></network>'), /got "x"$/);
+  assert.match(failXml('<network><interfaces enabled="yes"/></network>'), /<interfaces> attribute enabled: expected true or false/);
+  assert.match(failXml('<network><interfaces><interfce>1.2.3.4</interfce></interfaces></network>'), /unknown element <interfce> \(did you mean <interface>\?\)/);
+  assert.match(failXml('<network><interfaces/><interfaces/></network>'), /element <interfaces> is given twice/);
+});
+
+test('interfaces: enabled patterns that match no local address are refused at the <interfaces> element', () => {
+  const body = '<network>\n  <interfaces enabled="true">\n    <interface>10.9.*.*</interface>\n    <interface>172.16.0.1</interface>\n  </interfaces>\n</network>';
+  assert.equal(
+    fail(xml(body, { locals: LOCALS })),
+    '/w/grid.xml:3:3: <interfaces enabled="true">: no local address matches 10.9.*.*, 172.16.0.1 (IPv4 addresses of this machine: 127.0.0.1, 192.0.2.2; any exact 127.x.y.z address also works on Linux)',
+  );
+  // The same file is accepted on a machine that has a matching address.
+  ok(xml(body, { locals: [...LOCALS, { name: 'eth1', address: '172.16.0.1', family: 'IPv4', internal: false, cidr: '172.16.0.1/12' }] }));
+  // An exact loopback-network address is local on a machine with lo 127.0.0.1/8.
+  ok(xml('<network><interfaces enabled="true"><interface>127.0.0.11</interface></interfaces></network>', { locals: LOCALS }));
+  // Without the machine's addresses (the loader's own tests) the match is not checked.
+  ok(xml(body));
+  // Enabled with no pattern at all is refused wherever it comes from.
+  assert.equal(failXml('<network>\n<interfaces enabled="true"/></network>'), '/w/grid.xml:3:1: <interfaces enabled="true"> lists no <interface>');
+  assert.equal(fail({ env: { GRID_NETWORK_INTERFACES_ENABLED: 'true' } }), 'environment variable GRID_NETWORK_INTERFACES_ENABLED: <interfaces enabled="true"> lists no <interface>');
+  // Switched on from the environment: the message names the variable that did it.
+  assert.match(
+    fail(xml('<network><interfaces enabled="false"><interface>10.9.*.*</interface></interfaces></network>', { env: { GRID_NETWORK_INTERFACES_ENABLED: 'true' }, locals: LOCALS })),
+    /^environment variable GRID_NETWORK_INTERFACES_ENABLED: <interfaces enabled="true">: no local address matches 10\.9\.\*\.\*/,
+  );
+  // Listed but not enabled: ignored, with a warning.
+  const { warnings } = ok(xml('<network><interfaces><interface>10.9.*.*</interface></interfaces></network>', { locals: LOCALS }));
+  assert.deepEqual(warnings, ['<interfaces> lists patterns but is not enabled: they are ignored']);
+});
+
+test('interfaces and bind-any from the environment; --print-config shows them and loads back', () => {
+  const setup: Setup = {
+    env: { GRID_NETWORK_INTERFACES_ENABLED: 'TRUE', GRID_NETWORK_INTERFACES_INTERFACE: '10.0.*.*, 192.0.2.1-9;127.0.0.12', GRID_PROPERTY_GRID_SOCKET_BIND_ANY: 'false' },
+    locals: LOCALS,
+  };
+  const c = ok(setup).config;
+  assert.deepEqual(c.network.interfaces, { enabled: true, interfaces: ['10.0.*.*', '192.0.2.1-9', '127.0.0.12'] });
+  assert.equal(c.properties.socketBindAny, false);
+  // The environment's list replaces the file's.
+  assert.deepEqual(ok(xml('<network><interfaces><interface>1.2.3.4</interface></interfaces></network>', setup)).config.network.interfaces.interfaces, ['10.0.*.*', '192.0.2.1-9', '127.0.0.12']);
+  assert.equal(
+    fail({ env: { GRID_NETWORK_INTERFACES_INTERFACE: '10.0.*.*,10.0.0.1000' } }),
+    'environment variable GRID_NETWORK_INTERFACES_INTERFACE: expected an IPv4 address pattern: four parts separated by dots, each 0..255, * or a rising range such as 4-18 (e.g. 10.0.*.*, 10.3.10.4-18), got "10.0.0.1000"',
+  );
+  assert.equal(fail({ env: { GRID_NETWORK_INTERFACES_ENABLED: 'on' } }), 'environment variable GRID_NETWORK_INTERFACES_ENABLED: expected true or false, got "on"');
+  assert.equal(fail({ env: { GRID_PROPERTY_GRID_SOCKET_BIND_ANY: '0' } }), 'environment variable GRID_PROPERTY_GRID_SOCKET_BIND_ANY: property grid.socket.bind.any: expected true or false, got "0"');
+  assert.equal(fail({ env: { GRID_NETWORK_INTERFACE_ENABLED: 'true' } }), 'environment variable GRID_NETWORK_INTERFACE_ENABLED is unknown (did you mean GRID_NETWORK_INTERFACES_ENABLED?)');
+  const text = printed(setup);
+  assert.match(text, /<interfaces enabled="true">\n\s+<interface>10\.0\.\*\.\*<\/interface>\n\s+<interface>192\.0\.2\.1-9<\/interface>/);
+  assert.match(text, /<property name="grid\.socket\.bind\.any">false<\/property>/);
+  const again = ok({ files: { '/p/printed.xml': text }, argv: ['--config', '/p/printed.xml'], locals: LOCALS }).config;
+  assert.deepEqual(comparable(again), comparable(c));
+  assert.match(printed({}), /<interfaces enabled="false"\/>/);
+});
 
 test('env: the documented fixed variables', () => {
   const c = ok({

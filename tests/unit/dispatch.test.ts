@@ -91,6 +91,43 @@ test('handler errors: data calls empty + Grid-Error, unexpected ones 500 and log
   assert.equal(r2.headers?.['grid-error'], 'missing key');
 });
 
+test('regression: /grid/rest/maps and /grid/rest/queues without "/" are 404 (not 405 Allow: HEAD); the keyless calls of rest.md §4 keep their answers', async () => {
+  const cleared: string[] = [];
+  const offered: string[] = [];
+  const api = {
+    ...fakeApi(),
+    mapClear: async (map: string) => void cleared.push(map),
+    queueOffer: async (name: string, value: Buffer) => {
+      offered.push(`${name}=${value.toString()}`);
+      return true;
+    },
+  } as unknown as MemberApi;
+  const d = dispatcher(api);
+  for (const method of ['GET', 'HEAD', 'POST', 'DELETE']) {
+    for (const target of ['/grid/rest/maps', '/grid/rest/queues']) {
+      const r = reply(d.prepare(method, target));
+      assert.equal(r.status, 404, `${method} ${target}`);
+      assert.equal(r.headers?.allow, undefined);
+    }
+  }
+  const run = async (method: string, target: string, body: Buffer | null = null): Promise<{ status: number; error: unknown }> => {
+    const p = d.prepare(method, target);
+    const r = await d.run(p as Extract<Prepared, { kind: 'route' }>, { ...request(p, method), body });
+    return { status: r.status, error: r.headers?.['grid-error'] };
+  };
+  for (const target of ['/grid/rest/maps/m', '/grid/rest/maps/m/', '/grid/rest/maps/']) {
+    assert.deepEqual(await run('GET', target), { status: 400, error: 'missing key' }, `GET ${target}`);
+    assert.deepEqual(await run('POST', target), { status: 400, error: 'missing key' }, `POST ${target}`);
+  }
+  assert.deepEqual(await run('DELETE', '/grid/rest/maps/m'), { status: 200, error: undefined });
+  assert.deepEqual(await run('DELETE', '/grid/rest/maps/n/'), { status: 200, error: undefined });
+  assert.deepEqual(cleared, ['m', 'n']);
+  assert.equal((await run('HEAD', '/grid/rest/maps/')).status, 200);
+  assert.deepEqual(await run('POST', '/grid/rest/queues/q', Buffer.from('item')), { status: 200, error: undefined });
+  assert.deepEqual(offered, ['q=item']);
+  assert.deepEqual(await run('POST', '/grid/rest/queues/'), { status: 400, error: 'missing queue name' });
+});
+
 test('a routed info call runs its handler', async () => {
   const d = dispatcher(fakeApi());
   const p = d.prepare('GET', '/grid/rest/instance?x=1');

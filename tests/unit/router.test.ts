@@ -1,11 +1,15 @@
 // Checks src/http/router.ts: static > parametric > tail precedence with backtracking, per-method
-// matching, 405 with an ordered Allow list, HEAD falling back to GET, tail parameters matching zero or
-// more segments, decoded segments that contain "/", and assertions on bad registrations. Each test
-// builds a small router whose handlers are strings, then calls find() with split segments.
+// matching, 405 with an ordered Allow list, HEAD falling back to GET, tail parameters matching the
+// rest of the path after their `/` (one or more segments, never a path that ends before the `/`:
+// the regression where `GET /grid/rest/maps` answered 405 Allow: HEAD instead of 404), decoded
+// segments that contain "/", and assertions on bad registrations. Each test builds a small router
+// whose handlers are strings, then calls find() with split segments; the last test uses the
+// member's own table (routes.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Router, type RouteMatch } from '../../src/http/router.js';
 import { splitTarget } from '../../src/http/path.js';
+import { buildRoutes } from '../../src/http/routes.js';
 import { AssertionError } from '../../src/util/assert.js';
 
 const seg = (target: string): string[] => splitTarget(target).segments;
@@ -98,10 +102,9 @@ test('an explicit HEAD route anywhere on the path beats the GET fallback of a mo
   assert.deepEqual(found(onlyGet.find('HEAD', seg('/a/1'))).params, { x: '1' }, 'params are rebuilt for the GET pass');
 });
 
-test('tail parameters match zero or more segments', () => {
+test('tail parameters match the rest after their "/": one or more segments, the last possibly empty', () => {
   const r = new Router<string>().on(['GET', 'DELETE'], '/grid/rest/maps/:name/*key', 'map');
-  const none = found(r.find('DELETE', seg('/grid/rest/maps/m')));
-  assert.deepEqual([none.params, none.tail], [{ name: 'm', key: '' }, []]);
+  assert.deepEqual(r.find('DELETE', seg('/grid/rest/maps/m')), { kind: 'not-found' }, 'no "/" after the name: the tail does not match');
   const empty = found(r.find('GET', seg('/grid/rest/maps/m/')));
   assert.deepEqual([empty.params, empty.tail], [{ name: 'm', key: '' }, ['']]);
   const trailing = found(r.find('GET', seg('/grid/rest/maps/m/k/')));
@@ -109,6 +112,43 @@ test('tail parameters match zero or more segments', () => {
   const deep = found(r.find('GET', seg('/grid/rest/maps/m/a/b//c')));
   assert.deepEqual(deep.params, { name: 'm', key: 'a/b//c' });
   assert.equal(deep.pattern, '/grid/rest/maps/:name/*key');
+});
+
+test('regression: a tail does not match a path that ends before its "/" (404, not 405 with Allow: HEAD)', () => {
+  const r = new Router<string>().on(['HEAD'], '/grid/rest/maps/*any', 'data-head').on(['GET'], '/grid/rest/maps/:map/*key', 'map-get');
+  assert.deepEqual(r.find('GET', seg('/grid/rest/maps')), { kind: 'not-found' });
+  assert.deepEqual(r.find('HEAD', seg('/grid/rest/maps')), { kind: 'not-found' });
+  // With the "/", the empty remainder is the tail's: HEAD matches, GET is a 405 naming HEAD (and GET's own route below).
+  const h = found(r.find('HEAD', seg('/grid/rest/maps/')));
+  assert.deepEqual([h.handler, h.params, h.tail], ['data-head', { any: '' }, ['']]);
+  assert.deepEqual(r.find('GET', seg('/grid/rest/maps/m')), { kind: 'method-not-allowed', allow: ['HEAD'] });
+  const withoutSlash = new Router<string>().on(['GET'], '/a/:x', 'one').on(['GET'], '/a/:x/*rest', 'more');
+  assert.equal(found(withoutSlash.find('GET', seg('/a/1'))).handler, 'one', 'the shorter path is served by its own route');
+  assert.deepEqual(found(withoutSlash.find('GET', seg('/a/1'))).tail, []);
+  assert.equal(found(withoutSlash.find('GET', seg('/a/1/'))).handler, 'more');
+});
+
+test('the member table: /grid/rest/maps and /grid/rest/queues are 404; with "/" and a name they reach the data handlers', () => {
+  const r = buildRoutes();
+  for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']) {
+    assert.deepEqual(r.find(method, seg('/grid/rest/maps')), { kind: 'not-found' }, `${method} /grid/rest/maps`);
+    assert.deepEqual(r.find(method, seg('/grid/rest/queues')), { kind: 'not-found' }, `${method} /grid/rest/queues`);
+  }
+  const handlerOf = (method: string, target: string): string => found(r.find(method, seg(target))).handler.handler.name;
+  // rest.md §4.1: POST/GET on /maps/{m} and /maps/{m}/ are the handlers' 400 (missing key); DELETE clears the map.
+  for (const target of ['/grid/rest/maps/m', '/grid/rest/maps/m/', '/grid/rest/maps/']) {
+    assert.equal(handlerOf('GET', target), 'mapGet', target);
+    assert.equal(handlerOf('POST', target), 'mapPut', target);
+    assert.equal(handlerOf('DELETE', target), 'mapDelete', target);
+    assert.equal(handlerOf('HEAD', target), 'dataHead', target);
+  }
+  assert.deepEqual(found(r.find('DELETE', seg('/grid/rest/maps/m'))).tail, [], 'no key: the handler clears the map');
+  assert.deepEqual(found(r.find('GET', seg('/grid/rest/maps/m/a/b'))).tail, ['a', 'b']);
+  // rest.md §4.2: POST /queues/{q} offers the body; POST /queues/ is the handler's 400 (missing name).
+  for (const target of ['/grid/rest/queues/q', '/grid/rest/queues/']) assert.equal(handlerOf('POST', target), 'queueOffer', target);
+  assert.equal(handlerOf('GET', '/grid/rest/queues/q/size'), 'queueGet');
+  assert.equal(handlerOf('DELETE', '/grid/rest/queues/q'), 'queueDelete');
+  assert.deepEqual(r.find('PATCH', seg('/grid/rest/maps/m')), { kind: 'method-not-allowed', allow: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'] });
 });
 
 test('decoded segments that contain "/" stay one segment', () => {

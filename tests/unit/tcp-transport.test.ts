@@ -6,7 +6,10 @@
 // hard; security requires accepted credentials; oversize or malformed frames close only that
 // connection and are counted; a dial to a closed port returns true, then backs off (sends drop) and
 // succeeds once the peer listens; write queues are capped in bytes; disconnect and close; TLS-only
-// ports are dialled with TLS; frames carry the type number, call id and URGENT flag.
+// ports are dialled with TLS; frames carry the type number, call id and URGENT flag; with a source
+// address (grid.socket.bind.any=false) outgoing connections leave from it, over TCP and TLS, both
+// ends log the socket's two addresses, and an address the machine does not have fails the dial
+// without throwing.
 // How: TcpTransport instances behind the real Listener (sniffing, TLS) on OS-chosen ports, and raw
 // sockets speaking the protocol by hand where a peer must misbehave. Every wait polls a condition
 // with a deadline; no test sleeps or asserts on durations.
@@ -419,15 +422,41 @@ test('a member dialling itself is not connected to itself and does not loop', as
   assert.equal(a.t.connectionCount(), 0);
 });
 
+test('with a source address, outgoing connections leave from it and both ends log the socket addresses', async () => {
+  const a = await startNode(A, { sourceAddress: '127.0.0.5' });
+  const b = await startNode(B);
+  assert.equal(a.t.send(b.address, cancel(1)), true);
+  await waitFor(() => b.received.length === 1, 'B to receive the message');
+  const accepted = b.lines.find((l) => l.includes('member connection open'));
+  assert.match(String(accepted), new RegExp(`member connection open between 127\\.0\\.0\\.1:${b.port} and 127\\.0\\.0\\.5:\\d+ \\(accepted; member ${A} at ${a.address}\\)`));
+  const dialled = a.lines.find((l) => l.includes('member connection open'));
+  assert.match(String(dialled), new RegExp(`member connection open between 127\\.0\\.0\\.5:\\d+ and 127\\.0\\.0\\.1:${b.port} \\(dialled; member ${B} at ${b.address}\\)`));
+  // Without one, the OS picks the source: for a loopback peer, 127.0.0.1.
+  const c = await startNode(C);
+  c.t.send(b.address, cancel(2));
+  await waitFor(() => b.received.length === 2, 'B to receive the second message');
+  assert.match(String(b.lines.filter((l) => l.includes('member connection open'))[1]), new RegExp(`and 127\\.0\\.0\\.1:\\d+ \\(accepted; member ${C}`));
+});
+
+test('a source address the machine does not have fails the dial (counted, backed off), never throws', async () => {
+  const b = await startNode(B);
+  const a = await startNode(A, { sourceAddress: '192.0.2.123' });
+  assert.equal(a.t.send(b.address, cancel(1)), true);
+  await waitFor(() => a.t.counters.dialsFailed === 1, 'the dial to fail');
+  assert.equal(a.t.send(b.address, cancel(2)), false, 'backed off');
+  assert.equal(b.received.length, 0);
+});
+
 test('on a TLS-only port members dial each other with TLS', async () => {
   const dir = path.join(REPO_ROOT, 'tests', 'fixtures', 'tls');
   const read = (f: string): Buffer => fs.readFileSync(path.join(dir, f));
   const server: TlsOptions = { key: read('server.key'), cert: read('server.crt'), minVersion: 'TLSv1.2' };
   const client = { key: read('server.key'), cert: read('server.crt'), ca: read('ca.crt'), rejectUnauthorized: true };
-  const a = await startNode(A, { tls: client }, { tls: server });
+  const a = await startNode(A, { tls: client, sourceAddress: '127.0.0.6' }, { tls: server });
   const b = await startNode(B, { tls: client }, { tls: server });
   for (const n of range(20)) a.t.send(b.address, cancel(n));
   await waitFor(() => b.received.length === 20, 'messages over TLS');
+  assert.match(String(b.lines.find((l) => l.includes('member connection open'))), / and 127\.0\.0\.6:\d+ \(accepted;/, 'a TLS dial leaves from the source address too');
   b.t.send(a.address, cancel(99));
   await waitFor(() => a.received.length === 1, 'the answer over the same TLS connection');
   assert.equal(b.t.counters.dials, 0);
