@@ -46,6 +46,8 @@ export const originKey = {
 } as const;
 
 export const DEFAULT_PORT = 5701;
+/** `merge-policy@batch-size` when not given (the reference's default). */
+export const MERGE_BATCH_SIZE_DEFAULT = 100;
 export const DEFAULT_PORT_COUNT = 100;
 
 export function defaultPort(port = DEFAULT_PORT): DeepMutable<PortConfig> {
@@ -71,12 +73,21 @@ export function defaultMap(name: string): MapDraft {
     eviction: { policy: 'NONE', maxSizePolicy: 'PER_NODE', size: 2147483647 },
     merkleTree: { enabled: false, depth: 10 },
     dataPersistence: { enabled: false, fsync: false },
+    mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: MERGE_BATCH_SIZE_DEFAULT },
     wanReplicationRef: null,
   };
 }
 
 export function defaultQueue(name: string): QueueDraft {
-  return { name, maxSize: 0, backupCount: 1, asyncBackupCount: 0, emptyQueueTtlSeconds: -1, dataPersistence: { enabled: false, fsync: false } };
+  return {
+    name,
+    maxSize: 0,
+    backupCount: 1,
+    asyncBackupCount: 0,
+    emptyQueueTtlSeconds: -1,
+    dataPersistence: { enabled: false, fsync: false },
+    mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: MERGE_BATCH_SIZE_DEFAULT },
+  };
 }
 
 export function defaultPublisher(): DeepMutable<WanBatchPublisherConfig> {

@@ -19,8 +19,11 @@ import {
   parseEvictionPolicy,
   parseEvictionSize,
   parseMaxSizePolicy,
+  parseMergeBatchSize,
+  parseMergePolicy,
   parseMerkleDepth,
   parseNonNegative,
+  parseQueueMergePolicy,
   parseQueueTtl,
 } from './schema-structures.js';
 import { ENDPOINT_GROUPS, LOG_LEVELS, type LogFormat } from './types.js';
@@ -97,6 +100,8 @@ const MAP_FIELDS: Readonly<Record<string, Apply<MapDraft>>> = {
   MERKLETREE_DEPTH: field(parseMerkleDepth, (m, v) => (m.merkleTree.depth = v)),
   DATAPERSISTENCE_ENABLED: field(parseBoolean, (m, v) => (m.dataPersistence.enabled = v)),
   DATAPERSISTENCE_FSYNC: field(parseBoolean, (m, v) => (m.dataPersistence.fsync = v)),
+  MERGEPOLICY: field(parseMergePolicy, (m, v) => (m.mergePolicy.policy = v)),
+  MERGEPOLICY_BATCHSIZE: field(parseMergeBatchSize, (m, v) => (m.mergePolicy.batchSize = v)),
 };
 
 const QUEUE_FIELDS: Readonly<Record<string, Apply<QueueDraft>>> = {
@@ -106,6 +111,8 @@ const QUEUE_FIELDS: Readonly<Record<string, Apply<QueueDraft>>> = {
   EMPTYQUEUETTL: field(parseQueueTtl, (q, v) => (q.emptyQueueTtlSeconds = v)),
   DATAPERSISTENCE_ENABLED: field(parseBoolean, (q, v) => (q.dataPersistence.enabled = v)),
   DATAPERSISTENCE_FSYNC: field(parseBoolean, (q, v) => (q.dataPersistence.fsync = v)),
+  MERGEPOLICY: field(parseQueueMergePolicy, (q, v) => (q.mergePolicy.policy = v)),
+  MERGEPOLICY_BATCHSIZE: field(parseMergeBatchSize, (q, v) => (q.mergePolicy.batchSize = v)),
 };
 
 const GROUPS_PREFIX = 'NETWORK_RESTAPI_ENDPOINTGROUPS_';

@@ -93,6 +93,7 @@ function map(m: MapConfig): Out {
     el('eviction', { 'eviction-policy': m.eviction.policy, 'max-size-policy': m.eviction.maxSizePolicy, size: m.eviction.size }),
     el('merkle-tree', { enabled: m.merkleTree.enabled }, [el('depth', {}, m.merkleTree.depth)]),
     el('data-persistence', { enabled: m.dataPersistence.enabled, fsync: m.dataPersistence.fsync }),
+    el('merge-policy', { 'batch-size': m.mergePolicy.batchSize }, m.mergePolicy.policy),
   ];
   const ref = m.wanReplicationRef;
   if (ref !== null) {
@@ -113,6 +114,7 @@ function queue(q: QueueConfig): Out {
     el('async-backup-count', {}, q.asyncBackupCount),
     el('empty-queue-ttl', {}, q.emptyQueueTtlSeconds),
     el('data-persistence', { enabled: q.dataPersistence.enabled, fsync: q.dataPersistence.fsync }),
+    el('merge-policy', { 'batch-size': q.mergePolicy.batchSize }, q.mergePolicy.policy),
   ]);
 }
 

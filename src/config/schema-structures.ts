@@ -5,10 +5,13 @@ import { defaultMap, defaultPublisher, defaultQueue, originKey, type DeepMutable
 import {
   EVICTION_POLICIES,
   MERGE_POLICIES,
+  QUEUE_MERGE_POLICIES,
   WAN_ACKNOWLEDGE_TYPES,
   WAN_CONSISTENCY_CHECK_STRATEGIES,
   WAN_PUBLISHER_STATES,
   WAN_QUEUE_FULL_BEHAVIORS,
+  type MergePolicyName,
+  type QueueMergePolicyName,
   type WanReplicationConfig,
 } from './types.js';
 import type { ElementReader } from './xml-reader.js';
@@ -28,10 +31,29 @@ export const parseMerkleDepth = (raw: string): Parsed<number> => parseInteger(ra
 export const parseQueueTtl = (raw: string): Parsed<number> => parseInteger(raw, -1, INT_MAX);
 export { backupCount as parseBackupCount, nonNegative as parseNonNegative };
 
+const JAVA_PACKAGE = /^com\.hazelcast\.spi\.merge\./;
+
 /** A merge policy by simple name; the reference's Java package prefix is accepted and dropped. */
-export function parseMergePolicy(raw: string): Parsed<string> {
-  const simple = raw.trim().replace(/^com\.hazelcast\.spi\.merge\./, '');
-  return parseEnum(simple, MERGE_POLICIES);
+export function parseMergePolicy(raw: string): Parsed<MergePolicyName> {
+  return parseEnum(raw.trim().replace(JAVA_PACKAGE, ''), MERGE_POLICIES);
+}
+
+/** A queue's merge policy: only PutIfAbsentMergePolicy and DiscardMergePolicy (a queue item has no hits or times). */
+export function parseQueueMergePolicy(raw: string): Parsed<QueueMergePolicyName> {
+  const simple = raw.trim().replace(JAVA_PACKAGE, '');
+  const queue = parseEnum(simple, QUEUE_MERGE_POLICIES);
+  if (queue.ok || !parseEnum(simple, MERGE_POLICIES).ok) return queue;
+  return { ok: false, expected: `${QUEUE_MERGE_POLICIES.join(' or ')} (a queue accepts no other merge policy)` };
+}
+
+export const parseMergeBatchSize = (raw: string): Parsed<number> => parseInteger(raw, 1, 10000);
+
+/** `<merge-policy batch-size="...">Name</merge-policy>`; an empty name keeps the default policy. */
+function readMergePolicy<P extends MergePolicyName>(el: ElementReader, target: { policy: P; batchSize: number }, parse: (raw: string) => Parsed<P>): void {
+  const mp = el.child('merge-policy', { attrs: ['batch-size'], text: true });
+  if (mp === undefined) return;
+  target.batchSize = mp.typedAttr('batch-size', parseMergeBatchSize, target.batchSize);
+  if (mp.text() !== '') target.policy = mp.typedText(parse);
 }
 
 /** Reads the `name` attribute of a named element and rejects a name already used by a sibling. */
@@ -48,7 +70,7 @@ export function readMaps(grid: ElementReader, draft: Draft, origins: Origins): v
   const seen = new Map<string, string>();
   for (const el of grid.children('map', {
     attrs: ['name'],
-    one: ['backup-count', 'async-backup-count', 'time-to-live-seconds', 'max-idle-seconds', 'eviction', 'merkle-tree', 'data-persistence', 'wan-replication-ref'],
+    one: ['backup-count', 'async-backup-count', 'time-to-live-seconds', 'max-idle-seconds', 'eviction', 'merkle-tree', 'data-persistence', 'merge-policy', 'wan-replication-ref'],
   })) {
     const m = defaultMap(uniqueName(el, seen));
     origins.set(originKey.map(m.name), el.where());
@@ -68,6 +90,7 @@ export function readMaps(grid: ElementReader, draft: Draft, origins: Origins): v
       m.merkleTree.depth = merkle.leaf('depth', parseMerkleDepth, m.merkleTree.depth);
     }
     readDataPersistence(el, m.dataPersistence);
+    readMergePolicy(el, m.mergePolicy, parseMergePolicy);
     const ref = el.child('wan-replication-ref', { attrs: ['name'], one: ['merge-policy-class-name', 'republishing-enabled'] });
     if (ref !== undefined) {
       origins.set(originKey.wanRef(m.name), ref.where());
@@ -96,7 +119,7 @@ export function readQueues(grid: ElementReader, draft: Draft, origins: Origins):
   const seen = new Map<string, string>();
   for (const el of grid.children('queue', {
     attrs: ['name'],
-    one: ['max-size', 'backup-count', 'async-backup-count', 'empty-queue-ttl', 'data-persistence'],
+    one: ['max-size', 'backup-count', 'async-backup-count', 'empty-queue-ttl', 'data-persistence', 'merge-policy'],
   })) {
     const q = defaultQueue(uniqueName(el, seen));
     origins.set(originKey.queue(q.name), el.where());
@@ -105,6 +128,7 @@ export function readQueues(grid: ElementReader, draft: Draft, origins: Origins):
     q.asyncBackupCount = el.leaf('async-backup-count', backupCount, q.asyncBackupCount);
     q.emptyQueueTtlSeconds = el.leaf('empty-queue-ttl', parseQueueTtl, q.emptyQueueTtlSeconds);
     readDataPersistence(el, q.dataPersistence);
+    readMergePolicy(el, q.mergePolicy, parseQueueMergePolicy);
     queues.push(q);
   }
   if (queues.length === 0) return;

@@ -59,7 +59,10 @@ export interface AdvancedNetworkConfig {
   readonly wanEndpoints: readonly { readonly name: string; readonly port: PortConfig }[];
 }
 
-/** Merge policies a `wan-replication-ref` may name; `com.hazelcast.spi.merge.` before one is accepted and dropped. */
+/**
+ * Merge policies a map's `merge-policy` (split-brain heal) or a `wan-replication-ref` may name;
+ * `com.hazelcast.spi.merge.` before one is accepted and dropped. What each does: src/data/merge-policy.ts.
+ */
 export const MERGE_POLICIES = [
   'PassThroughMergePolicy',
   'PutIfAbsentMergePolicy',
@@ -69,6 +72,18 @@ export const MERGE_POLICIES = [
   'ExpirationTimeMergePolicy',
   'DiscardMergePolicy',
 ] as const;
+export type MergePolicyName = (typeof MERGE_POLICIES)[number];
+
+/** A queue item has no hits or times to compare: a queue merges by item id and bytes, or not at all. */
+export const QUEUE_MERGE_POLICIES = ['PutIfAbsentMergePolicy', 'DiscardMergePolicy'] as const;
+export type QueueMergePolicyName = (typeof QUEUE_MERGE_POLICIES)[number];
+
+/** `<merge-policy batch-size="...">Name</merge-policy>`: what the smaller side's data does when a split brain heals. */
+export interface MergePolicyConfig<P extends MergePolicyName = MergePolicyName> {
+  readonly policy: P;
+  /** Map entries per merge call (1..10000); for a queue, items handed back at once. */
+  readonly batchSize: number;
+}
 
 export interface WanReplicationRefConfig {
   readonly name: string;
@@ -89,6 +104,8 @@ export interface MapConfig {
   readonly eviction: { readonly policy: EvictionPolicy; readonly maxSizePolicy: 'PER_NODE'; readonly size: number };
   readonly merkleTree: { readonly enabled: boolean; readonly depth: number };
   readonly dataPersistence: { readonly enabled: boolean; readonly fsync: boolean };
+  /** Split-brain heal (cluster.md "Split brain"). */
+  readonly mergePolicy: MergePolicyConfig;
   readonly wanReplicationRef: WanReplicationRefConfig | null;
 }
 
@@ -102,6 +119,8 @@ export interface QueueConfig {
   readonly emptyQueueTtlSeconds: number;
   /** Takes effect only with `persistence enabled` (cluster.md "Persistence"). */
   readonly dataPersistence: { readonly enabled: boolean; readonly fsync: boolean };
+  /** Split-brain heal: PutIfAbsent appends the smaller side's items, Discard drops them. */
+  readonly mergePolicy: MergePolicyConfig<QueueMergePolicyName>;
 }
 
 export const WAN_QUEUE_FULL_BEHAVIORS = ['DISCARD_AFTER_MUTATION', 'THROW_EXCEPTION', 'THROW_EXCEPTION_ONLY_IF_REPLICATION_ACTIVE'] as const;

@@ -25,3 +25,14 @@ export function isExpired(policy: ExpiryPolicy, updateTimeMs: number, lastAccess
     (policy.maxIdleMs > 0 && nowMs - lastAccessTimeMs >= policy.maxIdleMs)
   );
 }
+
+/**
+ * When an entry with these times expires (wall-clock ms), or Infinity when the map never expires
+ * it: the earlier of last update + TTL and last access + max-idle. Merge policies compare it.
+ */
+export function expirationTimeMs(policy: ExpiryPolicy, updateTimeMs: number, lastAccessTimeMs: number): number {
+  let at = Infinity;
+  if (policy.ttlMs > 0) at = updateTimeMs + policy.ttlMs;
+  if (policy.maxIdleMs > 0) at = Math.min(at, lastAccessTimeMs + policy.maxIdleMs);
+  return at;
+}

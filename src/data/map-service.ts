@@ -12,6 +12,7 @@ import { assert } from '../util/assert.js';
 import { GridError } from '../util/errors.js';
 import { ContentTypes } from './content-types.js';
 import { type MapEntryExport, MapStore } from './map-store.js';
+import { type ExpiryPolicy, expiryPolicyOf } from './expiry.js';
 
 export type { MapEntryExport } from './map-store.js';
 
@@ -70,6 +71,19 @@ export class MapService {
     const store = this.storesByName.get(mapName);
     if (store === undefined || key.length > this.keyBytesMax) return null;
     return store.get(key, partitionId, nowMs);
+  }
+
+  /** The live record without counting a read (no hit, last access unchanged). */
+  peek(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined || key.length > this.keyBytesMax) return null;
+    return store.peek(key, partitionId, nowMs);
+  }
+
+  /** The map's TTL and max-idle, from its config (the map need not hold anything yet). */
+  expiryPolicy(mapName: string): ExpiryPolicy {
+    return this.storesByName.get(mapName)?.expiryPolicy ?? expiryPolicyOf(this.resolveConfig(mapName));
   }
 
   put(mapName: string, key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number): void {
@@ -200,7 +214,8 @@ export class MapService {
     assert(Number.isInteger(partitionId) && partitionId >= 0 && partitionId < this.partitionCount, 'partition id out of range');
   }
 
-  private checkSizes(key: Uint8Array, value: Uint8Array): void {
+  /** Throws ERR_DATA_ENTRY_TOO_LARGE for a key or value this service would refuse. */
+  checkSizes(key: Uint8Array, value: Uint8Array): void {
     if (key.length > this.keyBytesMax) {
       throw new GridError('ERR_DATA_ENTRY_TOO_LARGE', `key of ${key.length} bytes is larger than ${this.keyBytesMax}`);
     }

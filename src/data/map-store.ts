@@ -64,6 +64,18 @@ export class MapStore {
     return table.view(index);
   }
 
+  /** Like get, but not a read: the record's hits and last access stay as they were (merge policies compare them). */
+  peek(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
+    const table = this.tables[partitionId];
+    if (table === null || table === undefined) return null;
+    const index = this.findLive(table, key, indexHash(key), nowMs);
+    return index < 0 ? null : table.view(index);
+  }
+
+  get expiryPolicy(): ExpiryPolicy {
+    return this.expiry;
+  }
+
   put(key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number): void {
     this.write(key, partitionId, value, contentType, nowMs, null);
   }

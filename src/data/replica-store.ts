@@ -13,6 +13,9 @@ import type { Random } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
 import { partitionIdOfKey } from '../partition/partition-id.js';
 import { MapService, type MapEntryExport } from './map-service.js';
+import { expirationTimeMs } from './expiry.js';
+import { decodeMapMerge, decodeMergedRecords, encodeMergedRecords, type MapMergeBatch, type MergedRecord } from './merge-batch.js';
+import { mergeWinner } from './merge-policy.js';
 import { QueueService, type PollWaiter, type QueueItem, queuePartitionKey } from './queue-service.js';
 
 /** Operation codes of forwarded calls (OpWire.code). Append-only wire numbers. */
@@ -29,6 +32,8 @@ export const OP = {
   QUEUE_MERGE_ADD: 9,
   /** Split-brain merge: remove the item with this id (key, decimal) and value, if it is there. */
   QUEUE_MERGE_REMOVE: 10,
+  /** Merge map entries of one partition by a merge policy (value: merge-batch.ts); answers how many were stored. */
+  MAP_MERGE: 11,
 } as const;
 
 /** Backup operation codes (BackupOpWire.code). Append-only wire numbers. */
@@ -38,6 +43,8 @@ export const BACKUP = {
   MAP_CLEAR: 3,
   QUEUE_STORE: 4,
   QUEUE_REMOVE: 5,
+  /** The records a MAP_MERGE stored, with their history (value: merge-batch.ts). */
+  MAP_MERGE: 6,
 } as const;
 
 export type OpOutcome =
@@ -150,9 +157,46 @@ export class ReplicaStore {
         this.queues.removeReplica(op.name, id);
         return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
       }
+      case OP.MAP_MERGE:
+        return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs);
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown operation code ${op.code}`);
     }
+  }
+
+  /**
+   * Applies a merge policy to each merging entry against the entry held here, one entry at a time
+   * with nothing in between. A stored entry keeps the merging entry's history (creation, last
+   * update, last access, hits); its version is one above the entry it replaced, or the merging
+   * entry's if that is higher. Answers how many entries were stored; the backups get those records
+   * in one write. Sizes are checked first, so a refused batch changes nothing.
+   */
+  private mergeEntries(partitionId: number, name: string, batch: MapMergeBatch, nowMs: number): OwnerResult {
+    for (const e of batch.entries) this.maps.checkSizes(e.key, e.value);
+    const expiry = this.maps.expiryPolicy(name);
+    const stored: MergedRecord[] = [];
+    for (const e of batch.entries) {
+      const existing = this.maps.peek(name, e.key, partitionId, nowMs);
+      const existingStats =
+        existing === null
+          ? null
+          : { updateTimeMs: existing.updateTimeMs, lastAccessTimeMs: existing.lastAccessTimeMs, hits: existing.hits, expirationTimeMs: expirationTimeMs(expiry, existing.updateTimeMs, existing.lastAccessTimeMs) };
+      if (mergeWinner(batch.policy, e, existingStats) === 'existing') continue;
+      const record: MergedRecord = {
+        key: e.key,
+        value: e.value,
+        contentType: e.contentType,
+        creationTimeMs: e.creationTimeMs,
+        updateTimeMs: e.updateTimeMs,
+        lastAccessTimeMs: e.lastAccessTimeMs,
+        hits: e.hits,
+        version: existing === null ? e.version : Math.max(existing.version + 1, e.version),
+      };
+      this.maps.importEntry(partitionId, recordExport(name, record), nowMs);
+      stored.push(record);
+    }
+    if (stored.length === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name } };
+    return this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, BACKUP.MAP_MERGE, EMPTY, encodeMergedRecords(stored), null, 0, nowMs);
   }
 
   /** A poll took `item` (now, or handed to a waiter later): bump the version and describe the backup. */
@@ -212,6 +256,9 @@ export class ReplicaStore {
         return;
       case BACKUP.QUEUE_REMOVE:
         this.queues.removeReplica(op.name, op.itemId);
+        return;
+      case BACKUP.MAP_MERGE:
+        for (const r of decodeMergedRecords(op.value)) this.maps.importEntry(partitionId, recordExport(op.name, r), op.timeMs);
         return;
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown backup operation code ${op.code}`);
@@ -273,6 +320,15 @@ export class ReplicaStore {
 function mergeItemId(key: Uint8Array): number {
   const text = Buffer.from(key).toString('latin1');
   return /^[0-9]{1,15}$/.test(text) ? Number(text) : -1;
+}
+
+/** A merged record as the map store imports it (the bytes are not copied: the store copies them). */
+function recordExport(mapName: string, r: MergedRecord): MapEntryExport {
+  return { ...r, mapName, key: asBuffer(r.key), value: asBuffer(r.value) };
+}
+
+function asBuffer(u: Uint8Array): Buffer {
+  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.length);
 }
 
 function toEntryWire(e: MapEntryExport): EntryWire {

@@ -256,6 +256,7 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
     case OP.QUEUE_OFFER:
       return { kind: 'flag', flag: b.found };
     case OP.QUEUE_SIZE:
+    case OP.MAP_MERGE:
       return { kind: 'count', count: b.count };
     default:
       return { kind: 'done' };

@@ -14,7 +14,7 @@ import type { Peer, Transport, TransportHandler } from '../cluster/transport.js'
 import { OP, ReplicaStore } from '../data/replica-store.js';
 import { type PollWaiter, type QueueItem, queueConfigName } from '../data/queue-service.js';
 import { Invoker, type LocalResult, resultToWire } from '../invocation/invoker.js';
-import { collectReplay, type ReplayOp } from './merge-replay.js';
+import { collectReplay, ReplayBacklog, replayLogLine, replayOutcome, type ReplayPolicies } from './merge-replay.js';
 import { PartitionService } from '../replication/partition-service.js';
 import { Replicator } from '../replication/replicator.js';
 import { REPLICA_WIDTH_MAX } from '../partition/table.js';
@@ -77,8 +77,11 @@ export const DEFAULT_TIMINGS: ClusterTimings = {
   mergeProbeIntervalMs: 5000,
 };
 
-/** Replay calls in flight at once after rejoining (merge-replay.ts). */
+/** Replay calls in flight at once after rejoining, and their bytes (merge-replay.ts). */
 const REPLAY_WINDOW = 64;
+const REPLAY_BYTES_IN_FLIGHT_MAX = 8 * 1024 * 1024;
+/** Bytes of one MAP_MERGE batch (also at most half a member-protocol frame). */
+const MERGE_BATCH_BYTES_MAX = 1024 * 1024;
 
 /** A waiting poll on the owner, for a local REST client or a remote caller. */
 class OwnerPoll implements PollWaiter {
@@ -117,9 +120,10 @@ export class ClusterNode implements TransportHandler {
   private stopped = false;
   private readonly width: number;
   /** Data to hand back to the cluster after this member was cut off (merge-replay.ts). */
-  private replay: ReplayOp[] = [];
-  private replayInFlight = 0;
-  readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0 };
+  private readonly replay = new ReplayBacklog(REPLAY_WINDOW, REPLAY_BYTES_IN_FLIGHT_MAX);
+  private replayPumping = false;
+  /** Per entry, item or poll handed back; stored/kept say what the merge policy decided on the owner. */
+  readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0, replayStored: 0, replayKept: 0, replayDiscarded: 0 };
 
   constructor(private readonly o: ClusterNodeOptions) {
     const c = o.config;
@@ -367,35 +371,52 @@ export class ClusterNode implements TransportHandler {
     const held: number[] = [];
     for (let p = 0; p < t.partitionCount; p++) if ((t.replicas[p] ?? []).includes(this.o.uuid)) held.push(p);
     const unconfirmed = this.replicator.reset();
-    const { ops, skipped } = collectReplay(this.store, unconfirmed, held, this.o.clock.nowMs());
+    const c = this.o.config;
+    const policies: ReplayPolicies = {
+      map: (name) => resolveMapConfig(c.maps, name).mergePolicy,
+      queue: (name) => resolveQueueConfig(c.queues, queueConfigName(name)).mergePolicy,
+    };
+    const batchBytesMax = Math.min(MERGE_BATCH_BYTES_MAX, Math.floor(c.properties.memberFrameBytesMax / 2));
+    const plan = collectReplay(this.store, unconfirmed, held, this.o.clock.nowMs(), policies, batchBytesMax);
     this.partitions.reset();
     for (const set of this.ownerPolls.values()) for (const poll of [...set]) this.settlePoll(poll, { kind: 'retry' });
     for (let p = 0; p < this.store.partitionCount; p++) this.store.dropPartition(p);
-    this.replay.push(...ops);
-    this.mergeCounters.replaySkipped += skipped;
-    if (ops.length > 0 || skipped > 0) {
-      this.log.warning(`${reason}: ${ops.length} entr(ies)/item(s) will be handed back to the cluster after joining (PutIfAbsent)${skipped > 0 ? `; ${skipped} removal(s) made meanwhile are not merged` : ''}`);
-    }
+    this.replay.add(plan.calls);
+    this.mergeCounters.replaySkipped += plan.skipped;
+    this.mergeCounters.replayDiscarded += plan.discarded;
+    const line = replayLogLine(reason, plan);
+    if (line !== null) this.log.warning(line);
   }
 
-  /** Sends the replay backlog through the normal call path, a window at a time, once joined. */
+  /** Sends the replay backlog through the normal call path, a bounded window at a time, once joined. */
   private pumpReplay(): void {
-    if (this.stopped || !this.membership.joined || !this.partitions.table.isAssigned) return;
-    while (this.replayInFlight < REPLAY_WINDOW && this.replay.length > 0) {
-      const r = this.replay.shift() as ReplayOp;
-      this.replayInFlight++;
-      this.invoker.invoke(r.partitionId, r.op, this.o.config.properties.operationCallTimeoutMs, (res) => {
-        this.replayInFlight--;
-        if (res.kind === 'ok') this.mergeCounters.replayed++;
-        else if (this.membership.joined) {
-          this.mergeCounters.replayFailed++;
-          this.log.warning(`handing back an entry/item after a split failed: ${res.kind === 'error' ? res.error.message : 'retry'}`);
-        } else {
-          this.replay.push(r); // cut off again meanwhile: keep it for the next join
-        }
-        if (this.replay.length === 0 && this.replayInFlight === 0) this.log.info(`handed back ${this.mergeCounters.replayed} entr(ies)/item(s) after the split`);
-        this.pumpReplay();
-      });
+    // A call answered at once (local owner) must not recurse: the loop below goes on instead.
+    if (this.replayPumping || this.stopped || !this.membership.joined || !this.partitions.table.isAssigned) return;
+    this.replayPumping = true;
+    try {
+      for (let call = this.replay.take(); call !== null; call = this.replay.take()) {
+        const r = call;
+        this.invoker.invoke(r.partitionId, r.op, this.o.config.properties.operationCallTimeoutMs, (res) => {
+          const again = res.kind !== 'ok' && !this.membership.joined; // cut off again meanwhile: keep it for the next join
+          this.replay.finish(r, again);
+          const m = this.mergeCounters;
+          if (res.kind === 'ok') {
+            const { stored, kept } = replayOutcome(r, res.outcome);
+            m.replayed += r.entries;
+            m.replayStored += stored;
+            m.replayKept += kept;
+          } else if (!again) {
+            m.replayFailed += r.entries;
+            this.log.warning(`handing back ${r.entries} entr(ies)/item(s) after a split failed: ${res.kind === 'error' ? res.error.message : 'retry'}`);
+          }
+          if (this.replay.pending === 0 && this.replay.inFlight === 0) {
+            this.log.info(`handed back ${m.replayed} entr(ies)/item(s) after the split: the merge policies stored ${m.replayStored} and kept the cluster's own for ${m.replayKept}; ${m.replayFailed} failed`);
+          }
+          this.pumpReplay();
+        });
+      }
+    } finally {
+      this.replayPumping = false;
     }
   }
 

@@ -92,9 +92,18 @@ test('defaults: no file, no env, no flags', () => {
     eviction: { policy: 'NONE', maxSizePolicy: 'PER_NODE', size: 2147483647 },
     merkleTree: { enabled: false, depth: 10 },
     dataPersistence: { enabled: false, fsync: false },
+    mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: 100 },
     wanReplicationRef: null,
   });
-  assert.deepEqual(c.queues[0], { name: 'default', maxSize: 0, backupCount: 1, asyncBackupCount: 0, emptyQueueTtlSeconds: -1, dataPersistence: { enabled: false, fsync: false } });
+  assert.deepEqual(c.queues[0], {
+    name: 'default',
+    maxSize: 0,
+    backupCount: 1,
+    asyncBackupCount: 0,
+    emptyQueueTtlSeconds: -1,
+    dataPersistence: { enabled: false, fsync: false },
+    mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: 100 },
+  });
   assert.equal(c.liteMember, false);
   assert.deepEqual(c.logging, { level: 'INFO', format: 'text' });
   assert.deepEqual(c.cpSubsystem, { cpMemberCount: 0, groupSize: 3 });
@@ -261,6 +270,7 @@ const FULL = `
     <eviction eviction-policy="lru" max-size-policy="PER_NODE" size="1000"/>
     <merkle-tree enabled="true"><depth>12</depth></merkle-tree>
     <data-persistence enabled="true" fsync="true"/>
+    <merge-policy batch-size="250">com.hazelcast.spi.merge.LatestUpdateMergePolicy</merge-policy>
     <wan-replication-ref name="to-b">
       <merge-policy-class-name>com.hazelcast.spi.merge.LatestUpdateMergePolicy</merge-policy-class-name>
       <republishing-enabled>false</republishing-enabled>
@@ -273,6 +283,7 @@ const FULL = `
     <async-backup-count>2</async-backup-count>
     <empty-queue-ttl>30</empty-queue-ttl>
     <data-persistence enabled="true"/>
+    <merge-policy batch-size="7">DiscardMergePolicy</merge-policy>
   </queue>
   <wan-replication name="to-b">
     <batch-publisher>
@@ -346,9 +357,18 @@ test('xml: a file using every element is read into the typed Config', () => {
     eviction: { policy: 'LRU', maxSizePolicy: 'PER_NODE', size: 1000 },
     merkleTree: { enabled: true, depth: 12 },
     dataPersistence: { enabled: true, fsync: true },
+    mergePolicy: { policy: 'LatestUpdateMergePolicy', batchSize: 250 },
     wanReplicationRef: { name: 'to-b', mergePolicy: 'LatestUpdateMergePolicy', republishingEnabled: false },
   });
-  assert.deepEqual(c.queues[1], { name: 'jobs', maxSize: 100, backupCount: 0, asyncBackupCount: 2, emptyQueueTtlSeconds: 30, dataPersistence: { enabled: true, fsync: false } });
+  assert.deepEqual(c.queues[1], {
+    name: 'jobs',
+    maxSize: 100,
+    backupCount: 0,
+    asyncBackupCount: 2,
+    emptyQueueTtlSeconds: 30,
+    dataPersistence: { enabled: true, fsync: false },
+    mergePolicy: { policy: 'DiscardMergePolicy', batchSize: 7 },
+  });
   assert.deepEqual(c.wanReplications[0]?.publishers[0], {
     clusterName: 'b',
     publisherId: 'b',
@@ -548,6 +568,37 @@ test('xml: merge policies: the listed names, with or without the com.hazelcast.s
     /<wan-replication-ref> element <merge-policy-class-name>: expected one of PassThroughMergePolicy, .* \(did you mean LatestUpdateMergePolicy\?\), got "LatestUpdatePolicy"/,
   );
   assert.match(failXml(`<map name="m"><wan-replication-ref name="w"><merge-policy-class-name>org.x.PassThroughMergePolicy</merge-policy-class-name></wan-replication-ref></map>${wan}`), /expected one of/);
+});
+
+test('xml: split-brain merge-policy on maps and queues: names, prefix, batch-size 1..10000, queue restriction', () => {
+  for (const p of ['PassThroughMergePolicy', 'PutIfAbsentMergePolicy', 'LatestUpdateMergePolicy', 'HigherHitsMergePolicy', 'LatestAccessMergePolicy', 'ExpirationTimeMergePolicy', 'DiscardMergePolicy']) {
+    for (const written of [p, `com.hazelcast.spi.merge.${p}`, ` ${p.toLowerCase()} `]) {
+      assert.deepEqual(okXml(`<map name="m"><merge-policy>${written}</merge-policy></map>`).maps[1]?.mergePolicy, { policy: p, batchSize: 100 });
+    }
+  }
+  assert.deepEqual(okXml('<map name="m"><merge-policy batch-size="1"/></map>').maps[1]?.mergePolicy, { policy: 'PutIfAbsentMergePolicy', batchSize: 1 }, 'no name keeps the default policy');
+  assert.deepEqual(okXml('<map name="m"><merge-policy batch-size="10000">${P}</merge-policy></map>', { env: { P: 'PassThroughMergePolicy' } }).maps[1]?.mergePolicy, {
+    policy: 'PassThroughMergePolicy',
+    batchSize: 10000,
+  });
+  for (const p of ['PutIfAbsentMergePolicy', 'DiscardMergePolicy']) {
+    assert.deepEqual(okXml(`<queue name="q"><merge-policy batch-size="3">com.hazelcast.spi.merge.${p}</merge-policy></queue>`).queues[1]?.mergePolicy, { policy: p, batchSize: 3 });
+  }
+  assert.equal(failXml('<map name="m">\n<merge-policy batch-size="0">PassThroughMergePolicy</merge-policy></map>'), '/w/grid.xml:3:15: <merge-policy> attribute batch-size: expected an integer 1..10000, got "0"');
+  assert.match(failXml('<map name="m"><merge-policy batch-size="10001"/></map>'), /batch-size: expected an integer 1\.\.10000, got "10001"/);
+  assert.equal(
+    failXml('<map name="m">\n  <merge-policy>LatestUpdatePolicy</merge-policy></map>'),
+    '/w/grid.xml:3:3: <map> element <merge-policy>: expected one of PassThroughMergePolicy, PutIfAbsentMergePolicy, LatestUpdateMergePolicy, HigherHitsMergePolicy, LatestAccessMergePolicy, ExpirationTimeMergePolicy, DiscardMergePolicy (did you mean LatestUpdateMergePolicy?), got "LatestUpdatePolicy"',
+  );
+  assert.match(failXml('<map name="m"><merge-policy>org.x.PassThroughMergePolicy</merge-policy></map>'), /<map> element <merge-policy>: expected one of/);
+  assert.equal(
+    failXml('<queue name="q">\n<merge-policy>LatestUpdateMergePolicy</merge-policy></queue>'),
+    '/w/grid.xml:3:1: <queue> element <merge-policy>: expected PutIfAbsentMergePolicy or DiscardMergePolicy (a queue accepts no other merge policy), got "LatestUpdateMergePolicy"',
+  );
+  assert.match(failXml('<queue name="q"><merge-policy>DiscardMergePolcy</merge-policy></queue>'), /expected one of PutIfAbsentMergePolicy, DiscardMergePolicy \(did you mean DiscardMergePolicy\?\), got "DiscardMergePolcy"/);
+  assert.match(failXml('<map name="m"><merge-policy batch-sise="5"/></map>'), /unknown attribute batch-sise \(did you mean batch-size\?\)/);
+  assert.match(failXml('<map name="m"><merge-policy/><merge-policy/></map>'), /element <merge-policy> is given twice/);
+  assert.match(failXml('<map name="m"><merge-policy><x/></merge-policy></map>'), /<merge-policy>: unknown element <x>/);
 });
 
 test('xml: wan-replication publishers: ids unique, endpoints required and checked, enums checked', () => {
@@ -908,7 +959,39 @@ test('env: GRID_MAP_<NAME>_<FIELD> creates a lower-cased map or overrides one ma
 
 test('env: GRID_QUEUE_<NAME>_<FIELD>', () => {
   const c = ok({ env: { GRID_QUEUE_JOBS_MAXSIZE: '10', GRID_QUEUE_JOBS_BACKUPCOUNT: '0', GRID_QUEUE_JOBS_EMPTYQUEUETTL: '5' } }).config;
-  assert.deepEqual(c.queues[1], { name: 'jobs', maxSize: 10, backupCount: 0, asyncBackupCount: 0, emptyQueueTtlSeconds: 5, dataPersistence: { enabled: false, fsync: false } });
+  assert.deepEqual(c.queues[1], {
+    name: 'jobs',
+    maxSize: 10,
+    backupCount: 0,
+    asyncBackupCount: 0,
+    emptyQueueTtlSeconds: 5,
+    dataPersistence: { enabled: false, fsync: false },
+    mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: 100 },
+  });
+});
+
+test('env: GRID_MAP_/GRID_QUEUE_<NAME>_MERGEPOLICY and _MERGEPOLICY_BATCHSIZE', () => {
+  const c = ok(
+    xml('<map name="orders"><merge-policy batch-size="5">HigherHitsMergePolicy</merge-policy></map>', {
+      env: {
+        GRID_MAP_ORDERS_MERGEPOLICY: 'com.hazelcast.spi.merge.LatestAccessMergePolicy',
+        GRID_MAP_CACHE_MERGEPOLICY_BATCHSIZE: '10000',
+        GRID_QUEUE_JOBS_MERGEPOLICY: 'discardmergepolicy',
+        GRID_QUEUE_JOBS_MERGEPOLICY_BATCHSIZE: '1',
+      },
+    }),
+  ).config;
+  const maps = new Map(c.maps.map((m) => [m.name, m.mergePolicy]));
+  assert.deepEqual(maps.get('orders'), { policy: 'LatestAccessMergePolicy', batchSize: 5 }, 'the variable overrides the policy, the file keeps the batch size');
+  assert.deepEqual(maps.get('cache'), { policy: 'PutIfAbsentMergePolicy', batchSize: 10000 });
+  assert.deepEqual(c.queues.find((q) => q.name === 'jobs')?.mergePolicy, { policy: 'DiscardMergePolicy', batchSize: 1 });
+  assert.equal(fail({ env: { GRID_MAP_ORDERS_MERGEPOLICY_BATCHSIZE: '0' } }), 'environment variable GRID_MAP_ORDERS_MERGEPOLICY_BATCHSIZE: expected an integer 1..10000, got "0"');
+  assert.match(fail({ env: { GRID_MAP_ORDERS_MERGEPOLICY: 'LatestUpdatePolicy' } }), /^environment variable GRID_MAP_ORDERS_MERGEPOLICY: expected one of .*\(did you mean LatestUpdateMergePolicy\?\), got "LatestUpdatePolicy"$/);
+  assert.equal(
+    fail({ env: { GRID_QUEUE_JOBS_MERGEPOLICY: 'HigherHitsMergePolicy' } }),
+    'environment variable GRID_QUEUE_JOBS_MERGEPOLICY: expected PutIfAbsentMergePolicy or DiscardMergePolicy (a queue accepts no other merge policy), got "HigherHitsMergePolicy"',
+  );
+  assert.equal(fail({ env: { GRID_MAP_ORDERS_MERGEPOLCY: 'x' } }), 'environment variable GRID_MAP_ORDERS_MERGEPOLCY is unknown (did you mean GRID_MAP_ORDERS_MERGEPOLICY?)');
 });
 
 test('env: an env name matching two configured maps is an error', () => {
@@ -1045,11 +1128,13 @@ test('print-config: the printed XML loads back into the same Config (defaults)',
 
 test('print-config: round trip of a file using every element, plus env and flag overrides', () => {
   const setup = xml(FULL.replace('password="pw"', 'password="a&quot;b&lt;c&amp;d&#9;e&#10;f"'), {
-    env: { GRID_MAP_EXTRA_BACKUPCOUNT: '2', GRID_PROPERTY_APP_ZONE: 'z1' },
+    env: { GRID_MAP_EXTRA_BACKUPCOUNT: '2', GRID_MAP_EXTRA_MERGEPOLICY: 'HigherHitsMergePolicy', GRID_QUEUE_JOBS_MERGEPOLICY_BATCHSIZE: '9', GRID_PROPERTY_APP_ZONE: 'z1' },
     argv: ['--port', '6100', '--rest-groups', 'CP'],
   });
   const original = ok(setup).config;
   assert.equal(original.security.realms[0]?.identity?.password, 'a"b<c&d\te\nf');
+  assert.deepEqual(original.maps.find((m) => m.name === 'extra')?.mergePolicy, { policy: 'HigherHitsMergePolicy', batchSize: 100 });
+  assert.deepEqual(original.queues.find((q) => q.name === 'jobs')?.mergePolicy, { policy: 'DiscardMergePolicy', batchSize: 9 });
   const text = printed(setup);
   const again = ok({ files: { '/p/printed.xml': text }, argv: ['--config', '/p/printed.xml'] }).config;
   assert.deepEqual(comparable(again), comparable(original));

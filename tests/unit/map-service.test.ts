@@ -24,6 +24,7 @@ function mapConfig(overrides: { ttl?: number; maxIdle?: number; policy?: Evictio
     eviction: { policy: overrides.policy ?? 'NONE', maxSizePolicy: 'PER_NODE', size: overrides.size ?? 2147483647 },
     merkleTree: { enabled: false, depth: 10 },
     dataPersistence: { enabled: false, fsync: false },
+    mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: 100 },
     wanReplicationRef: null,
   };
 }

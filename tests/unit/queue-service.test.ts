@@ -12,7 +12,7 @@ import { GridError } from '../../src/util/errors.js';
 import { SeededRandom } from '../../src/util/prng.js';
 
 function queueConfig(name: string, maxSize = 0): QueueConfig {
-  return { name, maxSize, backupCount: 1, asyncBackupCount: 0, emptyQueueTtlSeconds: -1, dataPersistence: { enabled: false, fsync: false } };
+  return { name, maxSize, backupCount: 1, asyncBackupCount: 0, emptyQueueTtlSeconds: -1, dataPersistence: { enabled: false, fsync: false }, mergePolicy: { policy: 'PutIfAbsentMergePolicy', batchSize: 100 } };
 }
 
 function service(maxSize = 0, waitersMax = 100_000): QueueService {
