@@ -353,6 +353,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     queueUnknown: queue?.unknown.length ?? 0,
     queueDuplicated: queue?.duplicates.length ?? 0,
     queueDuplicatedOutsideSplitBrain: queue?.duplicates.filter((d) => d.explainedBy === null).length ?? 0,
+    queueDuplicatedStale: queue?.duplicates.filter((d) => d.how === 'stale').length ?? 0,
     registerAckedWrites: register?.ackedWrites ?? counts.reg.acked,
     registerUpdatesLost: register?.updatesLost ?? 0,
     registerKeysBehind: register?.keysBehind ?? 0,

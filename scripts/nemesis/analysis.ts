@@ -12,11 +12,14 @@
 //     owner late, once a partition heals). So each such poll may account for one undelivered item:
 //     lost = undelivered acknowledged items - polls that may have taken one (never below 0);
 //   - an item delivered twice is a duplicate; duplicates are allowed only across a split brain
-//     (queues are at-least-once there): a duplicate is explained when the item was in the queue
-//     (offered, not yet delivered) at some moment of a split-brain window, i.e. when the span from
-//     its offer to its first delivery overlaps the window. Either it was polled on one side while
-//     the other held it, or a side handed it back at the heal; an item whose whole life lies outside
-//     every split brain must be delivered exactly once;
+//     (queues are at-least-once there): a duplicate is explained when the span from its offer to
+//     its last delivery overlaps a split-brain window. An item whose whole life lies outside every
+//     split brain (crashes, restarts, migrations only) must be delivered exactly once. Explained
+//     duplicates are told apart by when the first delivery happened relative to the window:
+//       'held'   the item was offered before the window ended and first delivered after it began:
+//                polled on one side while the other held it, or handed back by a side at the heal;
+//       'stale'  it had been delivered before the window began, and a side of the split delivered
+//                it again: that side served a copy that did not have the earlier poll;
 //   - the register's final value is a value that was written; when it is older than the last
 //     acknowledged write of its key, the acknowledged updates after it were lost to the merge
 //     policy: a figure, not a failure.
@@ -95,6 +98,16 @@ export function checkOnceReads(history: readonly Op[], reads: ReadonlyMap<string
   return { checked, lost, wrong };
 }
 
+export interface Duplicate {
+  readonly item: string;
+  readonly count: number;
+  readonly first: Delivery;
+  readonly last: Delivery;
+  /** The split-brain window that explains it, or null: delivered twice outside any split brain. */
+  readonly explainedBy: string | null;
+  readonly how: 'held' | 'stale' | null;
+}
+
 export interface QueueReport {
   readonly ackedOffers: number;
   /** Acknowledged items neither polled during the run nor drained after it. */
@@ -108,7 +121,7 @@ export interface QueueReport {
   readonly drained: number;
   readonly unknown: readonly string[];
   /** Items delivered more than once, with the deliveries in time order. */
-  readonly duplicates: readonly { item: string; count: number; first: Delivery; explainedBy: string | null }[];
+  readonly duplicates: readonly Duplicate[];
 }
 
 /** Deliveries from the run's polls (200 with an item). */
@@ -140,14 +153,17 @@ export function checkQueue(history: readonly Op[], deliveries: readonly Delivery
     if (!byItem.has(item)) undelivered.push(item);
   }
   const uncertainPolls = history.filter((op) => op.kind === 'poll' && op.outcome !== 'ack' && !(op.status >= 400 && op.status < 500)).length;
-  const duplicates: { item: string; count: number; first: Delivery; explainedBy: string | null }[] = [];
+  const duplicates: Duplicate[] = [];
   for (const [item, list] of byItem) {
     if (list.length < 2) continue;
     const ordered = [...list].sort((a, b) => a.endMs - b.endMs);
     const first = ordered[0] as Delivery;
+    const last = ordered.at(-1) as Delivery;
     const offeredAtMs = (offered.get(item) as Op).sentMs;
-    const w = splitBrainWindows.find((x) => x.startMs <= first.endMs && offeredAtMs <= x.endMs);
-    duplicates.push({ item, count: list.length, first, explainedBy: w?.label ?? null });
+    const held = splitBrainWindows.find((x) => x.startMs <= first.endMs && offeredAtMs <= x.endMs);
+    const stale = held === undefined ? splitBrainWindows.find((x) => x.startMs <= last.endMs && offeredAtMs <= x.endMs) : undefined;
+    const w = held ?? stale;
+    duplicates.push({ item, count: list.length, first, last, explainedBy: w?.label ?? null, how: held !== undefined ? 'held' : stale !== undefined ? 'stale' : null });
   }
   return {
     ackedOffers,

@@ -23,6 +23,8 @@ export interface Figures {
   readonly queueUnknown: number;
   readonly queueDuplicated: number;
   readonly queueDuplicatedOutsideSplitBrain: number;
+  /** Duplicates delivered before a split began and again by a side of it (a stale copy). */
+  readonly queueDuplicatedStale: number;
   readonly registerAckedWrites: number;
   readonly registerUpdatesLost: number;
   readonly registerKeysBehind: number;
@@ -70,6 +72,7 @@ export function summaryTable(f: Figures): string {
       ['items never offered', String(f.queueUnknown)],
       ['items delivered more than once', String(f.queueDuplicated)],
       ['  of those, outside a split brain', String(f.queueDuplicatedOutsideSplitBrain)],
+      ['  of those, polled before a split and delivered again by a side of it', String(f.queueDuplicatedStale)],
       ['register: acknowledged writes', String(f.registerAckedWrites)],
       ['register: acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind)`],
       ['split brain', f.splitBrain ? `yes (${f.splitBrainWindows} window(s))` : 'no'],

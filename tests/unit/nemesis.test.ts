@@ -144,16 +144,19 @@ test('queue: undelivered items against polls without an answer, unknown items, d
   const q2First = run[1]!;
   r = checkQueue(history, [...run, drain('q1', 9000), drain('q3', 9000), drain('q2', 9100)], [
     { startMs: q1Offer.sentMs, endMs: q1Offer.sentMs + 1, label: 'fault 1' },
-    { startMs: q2First.endMs + 1, endMs: 8000, label: 'fault 2' },
+    { startMs: 9500, endMs: 9600, label: 'fault 2' },
   ]);
   assert.equal(r.lost, 0);
   assert.deepEqual(
-    r.duplicates.map((d) => [d.item, d.count, d.explainedBy]),
+    r.duplicates.map((d) => [d.item, d.count, d.explainedBy, d.how]),
     [
-      ['q1', 2, 'fault 1'],
-      ['q2', 2, null],
+      ['q1', 2, 'fault 1', 'held'],
+      ['q2', 2, null, null],
     ],
   );
+  // Delivered before a split began and again by a side of it: explained, as a stale copy.
+  r = checkQueue(history, [...run, drain('q2', 9100)], [{ startMs: q2First.endMs + 1, endMs: 9200, label: 'fault 3' }]);
+  assert.deepEqual(r.duplicates.map((d) => [d.item, d.explainedBy, d.how]), [['q2', 'fault 3', 'stale']]);
 });
 
 test('register: updates lost when the final value is older than the last acknowledged write; wrong values and disagreement fail', () => {
