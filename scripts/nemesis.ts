@@ -21,7 +21,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SeededRandom } from '../src/util/prng.js';
-import { checkOnceReads, checkQueue, checkRegister, countsByKind, runDeliveries, type Delivery, type Window } from './nemesis/analysis.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type Window } from './nemesis/analysis.js';
+import type { Op } from './nemesis/workload.js';
 import { Firewall, FirewallError, deleteTableSync, selfTest } from './nemesis/firewall.js';
 import { Fleet, ONCE_MAP, REGISTER_MAP, endLeftoverMembers, memberHost, type Member } from './nemesis/fleet.js';
 import { readMemberLog, type Evidence, type LogIncarnation, type MemberError } from './nemesis/member-logs.js';
@@ -62,6 +63,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Ma
 // ── cleanup, reachable from finally blocks, signal and exit handlers ──────────────────────────────
 
 let fleetForCleanup: Fleet | null = null;
+/** The faults so far, for the replay printed when a run aborts. */
+let recordsSoFar: readonly FaultRecord[] = [];
 let tableCreated = false;
 let lockHeld = false;
 let cleanedUp = false;
@@ -168,6 +171,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   const address = (i: number): string => hosts[i] as string;
   const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
   const records: FaultRecord[] = [];
+  recordsSoFar = records;
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
 
   const restart = async (m: Member): Promise<void> => {
@@ -211,20 +215,24 @@ async function run(opts: NemesisOptions): Promise<Figures> {
       if (spec.kind === 'kill') {
         await m.kill();
         await sleep(spec.durationMs);
+        workload.holdRegister();
         await restart(m);
       } else {
         m.pause();
         await sleep(spec.durationMs);
+        workload.holdRegister();
         m.resume();
         workload.markUp(m.index);
       }
     } else {
       firewall.cut(spec.drops.map((d) => ({ from: d.from.map(address), to: d.to.map(address) })));
       await sleep(spec.durationMs);
+      workload.holdRegister();
       firewall.heal();
     }
     rec.undoneAtMs = Date.now();
     const recovered = await waitHealthy(fleet, RECOVER_DEADLINE_MS, restart);
+    workload.releaseRegister();
     if (recovered.ok) {
       rec.recoveredAtMs = Date.now();
       say(`fault ${spec.n} undone; recovered in ${((rec.recoveredAtMs - rec.undoneAtMs) / 1000).toFixed(1)} s`);
@@ -286,6 +294,13 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   let onceWrong = 0;
   let queue: ReturnType<typeof checkQueue> | null = null;
   let register: ReturnType<typeof checkRegister> | null = null;
+  // Register writes shown lost by a read made while no fault was active, plus the final check.
+  const quiet: Window[] = records.map((rec, i) => ({ startMs: rec.recoveredAtMs ?? Infinity, endMs: records[i + 1]?.startedAtMs ?? healedAtMs, label: `after fault ${rec.spec.n}` }));
+  quiet.push({ startMs: workloadStarted, endMs: records[0]?.startedAtMs ?? healedAtMs, label: 'before the first fault' });
+  const byReads = registerLostByReads(history, quiet);
+  const registerLost = new Set<string>(byReads.lost);
+  let registerLostInSplit = 0;
+  const registerLostOutside: string[] = [];
   if (healed.ok) {
     const ownership = await checkOwnership(fleet, PARTITION_COUNT);
     if (ownership.problem !== null) failures.push(`partition owners after the heal: ${ownership.problem}`);
@@ -303,6 +318,15 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     const regKeys = [...new Set(history.filter((o) => o.kind === 'reg').map((o) => o.key))];
     register = checkRegister(history, await readThroughEveryMember(fleet, REGISTER_MAP, regKeys));
     for (const p of register.problems) failures.push(`register ${p}`);
+    for (const w of register.lost) registerLost.add(w);
+    for (const w of registerLost) {
+      const write = history.find((o) => o.kind === 'reg' && `${o.key}=${o.value}` === w) as Op;
+      if (windows.some((x) => x.startMs <= write.endMs && write.sentMs <= x.endMs)) registerLostInSplit++;
+      else registerLostOutside.push(`${w} (acknowledged via ${address(write.member)} at ${since(write.endMs)})`);
+    }
+    if (registerLostOutside.length > 0) {
+      failures.push(`${registerLostOutside.length} acknowledged register write(s) lost outside any split brain, e.g. ${registerLostOutside.slice(0, 5).join('; ')}`);
+    }
 
     say('draining nemesis-q through every member');
     let drained: Delivery[] = [];
@@ -355,7 +379,9 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     queueDuplicatedOutsideSplitBrain: queue?.duplicates.filter((d) => d.explainedBy === null).length ?? 0,
     queueDuplicatedStale: queue?.duplicates.filter((d) => d.how === 'stale').length ?? 0,
     registerAckedWrites: register?.ackedWrites ?? counts.reg.acked,
-    registerUpdatesLost: register?.updatesLost ?? 0,
+    registerUpdatesLost: registerLostInSplit,
+    registerLostOutsideSplitBrain: registerLostOutside.length,
+    registerReadsJudged: byReads.judged,
     registerKeysBehind: register?.keysBehind ?? 0,
     splitBrain: windows.length > 0,
     splitBrainWindows: windows.length,
@@ -419,7 +445,7 @@ async function main(): Promise<number> {
       return 2;
     }
     process.stderr.write(`nemesis: run failed (seed ${opts.seed}): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    if (fleetForCleanup !== null) for (const m of fleetForCleanup.members) process.stderr.write(`  member log: ${m.logFile}\n`);
+    if (fleetForCleanup !== null) printReplay(opts, recordsSoFar, fleetForCleanup, since);
     return 1;
   } finally {
     cleanupSync();

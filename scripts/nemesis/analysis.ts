@@ -22,7 +22,13 @@
 //                it again: that side served a copy that did not have the earlier poll;
 //   - the register's final value is a value that was written; when it is older than the last
 //     acknowledged write of its key, the acknowledged updates after it were lost to the merge
-//     policy: a figure, not a failure.
+//     policy: a figure, not a failure. Writes go on after every fault, so the final value alone
+//     would hide what each heal lost: every register write is preceded by a read of its key, and a
+//     read made while no fault was active (after the recovery from the last one) that returns a
+//     value older than a write acknowledged before the read was sent shows that write lost (values
+//     rise per key, so any later write reads as newer). A lost write acknowledged inside a
+//     split-brain window went to the merge policy; one acknowledged outside every split brain was
+//     lost by something else (a failure, like a lost write-once key).
 import type { Op, OpKind } from './workload.js';
 
 export interface Delivery {
@@ -52,6 +58,7 @@ export function countsByKind(history: readonly Op[]): Record<OpKind, Counts> {
     offer: { acked: 0, failed: 0, indeterminate: 0 },
     poll: { acked: 0, failed: 0, indeterminate: 0 },
     reg: { acked: 0, failed: 0, indeterminate: 0 },
+    read: { acked: 0, failed: 0, indeterminate: 0 },
   };
   for (const op of history) {
     const c = out[op.kind];
@@ -185,6 +192,8 @@ export interface RegisterReport {
   readonly keysBehind: number;
   /** Acknowledged writes newer than their key's final value. */
   readonly updatesLost: number;
+  /** Those writes, as "key=value". */
+  readonly lost: readonly string[];
   /** Final values never written, absent keys with acknowledged writes, members that disagree: failures. */
   readonly problems: readonly string[];
 }
@@ -200,7 +209,7 @@ export function checkRegister(history: readonly Op[], finals: ReadonlyMap<string
   }
   let ackedWrites = 0;
   let keysBehind = 0;
-  let updatesLost = 0;
+  const lostWrites: string[] = [];
   const problems: string[] = [];
   for (const [key, ops] of attempts) {
     const acked = ops.filter((o) => o.outcome === 'ack').map((o) => Number(o.value));
@@ -225,9 +234,35 @@ export function checkRegister(history: readonly Op[], finals: ReadonlyMap<string
       problems.push(`${key}: holds ${r.value}, a value never written`);
       continue;
     }
-    const lost = acked.filter((v) => v > final).length;
-    if (lost > 0) keysBehind++;
-    updatesLost += lost;
+    const lost = acked.filter((v) => v > final);
+    if (lost.length > 0) keysBehind++;
+    lostWrites.push(...lost.map((v) => `${key}=${v}`));
   }
-  return { keys: attempts.size, ackedWrites, keysBehind, updatesLost, problems };
+  return { keys: attempts.size, ackedWrites, keysBehind, updatesLost: lostWrites.length, lost: lostWrites, problems };
+}
+
+/**
+ * The acknowledged register writes that a later read shows lost: for every read answered while no
+ * fault was active (inside one of `quiet`), each write of its key acknowledged before the read was
+ * sent with a value newer than the one read (or any value, when the read found the key absent).
+ * Returns "key=value" once per lost write, and how many reads were judged.
+ */
+export function registerLostByReads(history: readonly Op[], quiet: readonly Window[]): { lost: string[]; judged: number } {
+  const acked = new Map<string, Op[]>();
+  for (const op of history) {
+    if (op.kind !== 'reg' || op.outcome !== 'ack') continue;
+    let list = acked.get(op.key);
+    if (list === undefined) acked.set(op.key, (list = []));
+    list.push(op);
+  }
+  const lost = new Set<string>();
+  let judged = 0;
+  for (const r of history) {
+    if (r.kind !== 'read' || r.outcome !== 'ack') continue;
+    if (!quiet.some((w) => w.startMs <= r.sentMs && r.endMs <= w.endMs)) continue;
+    judged++;
+    const seen = r.status === 200 ? Number(r.value) : 0;
+    for (const w of acked.get(r.key) ?? []) if (w.endMs < r.sentMs && Number(w.value) > seen) lost.add(`${w.key}=${w.value}`);
+  }
+  return { lost: [...lost], judged };
 }

@@ -10,7 +10,7 @@ export interface Figures {
   readonly maxNoHeartbeatSeconds: number;
   readonly registerPolicy: string;
   readonly faults: Readonly<Record<FaultKind, number>>;
-  readonly ops: Readonly<Record<'once' | 'offer' | 'poll' | 'reg', Counts>>;
+  readonly ops: Readonly<Record<'once' | 'offer' | 'poll' | 'reg' | 'read', Counts>>;
   readonly onceKeysChecked: number;
   readonly onceLost: number;
   readonly onceWrong: number;
@@ -26,7 +26,12 @@ export interface Figures {
   /** Duplicates delivered before a split began and again by a side of it (a stale copy). */
   readonly queueDuplicatedStale: number;
   readonly registerAckedWrites: number;
+  /** Acknowledged register writes lost, acknowledged inside a split-brain window (the merge policy's doing). */
   readonly registerUpdatesLost: number;
+  /** Acknowledged register writes lost outside every split brain (a failure). */
+  readonly registerLostOutsideSplitBrain: number;
+  /** Register reads made while no fault was active, each compared with the writes before it. */
+  readonly registerReadsJudged: number;
   readonly registerKeysBehind: number;
   readonly splitBrain: boolean;
   readonly splitBrainWindows: number;
@@ -48,9 +53,9 @@ function table(rows: readonly (readonly string[])[]): string {
 
 export function summaryTable(f: Figures): string {
   const faults = Object.entries(f.faults).map(([k, n]) => `${k} ${n}`).join(', ');
-  const opRows = (['once', 'offer', 'poll', 'reg'] as const).map((k) => {
+  const opRows = (['once', 'offer', 'poll', 'reg', 'read'] as const).map((k) => {
     const c = f.ops[k];
-    const name = { once: 'write-once puts (nemesis-once)', offer: 'queue offers (nemesis-q)', poll: 'queue polls (nemesis-q)', reg: 'register writes (nemesis-reg)' }[k];
+    const name = { once: 'write-once puts (nemesis-once)', offer: 'queue offers (nemesis-q)', poll: 'queue polls (nemesis-q)', reg: 'register writes (nemesis-reg)', read: 'register reads (nemesis-reg)' }[k];
     return [name, String(c.acked), String(c.failed), String(c.indeterminate)];
   });
   const lines = [
@@ -74,7 +79,9 @@ export function summaryTable(f: Figures): string {
       ['  of those, outside a split brain', String(f.queueDuplicatedOutsideSplitBrain)],
       ['  of those, polled before a split and delivered again by a side of it', String(f.queueDuplicatedStale)],
       ['register: acknowledged writes', String(f.registerAckedWrites)],
-      ['register: acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind)`],
+      ['register: reads made with no fault active, checked against earlier writes', String(f.registerReadsJudged)],
+      ['register: acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind at the end)`],
+      ['register: acknowledged updates lost outside a split brain', String(f.registerLostOutsideSplitBrain)],
       ['split brain', f.splitBrain ? `yes (${f.splitBrainWindows} window(s))` : 'no'],
       ['member crashes', String(f.crashes)],
       ['member errors (exceptions on stderr, unexpected failures)', String(f.memberErrors)],

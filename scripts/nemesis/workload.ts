@@ -5,8 +5,10 @@
 // check would. Three workloads:
 //   once   POST nemesis-once/k-<loop>-<seq> = v-<loop>-<seq>: every key written once;
 //   offer  POST nemesis-q with a unique item q-<loop>-<seq>;   poll  DELETE nemesis-q/0;
-//   reg    POST nemesis-reg/r-<j> = <n>, n rising per key; one write per key in flight at a time,
-//          so the attempts of a key are ordered.
+//   reg    GET nemesis-reg/r-<j> (recorded as a register read), then POST nemesis-reg/r-<j> = <n>,
+//          n rising per key; one read-and-write per key in flight at a time, so the attempts of a
+//          key are ordered and a read that returns an older value than an earlier acknowledged
+//          write shows a lost update.
 // Every request's outcome is recorded: 200 is acknowledged (a poll's 200 carries the item, 204 is
 // an empty queue); another status is "failed" and a socket error or deadline "indeterminate". Both
 // may or may not have taken effect, and the checks treat them so; neither is ever counted as
@@ -15,15 +17,15 @@ import { KeepAliveClient } from '../../tests/harness/cluster.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { ONCE_MAP, QUEUE, REGISTER_MAP } from './fleet.js';
 
-export type OpKind = 'once' | 'offer' | 'poll' | 'reg';
+export type OpKind = 'once' | 'offer' | 'poll' | 'reg' | 'read';
 export type Outcome = 'ack' | 'failed' | 'indeterminate';
 
 export interface Op {
   readonly kind: OpKind;
   readonly member: number;
-  /** Map key (once, reg), item (offer), or '' (poll). */
+  /** Map key (once, reg, read), item (offer), or '' (poll). */
   readonly key: string;
-  /** Value written (once, reg), item offered (offer), item polled (poll with 200). */
+  /** Value written (once, reg), item offered (offer), item polled (poll with 200), value read (read with 200). */
   value: string;
   readonly sentMs: number;
   endMs: number;
@@ -55,6 +57,7 @@ export class Workload {
   private readonly regBusy: boolean[];
   private readonly regNext: number[];
   private stopping = false;
+  private registerHeld = false;
   private running: Promise<void>[] = [];
   private readonly clients: KeepAliveClient[][] = [];
 
@@ -77,6 +80,19 @@ export class Workload {
 
   markUp(i: number): void {
     this.down.delete(i);
+  }
+
+  /**
+   * No new register write starts until `releaseRegister` (the loops write once-keys instead). The
+   * nemesis holds the register from the moment a fault is undone until the cluster recovered, so
+   * the first read of each key afterwards shows what the heal kept, before a newer write hides it.
+   */
+  holdRegister(): void {
+    this.registerHeld = true;
+  }
+
+  releaseRegister(): void {
+    this.registerHeld = false;
   }
 
   /** Lets every loop finish its request in flight (bounded by the request deadline), then closes the connections. */
@@ -116,12 +132,13 @@ export class Workload {
         await this.send(i, { kind: 'offer', member, key: item, value: item }, 'POST', `/grid/rest/queues/${QUEUE}`, item);
       } else if (r < OFFER_SHARE + POLL_SHARE) {
         await this.send(i, { kind: 'poll', member, key: '', value: '' }, 'DELETE', `/grid/rest/queues/${QUEUE}/0`, null);
-      } else if (r < OFFER_SHARE + POLL_SHARE + REG_SHARE && this.regBusy.includes(false)) {
+      } else if (r < OFFER_SHARE + POLL_SHARE + REG_SHARE && !this.registerHeld && this.regBusy.includes(false)) {
         const free = this.regBusy.flatMap((b, j) => (b ? [] : [j]));
         const j = free[rnd.nextInt(free.length)] as number;
         const value = String(++this.regNext[j]!);
         this.regBusy[j] = true;
         try {
+          await this.send(i, { kind: 'read', member, key: `r-${j}`, value: '' }, 'GET', `/grid/rest/maps/${REGISTER_MAP}/r-${j}`, null);
           await this.send(i, { kind: 'reg', member, key: `r-${j}`, value }, 'POST', `/grid/rest/maps/${REGISTER_MAP}/r-${j}`, value);
         } finally {
           this.regBusy[j] = false;
@@ -141,9 +158,9 @@ export class Workload {
     try {
       const res = await client.request(method, target, body === null ? {} : { body, headers: { 'Content-Type': 'text/plain' } });
       op.status = res.status;
-      if (res.status === 200 || (what.kind === 'poll' && res.status === 204)) {
+      if (res.status === 200 || ((what.kind === 'poll' || what.kind === 'read') && res.status === 204)) {
         op.outcome = 'ack';
-        if (what.kind === 'poll' && res.status === 200) op.value = res.text();
+        if ((what.kind === 'poll' || what.kind === 'read') && res.status === 200) op.value = res.text();
       } else {
         op.outcome = 'failed';
         op.detail = res.headers['grid-error'] ?? '';

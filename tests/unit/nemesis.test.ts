@@ -2,13 +2,14 @@
 // the seeded fault schedule (same seed, same faults; every kind in each round of six; bounds; sides
 // that make sense), the nft script (both TCP directions, loopback only), and the history checks on
 // made-up histories: lost and wrong write-once keys, undelivered queue items against polls that may
-// have taken them, duplicates inside and outside split-brain windows, register updates lost, and
+// have taken them, duplicates inside and outside split-brain windows, register updates lost at the
+// end and in one heal, and
 // split-brain evidence read from member log lines. The nemesis itself needs root and nft and runs
 // from .ci/run, not here.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { SeededRandom } from '../../src/util/prng.js';
-import { checkOnceReads, checkQueue, checkRegister, countsByKind, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
 import { dropScript } from '../../scripts/nemesis/firewall.js';
 import { readMemberLog } from '../../scripts/nemesis/member-logs.js';
 import { parseOptions, UsageError } from '../../scripts/nemesis/options.js';
@@ -177,8 +178,17 @@ test('register: updates lost when the final value is older than the last acknowl
   assert.match(r.problems.join('\n'), /r-2: holds 9, a value never written/);
   assert.match(r.problems.join('\n'), /r-3: members disagree/);
   assert.match(r.problems.join('\n'), /r-4: absent after the heal/);
+  assert.deepEqual(r.lost, ['r-0=2', 'r-0=3']);
   // The last write unacknowledged but applied is not a loss.
   assert.equal(checkRegister(history.slice(0, 4), new Map([['r-0', [v('4')]]])).updatesLost, 0);
+  // A read in a quiet window older than an earlier acknowledged write shows that write lost; a
+  // read inside a fault, a failed read, and writes acknowledged after the read was sent are not judged.
+  const reads = [op('read', 'r-0', '1'), op('read', 'r-0', '3'), op('read', 'r-1', '', 'ack', 204), op('read', 'r-0', '1', 'failed'), op('read', 'r-0', '1')];
+  const all = [...history, ...reads];
+  const quiet = [{ startMs: reads[0]!.sentMs, endMs: reads[3]!.endMs, label: 'quiet' }];
+  assert.deepEqual(registerLostByReads(all, quiet), { lost: ['r-0=2', 'r-0=3', 'r-1=1', 'r-1=2'], judged: 3 });
+  assert.deepEqual(registerLostByReads(all, []), { lost: [], judged: 0 });
+  assert.deepEqual(countsByKind(all).read, { acked: 4, failed: 1, indeterminate: 0 });
 });
 
 test('member logs: split-brain evidence, removals of live and killed incarnations, errors and notes', () => {
