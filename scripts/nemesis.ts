@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SeededRandom } from '../src/util/prng.js';
-import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type Window } from './nemesis/analysis.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type KeyProblem, type Window } from './nemesis/analysis.js';
 import type { Op } from './nemesis/workload.js';
 import { Firewall, FirewallError, deleteTableSync, selfTest } from './nemesis/firewall.js';
 import { Fleet, ONCE_MAP, REGISTER_MAP, endLeftoverMembers, memberHost, type Member } from './nemesis/fleet.js';
@@ -308,12 +308,22 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     say(`reading ${onceKeys.length} write-once key(s) through each of the ${opts.members} members`);
     const once = checkOnceReads(history, await readThroughEveryMember(fleet, ONCE_MAP, onceKeys));
     onceChecked = once.checked;
-    const lostKeys = new Set(once.lost.map((p) => p.key));
-    const wrongKeys = new Set(once.wrong.map((p) => p.key));
-    onceLost = lostKeys.size;
-    onceWrong = wrongKeys.size;
-    if (onceLost > 0) failures.push(`${onceLost} acknowledged write-once key(s) lost, e.g. ${once.lost.slice(0, 5).map((p) => `${p.key} via ${address(p.member)}: expected ${p.expected}, got ${p.got}`).join('; ')}`);
-    if (onceWrong > 0) failures.push(`${onceWrong} write-once key(s) hold a value never written, e.g. ${once.wrong.slice(0, 5).map((p) => `${p.key} via ${address(p.member)}: expected ${p.expected}, got ${p.got}`).join('; ')}`);
+    onceLost = new Set(once.lost.map((p) => p.key)).size;
+    onceWrong = new Set(once.wrong.map((p) => p.key)).size;
+    // Per key: which member took the write and when, and what each member answers now.
+    const describeKeys = (problems: readonly KeyProblem[]): string[] => {
+      const byKey = new Map<string, KeyProblem[]>();
+      for (const p of problems) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p]);
+      return [...byKey].map(([key, ps]) => {
+        const w = history.find((o) => o.kind === 'once' && o.key === key) as Op;
+        return `${key} (written through ${address(w.member)}, sent ${since(w.sentMs)} ${new Date(w.sentMs).toISOString()}, answered ${w.status} ${since(w.endMs)}; expected ${ps[0]?.expected}; got ${ps.map((p) => `${p.got} via ${address(p.member)}`).join(', ')})`;
+      });
+    };
+    const lostKeys = describeKeys(once.lost);
+    const wrongKeys = describeKeys(once.wrong);
+    fs.writeFileSync(path.join(runDir, 'once-problems.json'), JSON.stringify({ lost: lostKeys, wrong: wrongKeys }, null, 1));
+    if (onceLost > 0) failures.push(`${onceLost} acknowledged write-once key(s) lost (all in once-problems.json), e.g. ${lostKeys.slice(0, 5).join('; ')}`);
+    if (onceWrong > 0) failures.push(`${onceWrong} write-once key(s) hold a value never written, e.g. ${wrongKeys.slice(0, 5).join('; ')}`);
 
     const regKeys = [...new Set(history.filter((o) => o.kind === 'reg').map((o) => o.key))];
     register = checkRegister(history, await readThroughEveryMember(fleet, REGISTER_MAP, regKeys));
