@@ -323,7 +323,7 @@ export class PartitionService {
     m.phase = 'commit';
     for (const d of confirmers) {
       m.commitAcks.add(d);
-      this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId }));
+      this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId, version: b.version }));
     }
   }
 
@@ -424,7 +424,7 @@ export class PartitionService {
   }
 
   private onMigrateRequest(from: Peer, b: MessageOf<'migrateRequest'>['body']): void {
-    const reply = (ok: boolean, text: string): void => this.host.send(from.uuid, message('migrateResult', { migrationId: b.migrationId, ok, message: text }));
+    const reply = (ok: boolean, text: string): void => this.host.send(from.uuid, message('migrateResult', { migrationId: b.migrationId, ok, message: text, version: 0 }));
     if (b.partitionId >= this.opts.partitionCount) return reply(false, 'no such partition');
     if (this.tableNow.owner(b.partitionId) !== this.host.selfUuid) return reply(false, 'not the owner of the partition');
     if (this.sources.has(b.partitionId)) return reply(false, 'a migration of this partition is running here');
@@ -456,7 +456,8 @@ export class PartitionService {
     // Every write acked by every replica, and no replica left behind by a write that timed out.
     if (s.phase !== 'hold' || this.replicator.inflightCount(s.partitionId) > 0 || this.replicator.hasStale(s.partitionId)) return;
     s.phase = 'reported';
-    this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '' }));
+    // The data version while writes are held: every replica of the new list must be at it.
+    this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '', version: this.store.version(s.partitionId) }));
   }
 
   /**
@@ -481,12 +482,18 @@ export class PartitionService {
     this.replicator.clearExtraTargets(s.partitionId);
     const waiting = this.held.get(s.partitionId) ?? [];
     this.held.delete(s.partitionId);
-    if (failure !== null) this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: false, message: failure }));
+    if (failure !== null) this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: false, message: failure, version: 0 }));
     for (const run of waiting) run();
   }
 
   private onCommit(from: Peer, b: MessageOf<'migrateCommit'>['body']): void {
-    const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId);
+    // Holds the partition whole: not mid-snapshot, and at the version the source held it at (a
+    // member listed as a backup without the data, e.g. after a table adopted in a mastership
+    // claim, must not be kept or made owner by a migration).
+    const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId) && this.store.version(b.partitionId) === b.version;
+    if (!ok && b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId)) {
+      this.log.fine(`migration ${b.migrationId} of partition ${b.partitionId}: holding version ${this.store.version(b.partitionId)}, the source ${b.version}; not confirmed`);
+    }
     this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
   }
 
