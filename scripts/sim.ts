@@ -2,6 +2,8 @@
 //   npx tsx scripts/sim.ts --seed 42                  replay one seed with the members' logs and faults
 //   npx tsx scripts/sim.ts --seeds 1-10000 --jobs 2   run a range (split over N processes), print
 //                                                     failures and a summary with a JSON line
+//   --overlap                                         let faults overlap (the next one 3 s after the
+//                                                     previous, whether it is over or not)
 // Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
 // message about partition N and SIM_WATCH_KIND=kind every message of that kind; SIM_DEBUG=1 prints
 // the master's pending migrations when a run does not settle.
@@ -28,7 +30,7 @@ interface Totals {
 }
 
 function usage(message: string): never {
-  process.stderr.write(`sim: ${message}\nusage: sim.ts --seed N | --seeds A-B [--jobs N] [--json]\n`);
+  process.stderr.write(`sim: ${message}\nusage: sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap]\n`);
   process.exit(2);
 }
 
@@ -39,9 +41,10 @@ function seedOf(text: string | undefined, what: string): number {
   return n;
 }
 
-function parse(args: string[]): { seeds: [number, number]; verbose: boolean; jobs: number; json: boolean } {
+function parse(args: string[]): { seeds: [number, number]; verbose: boolean; jobs: number; json: boolean; overlap: boolean } {
   let seeds: [number, number] = [1, 500];
   let verbose = false;
+  let overlap = false;
   let jobs = 1;
   let json = false;
   for (let i = 0; i < args.length; i++) {
@@ -64,12 +67,13 @@ function parse(args: string[]): { seeds: [number, number]; verbose: boolean; job
       if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > JOBS_MAX) usage(`--jobs must be an integer 1..${JOBS_MAX}, got ${JSON.stringify(t)}`);
       jobs = Number(t);
     } else if (a === '--json') json = true;
+    else if (a === '--overlap') overlap = true;
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('sim.ts --seed N | --seeds A-B [--jobs N] [--json]\n');
+      process.stdout.write('sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap]\n');
       process.exit(0);
     } else usage(`unknown option ${JSON.stringify(a)}`);
   }
-  return { seeds, verbose, jobs, json };
+  return { seeds, verbose, jobs, json, overlap };
 }
 
 function emptyTotals(): Totals {
@@ -89,7 +93,7 @@ function add(t: Totals, r: SimReport): void {
   t.duplicatedItems += r.duplicatedItems;
 }
 
-function runRange(from: number, to: number, verbose: boolean, quiet: boolean): Totals {
+function runRange(from: number, to: number, verbose: boolean, quiet: boolean, overlap: boolean): Totals {
   const totals = emptyTotals();
   const partition = process.env.SIM_WATCH_PARTITION;
   const kind = process.env.SIM_WATCH_KIND;
@@ -97,11 +101,11 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean): T
   for (let seed = from; seed <= to; seed++) {
     totals.seeds++;
     try {
-      const r = runClusterSim({ seed, verbose, ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
+      const r = runClusterSim({ seed, verbose, overlap, ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
       add(totals, r);
       if (verbose) console.log(JSON.stringify(r));
     } catch (e) {
-      const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/sim.ts --seed ${seed})`;
+      const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/sim.ts --seed ${seed}${overlap ? ' --overlap' : ''})`;
       totals.failures.push(line);
       if (!quiet) console.log(line);
     }
@@ -109,7 +113,7 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean): T
   return totals;
 }
 
-async function runJobs(from: number, to: number, jobs: number): Promise<Totals> {
+async function runJobs(from: number, to: number, jobs: number, overlap: boolean): Promise<Totals> {
   const self = fileURLToPath(import.meta.url);
   const count = to - from + 1;
   const per = Math.ceil(count / jobs);
@@ -118,7 +122,7 @@ async function runJobs(from: number, to: number, jobs: number): Promise<Totals> 
     const end = Math.min(to, start + per - 1);
     parts.push(
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [...process.execArgv, self, '--seeds', `${start}-${end}`, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const child = spawn(process.execPath, [...process.execArgv, self, '--seeds', `${start}-${end}`, '--json', ...(overlap ? ['--overlap'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
         let out = '';
         child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
         child.on('error', reject);
@@ -146,14 +150,14 @@ async function runJobs(from: number, to: number, jobs: number): Promise<Totals> 
 const o = parse(process.argv.slice(2));
 const startedMs = Date.now();
 const [from, to] = o.seeds;
-const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs) : runRange(from, to, o.verbose, o.json);
+const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o.overlap) : runRange(from, to, o.verbose, o.json, o.overlap);
 const wallSeconds = Math.round((Date.now() - startedMs) / 100) / 10;
 if (o.json) {
   process.stdout.write(`${JSON.stringify(totals)}\n`);
 } else {
   for (const f of o.jobs > 1 ? totals.failures : []) console.log(f);
   console.log(
-    `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}): ${totals.acknowledgedWrites} acknowledged map writes and ${totals.acknowledgedItems} acknowledged queue items checked; ` +
+ `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}${o.overlap ? ', faults overlapping' : ''}): ${totals.acknowledgedWrites} acknowledged map writes and ${totals.acknowledgedItems} acknowledged queue items checked; ` +
       `${totals.crashes} crashes, ${totals.bounces} quick restarts, ${totals.restarts} restarts, ${totals.pauses} pauses, ${totals.partitions} partitions; ` +
       `${totals.splitBrainRuns} runs with a split brain, ${totals.duplicatedItems} queue items delivered twice inside them; ${wallSeconds} s`,
   );

@@ -62,6 +62,8 @@ interface MasterMigration {
   readonly target: Replicas;
   readonly startedMs: number;
   phase: 'copy' | 'commit';
+  /** When the source reported the copy complete (its writes held since a little before). */
+  reportedAtMs: number;
   readonly commitAcks: Set<string>;
 }
 
@@ -148,6 +150,14 @@ export class PartitionService {
       const after = next.replicas[p] as Replicas;
       if (sameReplicas(before, after)) continue;
       changed.push(p);
+      if (after.includes(me) && before.every((u) => u === null)) {
+        // The partition lost every replica and starts empty: a copy this member kept from an older
+        // listing is stale, and its version could be ahead of the new owner's, so that the new
+        // owner's writes would look like duplicates here and be acknowledged without being applied.
+        if (this.store.version(p) > 0) this.log.fine(`partition ${p} starts empty: dropping the stale copy held here (version ${this.store.version(p)})`);
+        this.store.dropPartition(p);
+        this.replicator.dropPartition(p);
+      }
       if (after[0] === me && before[0] !== me) this.store.jumpVersion(p);
       if (!after.includes(me) && before.includes(me)) {
         // Dropped later, not now: a table can arrive after a snapshot that made this member a
@@ -252,6 +262,7 @@ export class PartitionService {
       const now = this.clock.monotonicMs();
       for (const m of [...this.active.values()]) {
         if (now - m.startedMs > this.opts.migrationTimeoutMs) this.abortMaster(m, `no result within ${this.opts.migrationTimeoutMs} ms`);
+        else if (m.phase === 'commit' && now - m.reportedAtMs > this.opts.holdTimeoutMs / 2) this.abortMaster(m, `no confirmation within half the source's hold (${this.opts.holdTimeoutMs} ms)`);
       }
       this.schedule();
       this.releaseDrained();
@@ -294,7 +305,7 @@ export class PartitionService {
       }
       if (source === null || source === undefined || !this.host.isMember(source)) continue;
       const destinations = wanted.filter((u): u is string => u !== null && !current.includes(u));
-      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', commitAcks: new Set() };
+      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', reportedAtMs: 0, commitAcks: new Set() };
       this.active.set(p, m);
       this.counters.migrationsStarted++;
       this.host.send(source, message('migrateRequest', { migrationId: m.id, partitionId: p, destinations, tableVersion: this.tableNow.version }));
@@ -321,6 +332,7 @@ export class PartitionService {
       return;
     }
     m.phase = 'commit';
+    m.reportedAtMs = this.clock.monotonicMs();
     for (const d of confirmers) {
       m.commitAcks.add(d);
       this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId, version: b.version }));
@@ -335,7 +347,15 @@ export class PartitionService {
       return;
     }
     m.commitAcks.delete(from.uuid);
-    if (m.commitAcks.size === 0) this.commitMaster(m);
+    if (m.commitAcks.size > 0) return;
+    // The source releases its held writes holdTimeoutMs after it reported, whether or not a commit
+    // came; a commit decided late could land after that and lose the writes taken meanwhile. Past
+    // half the hold (on this member's clock, so a pause here counts too) the move is abandoned.
+    if (this.clock.monotonicMs() - m.reportedAtMs > this.opts.holdTimeoutMs / 2) {
+      this.abortMaster(m, `the confirmations took longer than half the source's hold (${this.opts.holdTimeoutMs} ms)`);
+      return;
+    }
+    this.commitMaster(m);
   }
 
   private commitMaster(m: MasterMigration): void {

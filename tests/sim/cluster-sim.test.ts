@@ -2,14 +2,17 @@
 // under message loss, delay, reordering, crashes, quick restarts (the master's too), pauses,
 // one-way, long and bridged network partitions and joins during migration (cluster-sim.ts says what
 // is checked). A failing seed is printed with the command that replays it with the members' logs.
-// The second test pins the seeds that found each distinct cause of a lost write or a stuck cluster
-// (docs/cluster.md, "Found by the simulation"); each failed before its fix.
+// Faults come one at a time (each over, the cluster settled, before the next); the second test lets
+// them overlap. The third pins the seeds that found each distinct cause of a lost write or a stuck
+// cluster (docs/cluster.md, "Found by the simulation"), run as they were found (overlapping); each
+// failed before its fix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runClusterSim } from './cluster-sim.js';
 
 const FIRST_SEED = 1;
 const SEEDS = 500;
+const OVERLAP_SEEDS = 200;
 
 test(`cluster simulation: ${SEEDS} seeds keep every invariant`, () => {
   const failures: string[] = [];
@@ -50,11 +53,23 @@ const REGRESSIONS: ReadonlyMap<number, string> = new Map([
   [895, 'the simulation restarted a slot twice (two live processes at one address)'],
 ]);
 
-test('cluster simulation: the seeds that found each fixed cause still pass', () => {
+test(`cluster simulation with overlapping faults: ${OVERLAP_SEEDS} seeds keep every invariant`, () => {
+  const failures: string[] = [];
+  for (let seed = 1; seed <= OVERLAP_SEEDS; seed++) {
+    try {
+      runClusterSim({ seed, overlap: true });
+    } catch (e) {
+      failures.push(`${(e as Error).message}\n  replay: npx tsx scripts/sim.ts --seed ${seed} --overlap`);
+    }
+  }
+  assert.deepEqual(failures, [], `${failures.length} of ${OVERLAP_SEEDS} seeds failed:\n${failures.join('\n')}`);
+});
+
+test('cluster simulation: the seeds that found each fixed cause still pass (overlapping faults, as found)', () => {
   const failures: string[] = [];
   for (const [seed, cause] of REGRESSIONS) {
     try {
-      runClusterSim({ seed });
+      runClusterSim({ seed, overlap: true });
     } catch (e) {
       failures.push(`seed ${seed} (${cause}): ${(e as Error).message}`);
     }

@@ -30,6 +30,12 @@ export interface SimRunOptions {
   readonly partitionCount?: number;
   /** Print the member logs (replays). */
   readonly verbose?: boolean;
+  /**
+   * Let faults overlap: the next fault comes 3 s after the previous one, settled or not (a
+   * partition may still be in force, a suspicion not yet due). Default: each fault is over (healed,
+   * resumed, restarted) and the cluster settled before the next.
+   */
+  readonly overlap?: boolean;
   /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
   readonly watch?: { readonly partition?: number; readonly kind?: string };
 }
@@ -323,6 +329,11 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       disturb(forMs);
       world.after(forMs, 'heal', () => world.heal());
     }
+    if (o.overlap !== true) {
+      // One fault at a time: let this one end (heal, resume, restart) before the next.
+      const endMs = Math.max(0, ...disturbed.map(([, to]) => to));
+      world.runUntil(() => world.timeMs >= endMs && bouncing.size === 0, world.timeMs + 60_000);
+    }
     world.runFor(3000);
     // Wait until the cluster is back in shape before the next fault: at most one member down at once.
     settle(world, live, 60_000);
@@ -430,7 +441,9 @@ function check(
       if (u === null) continue;
       const b = byUuid.get(u);
       const copy = b?.node.store.maps.get('m', keyBytes, p, 0);
-      if (copy === null || copy === undefined || copy.value.toString() !== value) fail(`backup ${b?.address ?? u} of partition ${p} misses ${key}`);
+      if (copy === null || copy === undefined || copy.value.toString() !== value) {
+        fail(`backup ${b?.address ?? u} of partition ${p} misses ${key} (owner at version ${owner.node.store.version(p)}, backup at ${b?.node.store.version(p) ?? '?'})`);
+      }
     }
   }
   // Queue items: everything acknowledged is polled once or still queued; nothing appears twice.
