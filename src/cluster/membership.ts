@@ -240,7 +240,7 @@ export class Membership {
   private joinRound(now: number): void {
     const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo, reset: this.resetSinceJoin });
     if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
-    for (const a of this.joinAddresses) this.transport.send(a, request);
+    for (const a of this.joinAddresses) if (a !== this.masterAddressHint) this.transport.send(a, request);
     if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
     // A master answered recently (we are in its join batch, or it told us where it is): wait for it.
     if (now - this.masterHeardAtMs < this.opts.claimAfterMs) return;
@@ -560,8 +560,10 @@ export class Membership {
     }
     this.log.info(`removed ${[...drop].join(', ')} (${reason})`);
     this.host.onMembersRemoved([...drop]);
-    this.host.onView(this.currentView(), previous);
+    // Publish before planning: members take tables only from their master, so the view naming this
+    // master's list must reach them before any migration request that relies on the new table.
     this.publish();
+    this.host.onView(this.currentView(), previous);
   }
 
   /** Master: a member finished its graceful shutdown. */
@@ -658,8 +660,8 @@ export class Membership {
     this.log.info(`took over as master with ${this.members.length} member(s); removed ${removed.join(', ') || 'none'}`);
     this.host.onClaimed([this.currentView(), ...views]);
     this.host.onMembersRemoved(removed);
+    this.publish(); // before planning, as in removeMembers
     this.host.onView(this.currentView(), previous);
-    this.publish();
   }
 
   // ── split brain ──────────────────────────────────────────────────────────────────────────────
