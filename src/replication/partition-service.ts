@@ -512,7 +512,10 @@ export class PartitionService {
     // claim, must not be kept or made owner by a migration).
     const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId) && this.store.version(b.partitionId) === b.version;
     if (!ok && b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId)) {
-      this.log.fine(`migration ${b.migrationId} of partition ${b.partitionId}: holding version ${this.store.version(b.partitionId)}, the source ${b.version}; not confirmed`);
+      // Out of step with the source (a copy of another owner's stream, or one that missed writes
+      // nobody noticed yet): fetch a whole copy now, so the next attempt can be confirmed.
+      this.log.fine(`migration ${b.migrationId} of partition ${b.partitionId}: holding version ${this.store.version(b.partitionId)}, the source ${b.version}; not confirmed, resyncing`);
+      this.replicator.resyncFromOwner(b.partitionId);
     }
     this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
   }

@@ -548,6 +548,14 @@ export class Replicator {
     }
   }
 
+  /** Asks the partition's owner (per the local table) for a whole copy now. */
+  resyncFromOwner(partitionId: number): void {
+    const owner = this.host.replicas(partitionId)[0];
+    if (owner === null || owner === undefined || owner === this.host.selfUuid) return;
+    const address = this.host.addressOf(owner);
+    if (address !== null) this.askResync(partitionId, address, true);
+  }
+
   /** Whether a snapshot is being received for the partition (its data is not complete yet). */
   isReceiving(partitionId: number): boolean {
     return this.incoming.has(partitionId) || this.buffered.has(partitionId);
