@@ -48,7 +48,6 @@ const REGRESSIONS: ReadonlyMap<number, string> = new Map([
   [183, 'a member applied a partition table from a master other than its own'],
   [265, 'a member that accepted a mastership claim ignored the claimer\'s view'],
   [856, 'a join request sent before the admitting view arrived removed the member again, for ever'],
-  [1428, 'a migration confirmed by a replica listed without the data, then promoted'],
   [1938, 'a hand-back call that timed out was dropped with the only copy of a write'],
   [3779, 'a migration committed after its source released the writes it held (hold ran out)'],
   [962, 'a backup acknowledged a new owner\'s write as a duplicate of its stale copy'],
