@@ -22,26 +22,51 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/** A named map or queue with its own backup count and (optionally) merge policy. */
+export interface StructureXmlOptions {
+  readonly backupCount: number;
+  readonly mergePolicy?: string;
+}
+
 export interface MemberXmlOptions {
   readonly lite?: boolean;
   readonly mapBackupCount?: number;
   readonly queueBackupCount?: number;
   /** Extra `grid.*` properties. */
   readonly properties?: Readonly<Record<string, string | number>>;
+  /** The member's public-address, and the host of peers given as bare ports (default 127.0.0.1). */
+  readonly host?: string;
+  /** Named maps and queues besides `default`. */
+  readonly maps?: Readonly<Record<string, StructureXmlOptions>>;
+  readonly queues?: Readonly<Record<string, StructureXmlOptions>>;
 }
 
-/** A member on 127.0.0.1:`port` joining `peers` by tcp-ip, REST with DATA and CLUSTER_WRITE on. */
-export function memberXml(port: number, peers: readonly number[], options: MemberXmlOptions = {}): string {
+function structureXml(element: 'map' | 'queue', name: string, s: StructureXmlOptions): string {
+  const policy = s.mergePolicy === undefined ? '' : `<merge-policy>${s.mergePolicy}</merge-policy>`;
+  return `<${element} name="${name}"><backup-count>${s.backupCount}</backup-count>${policy}</${element}>`;
+}
+
+/**
+ * A member on `host`:`port` (host 127.0.0.1 unless given) joining `peers` by tcp-ip, REST with DATA
+ * and CLUSTER_WRITE on. A peer is a port on the same host, or "host:port".
+ */
+export function memberXml(port: number, peers: readonly (number | string)[], options: MemberXmlOptions = {}): string {
   const props = Object.entries(options.properties ?? {});
+  const host = options.host ?? '127.0.0.1';
+  const named = [
+    ...Object.entries(options.maps ?? {}).map(([name, s]) => structureXml('map', name, s)),
+    ...Object.entries(options.queues ?? {}).map(([name, s]) => structureXml('queue', name, s)),
+  ].join('\n  ');
   return `<grid><cluster-name>dev</cluster-name>
   ${props.length === 0 ? '' : `<properties>${props.map(([k, v]) => `<property name="${k}">${v}</property>`).join('')}</properties>`}
   <lite-member enabled="${options.lite === true}"/>
-  <network><public-address>127.0.0.1</public-address>
+  <network><public-address>${host}</public-address>
   <port auto-increment="false">${port}</port>
-  <join><tcp-ip enabled="true"><member-list>${peers.map((p) => `<member>127.0.0.1:${p}</member>`).join('')}</member-list></tcp-ip></join>
+  <join><tcp-ip enabled="true"><member-list>${peers.map((p) => `<member>${typeof p === 'number' ? `${host}:${p}` : p}</member>`).join('')}</member-list></tcp-ip></join>
   <rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/><endpoint-group name="CLUSTER_WRITE" enabled="true"/></rest-api></network>
   <map name="default"><backup-count>${options.mapBackupCount ?? 1}</backup-count></map>
-  <queue name="default"><backup-count>${options.queueBackupCount ?? 1}</backup-count></queue></grid>`;
+  <queue name="default"><backup-count>${options.queueBackupCount ?? 1}</backup-count></queue>
+  ${named}</grid>`;
 }
 
 export function startClusterMember(port: number, peers: readonly number[], options: MemberXmlOptions = {}): Promise<MemberProcess> {
@@ -156,7 +181,7 @@ interface Pending {
 }
 
 /**
- * A keep-alive HTTP/1.1 client for one member port. Requests are written on one socket (pipelined if
+ * A keep-alive HTTP/1.1 client for one member port (on 127.0.0.1 unless `host` is given). Requests are written on one socket (pipelined if
  * issued concurrently) and answered in order; parsed bytes are dropped as they are consumed, so a
  * socket can carry any number of requests. A close, reset or per-request deadline fails every
  * request still waiting on that socket (their outcome is unknown to the caller) and the next request
@@ -170,14 +195,18 @@ export class KeepAliveClient {
   /** Sockets opened so far (1 when keep-alive held throughout). */
   connects = 0;
 
-  constructor(readonly port: number, private readonly defaultDeadlineMs = 70_000) {}
+  constructor(
+    readonly port: number,
+    private readonly defaultDeadlineMs = 70_000,
+    readonly host = '127.0.0.1',
+  ) {}
 
   request(method: string, target: string, options: ClientRequestOptions = {}): Promise<RawResponse> {
     if (this.closed) return Promise.reject(new Error('client closed'));
     const socket = this.socket ?? this.open();
     return new Promise<RawResponse>((resolve, reject) => {
       const deadlineMs = options.deadlineMs ?? this.defaultDeadlineMs;
-      const timer = setTimeout(() => this.fail(socket, new Error(`no answer to ${method} ${target} on ${this.port} within ${deadlineMs} ms`)), deadlineMs);
+      const timer = setTimeout(() => this.fail(socket, new Error(`no answer to ${method} ${target} on ${this.host}:${this.port} within ${deadlineMs} ms`)), deadlineMs);
       this.pending.push({ head: method === 'HEAD', resolve, reject, timer });
       const opts: { body?: string | Buffer; headers?: Readonly<Record<string, string>> } = {};
       if (options.body !== undefined) opts.body = options.body;
@@ -192,7 +221,7 @@ export class KeepAliveClient {
   }
 
   private open(): net.Socket {
-    const socket = net.connect({ host: '127.0.0.1', port: this.port });
+    const socket = net.connect({ host: this.host, port: this.port });
     socket.setNoDelay(true);
     this.connects++;
     this.socket = socket;
@@ -205,7 +234,7 @@ export class KeepAliveClient {
       for (const r of parsed.responses) {
         const p = this.pending.shift();
         if (p === undefined) {
-          this.fail(socket, new Error(`unexpected response on ${this.port}: ${r.statusLine}`));
+          this.fail(socket, new Error(`unexpected response on ${this.host}:${this.port}: ${r.statusLine}`));
           return;
         }
         clearTimeout(p.timer);
@@ -213,7 +242,7 @@ export class KeepAliveClient {
       }
     });
     socket.on('error', (e) => this.fail(socket, e));
-    socket.on('close', () => this.fail(socket, new Error(`connection to ${this.port} closed`)));
+    socket.on('close', () => this.fail(socket, new Error(`connection to ${this.host}:${this.port} closed`)));
     return socket;
   }
 

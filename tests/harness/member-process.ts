@@ -28,6 +28,10 @@ export interface StartOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly cwd?: string;
   readonly deadlineMs?: number;
+  /** Also append everything the process writes to this file (stderr lines prefixed `[stderr] `). */
+  readonly logFile?: string;
+  /** Keep at most about this many characters of stdout in memory (the newest); default unbounded. */
+  readonly stdoutCharsMax?: number;
 }
 
 export function writeTempConfig(xml: string): string {
@@ -76,11 +80,18 @@ export async function startMember(options: StartOptions = {}): Promise<MemberPro
   let out = '';
   let err = '';
   const listeners: (() => void)[] = [];
+  const logFd = options.logFile === undefined ? null : fs.openSync(options.logFile, 'a');
   child.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
+    if (options.stdoutCharsMax !== undefined && out.length > options.stdoutCharsMax) out = out.slice(-Math.floor(options.stdoutCharsMax / 2));
+    if (logFd !== null) fs.writeSync(logFd, d);
     for (const l of listeners.slice()) l();
   });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    if (logFd !== null) fs.writeSync(logFd, d.toString().split(/(?<=\n)/).map((l) => `[stderr] ${l}`).join(''));
+  });
+  if (logFd !== null) child.on('close', () => fs.closeSync(logFd));
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
     exitCode = code;

@@ -1,0 +1,457 @@
+// A real-process nemesis (issue 9): `npm run nemesis -- --seconds N --seed S`.
+//
+// Members (dist/member.js, default 5) run on their own loopback addresses 127.0.0.11.. with
+// grid.socket.bind.any=false and one shared port, REST with DATA on, a tcp-ip list of all of them and
+// backup-count 1 for nemesis-once, nemesis-reg and nemesis-q. A client pool writes through every
+// member (scripts/nemesis/workload.ts) while a seeded schedule (scripts/nemesis/schedule.ts) injects
+// one fault at a time: kill -9 and restart, SIGSTOP/SIGCONT, and nft partitions on loopback
+// (majority/minority, isolate one, bridge, one-way). After each fault is undone the nemesis waits
+// for the cluster to recover (every member up, one member list, cluster-safe; at most 60 s), then a
+// quiet gap of 1–5 s. At the end it heals everything, waits (at most 120 s) for every member to be
+// up, joined, listing the same members and cluster-safe, and checks the history
+// (scripts/nemesis/analysis.ts): no acknowledged write-once key or queue item lost, no duplicate
+// outside a split brain, register updates lost to the merge policy as a figure, no member crash or
+// uncaught exception, every partition owned.
+//
+// Hygiene: one nft table of our own (inet grid_nemesis), deleted at the start (a killed run may
+// have left it), at the end, on SIGINT/SIGTERM and on any exception; every stopped member gets
+// SIGCONT and every member process SIGKILL in the same cleanup; a lock file keeps two runs apart.
+// Exit: 0 pass, 1 a check failed (seed, schedule and member log paths printed), 2 bad options or a
+// missing precondition (root, nft), 130/143 interrupted.
+import fs from 'node:fs';
+import path from 'node:path';
+import { SeededRandom } from '../src/util/prng.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type Window } from './nemesis/analysis.js';
+import type { Op } from './nemesis/workload.js';
+import { Firewall, FirewallError, deleteTableSync, selfTest } from './nemesis/firewall.js';
+import { Fleet, ONCE_MAP, REGISTER_MAP, endLeftoverMembers, memberHost, type Member } from './nemesis/fleet.js';
+import { readMemberLog, type Evidence, type LogIncarnation, type MemberError } from './nemesis/member-logs.js';
+import { parseOptions, USAGE, UsageError, type NemesisOptions } from './nemesis/options.js';
+import { PreconditionError, commonFreePort, ensureNft, requireBuiltMember, requireNftWorks, requireRoot } from './nemesis/preconditions.js';
+import { jsonLine, summaryTable, type Figures } from './nemesis/report.js';
+import { FAULT_KINDS, FaultSchedule, describeFault, type FaultKind, type FaultSpec } from './nemesis/schedule.js';
+import { checkOwnership, drainQueue, readThroughEveryMember } from './nemesis/verify.js';
+import { Workload } from './nemesis/workload.js';
+
+const ROOT_DIR = '/tmp/grid-nemesis';
+const LOCK_FILE = path.join(ROOT_DIR, 'lock');
+const PID_FILE = path.join(ROOT_DIR, 'members.pids');
+const PARTITION_COUNT = 271; // the member's default grid.partition.count; the nemesis does not change it
+const FORM_DEADLINE_MS = 120_000;
+const RECOVER_DEADLINE_MS = 60_000;
+const HEAL_DEADLINE_MS = 120_000;
+const DRAIN_DEADLINE_MS = 300_000;
+const WARMUP_MS = 5000;
+const REQUEST_DEADLINE_MS = 20_000;
+const REGISTER_KEYS = 8;
+const RESTART_TRIES = 5;
+
+interface FaultRecord {
+  readonly spec: FaultSpec;
+  readonly text: string;
+  startedAtMs: number;
+  undoneAtMs: number | null;
+  recoveredAtMs: number | null;
+  note: string;
+}
+
+const started = Date.now();
+const since = (t: number): string => `+${((t - started) / 1000).toFixed(1)}s`;
+const say = (line: string): void => void process.stdout.write(`[nemesis ${since(Date.now())}] ${line}\n`);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+// ── cleanup, reachable from finally blocks, signal and exit handlers ──────────────────────────────
+
+let fleetForCleanup: Fleet | null = null;
+/** The faults so far, for the replay printed when a run aborts. */
+let recordsSoFar: readonly FaultRecord[] = [];
+let tableCreated = false;
+let lockHeld = false;
+let cleanedUp = false;
+
+function cleanupSync(): void {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  fleetForCleanup?.killAllSync();
+  fleetForCleanup?.closeClients();
+  if (tableCreated) {
+    const r = deleteTableSync();
+    if (r !== 'deleted' && r !== 'absent') process.stderr.write(`nemesis: ${r}\n`);
+  }
+  if (lockHeld) {
+    try {
+      fs.unlinkSync(LOCK_FILE);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+function installHandlers(seed: number): void {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.on(signal, () => {
+      process.stdout.write(`\nnemesis: ${signal}: healing (deleting table inet grid_nemesis, SIGCONT and SIGKILL to every member); seed ${seed}\n`);
+      cleanupSync();
+      process.exit(code);
+    });
+  }
+  process.on('exit', cleanupSync);
+  process.on('uncaughtException', (e) => {
+    process.stderr.write(`nemesis: uncaught exception (seed ${seed}): ${e.stack ?? e.message}\n`);
+    cleanupSync();
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (e) => {
+    process.stderr.write(`nemesis: unhandled rejection (seed ${seed}): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    cleanupSync();
+    process.exit(1);
+  });
+}
+
+function takeLock(): void {
+  fs.mkdirSync(ROOT_DIR, { recursive: true });
+  if (fs.existsSync(LOCK_FILE)) {
+    const pid = Number(fs.readFileSync(LOCK_FILE, 'utf8').trim());
+    let alive = false;
+    try {
+      alive = Number.isInteger(pid) && pid > 0 && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nemesis');
+    } catch {
+      alive = false;
+    }
+    if (alive && pid !== process.pid) throw new PreconditionError(`another nemesis run (pid ${pid}) is in progress (${LOCK_FILE}); runs share the nft table and cannot overlap`);
+  }
+  fs.writeFileSync(LOCK_FILE, String(process.pid));
+  lockHeld = true;
+}
+
+// ── the run ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Polls `fleet.notHealthy()` until it is null or `deadlineMs` passes; restarts crashed members meanwhile. */
+async function waitHealthy(fleet: Fleet, deadlineMs: number, restart: (m: Member) => Promise<void>): Promise<{ ok: boolean; reason: string }> {
+  const end = Date.now() + deadlineMs;
+  let reason = '';
+  for (;;) {
+    for (const m of fleet.members) if (!m.running) await restart(m);
+    const r = await fleet.notHealthy();
+    if (r === null) return { ok: true, reason: '' };
+    reason = r;
+    if (Date.now() >= end) return { ok: false, reason };
+    await sleep(500);
+  }
+}
+
+async function run(opts: NemesisOptions): Promise<Figures> {
+  const failures: string[] = [];
+  const hosts = Array.from({ length: opts.members }, (_, i) => memberHost(i));
+  const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');
+  const runDir = path.join(ROOT_DIR, `run-${stamp}-seed-${opts.seed}`);
+  fs.mkdirSync(runDir, { recursive: true });
+  const leftovers = endLeftoverMembers(PID_FILE);
+  if (leftovers > 0) say(`ended ${leftovers} member process(es) an earlier, killed run left behind`);
+  const port = await commonFreePort(hosts);
+  say(`seed ${opts.seed}, ${opts.seconds} s, ${opts.members} members on ${hosts[0]}..${hosts.at(-1)}:${port}, run directory ${runDir}`);
+
+  const firewall = new Firewall(port);
+  tableCreated = true;
+  const created = firewall.create();
+  if (created.leftover) say('deleted table inet grid_nemesis that an earlier run left');
+  try {
+    await selfTest(hosts[0] as string, hosts[1] as string);
+  } catch (e) {
+    if (e instanceof FirewallError) throw new PreconditionError(`nft rules cannot partition loopback here: ${e.message}`);
+    throw e;
+  }
+  say('nft self-test passed: a rule on the output hook drops a TCP connect between two loopback addresses and spares 127.0.0.1');
+
+  const rnd = new SeededRandom(opts.seed);
+  const loopSeeds = Array.from({ length: opts.clients }, () => rnd.nextInt(0x1_0000_0000));
+  const schedule = new FaultSchedule(rnd, opts.members);
+  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicy: opts.registerPolicy, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds });
+  fleetForCleanup = fleet;
+  const address = (i: number): string => hosts[i] as string;
+  const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
+  const records: FaultRecord[] = [];
+  recordsSoFar = records;
+  const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+
+  const restart = async (m: Member): Promise<void> => {
+    let last = '';
+    for (let t = 0; t < RESTART_TRIES; t++) {
+      if (t > 0) await sleep(1000);
+      try {
+        await m.start();
+        workload.markUp(m.index);
+        return;
+      } catch (e) {
+        last = (e as Error).message.split('\n')[0] ?? '';
+      }
+    }
+    failures.push(`${m.address} could not be restarted (${RESTART_TRIES} tries): ${last}`);
+    throw new Error(`${m.address} could not be restarted: ${last}`);
+  };
+
+  // Start and form the cluster.
+  await Promise.all(fleet.members.map((m) => m.start()));
+  const formed = await waitHealthy(fleet, FORM_DEADLINE_MS, restart);
+  if (!formed.ok) throw new Error(`the ${opts.members} members did not form one cluster-safe cluster within ${FORM_DEADLINE_MS / 1000} s: ${formed.reason}`);
+  say(`cluster formed: ${opts.members} members, cluster-safe`);
+
+  workload.start();
+  const workloadStarted = Date.now();
+  const endAt = workloadStarted + opts.seconds * 1000;
+  await sleep(Math.min(WARMUP_MS, opts.seconds * 1000));
+
+  while (Date.now() < endAt) {
+    const spec = schedule.next();
+    await sleep(Math.min(spec.gapMs, endAt - Date.now()));
+    if (Date.now() >= endAt) break;
+    const rec: FaultRecord = { spec, text: describeFault(spec, address), startedAtMs: Date.now(), undoneAtMs: null, recoveredAtMs: null, note: '' };
+    records.push(rec);
+    faults[spec.kind]++;
+    say(`fault ${spec.n}: ${rec.text}`);
+    if (spec.kind === 'kill' || spec.kind === 'pause') {
+      const m = fleet.members[spec.target as number] as Member;
+      workload.markDown(m.index);
+      if (spec.kind === 'kill') {
+        await m.kill();
+        await sleep(spec.durationMs);
+        workload.holdRegister();
+        await restart(m);
+      } else {
+        m.pause();
+        await sleep(spec.durationMs);
+        workload.holdRegister();
+        m.resume();
+        workload.markUp(m.index);
+      }
+    } else {
+      firewall.cut(spec.drops.map((d) => ({ from: d.from.map(address), to: d.to.map(address) })));
+      await sleep(spec.durationMs);
+      workload.holdRegister();
+      firewall.heal();
+    }
+    rec.undoneAtMs = Date.now();
+    const recovered = await waitHealthy(fleet, RECOVER_DEADLINE_MS, restart);
+    workload.releaseRegister();
+    if (recovered.ok) {
+      rec.recoveredAtMs = Date.now();
+      say(`fault ${spec.n} undone; recovered in ${((rec.recoveredAtMs - rec.undoneAtMs) / 1000).toFixed(1)} s`);
+    } else {
+      rec.note = `not recovered within ${RECOVER_DEADLINE_MS / 1000} s: ${recovered.reason}`;
+      say(`fault ${spec.n} undone; ${rec.note}`);
+    }
+  }
+
+  // The final heal: no rule, nobody stopped, everybody running; then the writes stop.
+  say('healing: no rule, every member running and resumed; stopping the clients');
+  firewall.heal();
+  for (const m of fleet.members) if (m.paused) m.resume();
+  for (const m of fleet.members) if (!m.running) await restart(m).catch(() => undefined);
+  await workload.stop();
+  const healStart = Date.now();
+  const healed = await waitHealthy(fleet, HEAL_DEADLINE_MS, (m) => restart(m).catch(() => undefined));
+  const healSeconds = healed.ok ? (Date.now() - healStart) / 1000 : null;
+  if (healed.ok) say(`every member up, joined, one member list, cluster-safe after ${healSeconds?.toFixed(1)} s`);
+  else failures.push(`cluster-safe never came back: not healthy ${HEAL_DEADLINE_MS / 1000} s after the heal: ${healed.reason}`);
+  const healedAtMs = Date.now();
+
+  const history = workload.history;
+  const counts = countsByKind(history);
+
+  // Split-brain windows: the schedule's long pauses and partitions, and what the members logged.
+  const incarnations = new Map<string, LogIncarnation>();
+  for (const [uuid, { member, inc }] of fleet.incarnationsByUuid()) incarnations.set(uuid, { uuid, member: member.address, goneAtMs: inc.killedAtMs ?? inc.exitedAtMs });
+  const evidence: Evidence[] = [];
+  const memberErrors: MemberError[] = [];
+  const stderrNotes: MemberError[] = [];
+  let severeLines = 0;
+  for (const m of fleet.members) {
+    const found = readMemberLog(m.address, fs.readFileSync(m.logFile, 'utf8'), incarnations);
+    evidence.push(...found.evidence);
+    memberErrors.push(...found.errors);
+    stderrNotes.push(...found.notes);
+    severeLines += found.severe;
+  }
+  const timeoutMs = opts.maxNoHeartbeatSeconds * 1000;
+  const windows: Window[] = [];
+  const attributed = new Set<Evidence>();
+  records.forEach((rec, i) => {
+    const endMs = rec.recoveredAtMs ?? records[i + 1]?.startedAtMs ?? healedAtMs;
+    const inside = evidence.filter((e) => e.atMs >= rec.startedAtMs && e.atMs <= endMs);
+    for (const e of inside) attributed.add(e);
+    const long = rec.spec.kind !== 'kill' && rec.spec.durationMs >= timeoutMs;
+    if (long || inside.length > 0) {
+      const why = [long ? `${rec.spec.kind} of ${(rec.spec.durationMs / 1000).toFixed(1)} s >= ${opts.maxNoHeartbeatSeconds} s` : '', inside.length > 0 ? `${inside.length} member log line(s): ${[...new Set(inside.map((e) => e.kind))].join(', ')}` : ''].filter((x) => x !== '');
+      windows.push({ startMs: rec.startedAtMs, endMs, label: `fault ${rec.spec.n} (${why.join('; ')})` });
+    }
+  });
+  for (const e of evidence) {
+    if (!attributed.has(e)) windows.push({ startMs: e.atMs - 2 * timeoutMs, endMs: e.atMs + 60_000, label: `unscheduled: ${e.member} ${e.line.slice(0, 160)}` });
+  }
+
+  let onceChecked = 0;
+  let onceLost = 0;
+  let onceWrong = 0;
+  let queue: ReturnType<typeof checkQueue> | null = null;
+  let register: ReturnType<typeof checkRegister> | null = null;
+  // Register writes shown lost by a read made while no fault was active, plus the final check.
+  const quiet: Window[] = records.map((rec, i) => ({ startMs: rec.recoveredAtMs ?? Infinity, endMs: records[i + 1]?.startedAtMs ?? healedAtMs, label: `after fault ${rec.spec.n}` }));
+  quiet.push({ startMs: workloadStarted, endMs: records[0]?.startedAtMs ?? healedAtMs, label: 'before the first fault' });
+  const byReads = registerLostByReads(history, quiet);
+  const registerLost = new Set<string>(byReads.lost);
+  let registerLostInSplit = 0;
+  const registerLostOutside: string[] = [];
+  if (healed.ok) {
+    const ownership = await checkOwnership(fleet, PARTITION_COUNT);
+    if (ownership.problem !== null) failures.push(`partition owners after the heal: ${ownership.problem}`);
+    const onceKeys = history.filter((o) => o.kind === 'once').map((o) => o.key);
+    say(`reading ${onceKeys.length} write-once key(s) through each of the ${opts.members} members`);
+    const once = checkOnceReads(history, await readThroughEveryMember(fleet, ONCE_MAP, onceKeys));
+    onceChecked = once.checked;
+    const lostKeys = new Set(once.lost.map((p) => p.key));
+    const wrongKeys = new Set(once.wrong.map((p) => p.key));
+    onceLost = lostKeys.size;
+    onceWrong = wrongKeys.size;
+    if (onceLost > 0) failures.push(`${onceLost} acknowledged write-once key(s) lost, e.g. ${once.lost.slice(0, 5).map((p) => `${p.key} via ${address(p.member)}: expected ${p.expected}, got ${p.got}`).join('; ')}`);
+    if (onceWrong > 0) failures.push(`${onceWrong} write-once key(s) hold a value never written, e.g. ${once.wrong.slice(0, 5).map((p) => `${p.key} via ${address(p.member)}: expected ${p.expected}, got ${p.got}`).join('; ')}`);
+
+    const regKeys = [...new Set(history.filter((o) => o.kind === 'reg').map((o) => o.key))];
+    register = checkRegister(history, await readThroughEveryMember(fleet, REGISTER_MAP, regKeys));
+    for (const p of register.problems) failures.push(`register ${p}`);
+    for (const w of register.lost) registerLost.add(w);
+    for (const w of registerLost) {
+      const write = history.find((o) => o.kind === 'reg' && `${o.key}=${o.value}` === w) as Op;
+      if (windows.some((x) => x.startMs <= write.endMs && write.sentMs <= x.endMs)) registerLostInSplit++;
+      else registerLostOutside.push(`${w} (acknowledged via ${address(write.member)} at ${since(write.endMs)})`);
+    }
+    if (registerLostOutside.length > 0) {
+      failures.push(`${registerLostOutside.length} acknowledged register write(s) lost outside any split brain, e.g. ${registerLostOutside.slice(0, 5).join('; ')}`);
+    }
+
+    say('draining nemesis-q through every member');
+    let drained: Delivery[] = [];
+    try {
+      drained = await drainQueue(fleet, DRAIN_DEADLINE_MS);
+    } catch (e) {
+      failures.push(`queue drain: ${(e as Error).message}`);
+    }
+    queue = checkQueue(history, [...runDeliveries(history), ...drained], windows);
+    if (queue.lost > 0) {
+      failures.push(`${queue.lost} acknowledged queue item(s) lost: ${queue.undelivered.length} never delivered, more than the ${queue.uncertainPolls} poll(s) without an answer could have taken; e.g. ${queue.undelivered.slice(0, 10).join(', ')}`);
+    } else if (queue.undelivered.length > 0) {
+      say(`${queue.undelivered.length} acknowledged item(s) never delivered (${queue.undelivered.slice(0, 10).join(', ')}), within the ${queue.uncertainPolls} poll(s) that may have taken an item without an answer`);
+    }
+    if (queue.unknown.length > 0) failures.push(`${queue.unknown.length} item(s) delivered that were never offered, e.g. ${queue.unknown.slice(0, 10).join(', ')}`);
+    const outside = queue.duplicates.filter((d) => d.explainedBy === null);
+    if (outside.length > 0) {
+      failures.push(`${outside.length} queue item(s) delivered more than once outside a split brain, e.g. ${outside.slice(0, 5).map((d) => `${d.item} x${d.count}, first via ${address(d.first.member)} at ${since(d.first.endMs)}`).join('; ')}`);
+    }
+  }
+  for (const c of fleet.crashes) failures.push(`member ${c.member} (pid ${c.pid}) exited on its own at ${since(c.atMs)} with ${c.exitSignal ?? `status ${c.exitCode}`}; stderr: ${c.stderrTail.trim().split('\n').slice(-3).join(' | ') || 'empty'}`);
+  if (memberErrors.length > 0) failures.push(`${memberErrors.length} member error line(s) (exceptions on stderr, unexpected failures), e.g. ${memberErrors.slice(0, 3).map((e) => `${e.member}: ${e.line.slice(0, 300)}`).join(' || ')}`);
+  for (const n of stderrNotes.slice(0, 5)) say(`note: ${n.member} wrote on stderr: ${n.line.slice(0, 200)}`);
+
+  // Keep the history and schedule beside the logs for a look after the run.
+  fs.writeFileSync(path.join(runDir, 'schedule.json'), JSON.stringify(records, null, 1));
+  fs.writeFileSync(path.join(runDir, 'history.jsonl'), history.map((o) => JSON.stringify(o)).join('\n') + '\n');
+  fs.writeFileSync(path.join(runDir, 'split-brain.json'), JSON.stringify({ windows, evidence }, null, 1));
+  fs.writeFileSync(path.join(runDir, 'queue.json'), JSON.stringify(queue, null, 1));
+
+  const figures: Figures = {
+    seed: opts.seed,
+    seconds: opts.seconds,
+    members: opts.members,
+    maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds,
+    registerPolicy: opts.registerPolicy,
+    faults,
+    ops: counts,
+    onceKeysChecked: onceChecked,
+    onceLost,
+    onceWrong,
+    queueAckedOffers: queue?.ackedOffers ?? counts.offer.acked,
+    queueDelivered: queue?.deliveredDuringRun ?? 0,
+    queueDrained: queue?.drained ?? 0,
+    queueUndelivered: queue?.undelivered.length ?? 0,
+    queueUncertainPolls: queue?.uncertainPolls ?? 0,
+    queueLost: queue?.lost ?? 0,
+    queueUnknown: queue?.unknown.length ?? 0,
+    queueDuplicated: queue?.duplicates.length ?? 0,
+    queueDuplicatedOutsideSplitBrain: queue?.duplicates.filter((d) => d.explainedBy === null).length ?? 0,
+    queueDuplicatedStale: queue?.duplicates.filter((d) => d.how === 'stale').length ?? 0,
+    registerAckedWrites: register?.ackedWrites ?? counts.reg.acked,
+    registerUpdatesLost: registerLostInSplit,
+    registerLostOutsideSplitBrain: registerLostOutside.length,
+    registerReadsJudged: byReads.judged,
+    registerKeysBehind: register?.keysBehind ?? 0,
+    splitBrain: windows.length > 0,
+    splitBrainWindows: windows.length,
+    crashes: fleet.crashes.length,
+    memberErrors: memberErrors.length,
+    severeLines,
+    clusterSafeAfterHeal: healed.ok,
+    healSeconds,
+    wallSeconds: (Date.now() - started) / 1000,
+    passed: failures.length === 0,
+    failures,
+    runDir,
+  };
+  fs.writeFileSync(path.join(runDir, 'figures.json'), JSON.stringify(figures, null, 1));
+  if (windows.length > 0) say(`split-brain windows: ${windows.map((w) => `${since(w.startMs)}..${since(w.endMs)} ${w.label}`).join('; ')}`);
+  if (!figures.passed) printReplay(opts, records, fleet, since);
+  return figures;
+}
+
+function printReplay(opts: NemesisOptions, records: readonly FaultRecord[], fleet: Fleet, at: (t: number) => string): void {
+  const lines = [
+    '',
+    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicy === 'LatestUpdateMergePolicy' ? '' : ` --register-policy ${opts.registerPolicy}`}`,
+    'fault schedule (times since the nemesis started):',
+    ...records.map((r) => `  ${at(r.startedAtMs)} fault ${r.spec.n} ${r.spec.kind}: ${r.text}; undone ${r.undoneAtMs === null ? 'never' : at(r.undoneAtMs)}; ${r.recoveredAtMs === null ? r.note || 'not recovered' : `recovered ${at(r.recoveredAtMs)}`}`),
+    'member logs:',
+    ...fleet.members.map((m) => `  ${m.logFile} (${m.incarnations.length} incarnation(s): pids ${m.incarnations.map((i) => i.pid).join(', ')})`),
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+async function main(): Promise<number> {
+  let opts: NemesisOptions;
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`nemesis: ${e.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (opts.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  installHandlers(opts.seed);
+  try {
+    requireRoot();
+    say(ensureNft(say));
+    requireNftWorks();
+    requireBuiltMember();
+    takeLock();
+    const figures = await run(opts);
+    process.stdout.write('\n' + summaryTable(figures) + '\n');
+    process.stdout.write(jsonLine(figures) + '\n');
+    return figures.passed ? 0 : 1;
+  } catch (e) {
+    if (e instanceof PreconditionError) {
+      process.stderr.write(`nemesis: cannot run: ${e.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`nemesis: run failed (seed ${opts.seed}): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    if (fleetForCleanup !== null) printReplay(opts, recordsSoFar, fleetForCleanup, since);
+    return 1;
+  } finally {
+    cleanupSync();
+  }
+}
+
+process.exitCode = await main();
+// Timers of abandoned client requests must not keep the process alive after the verdict.
+process.exit();

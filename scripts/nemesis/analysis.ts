@@ -1,0 +1,268 @@
+// Pure checks of a nemesis history against what the cluster holds after the heal. No I/O: the
+// reads (verify.ts) and the member logs (member-logs.ts) are passed in, so a unit test can feed
+// made-up histories.
+//
+// Rules (cluster.md, "Join and membership"):
+//   - an acknowledged write-once key reads back with its value through every member; a key whose
+//     write failed may be absent or hold its value, nothing else;
+//   - every acknowledged offer is delivered at least once (polled during the run or drained after
+//     the heal); nothing is delivered that was never offered. A poll whose answer was not a 200/204
+//     (503 "may or may not have taken effect", a timeout, a broken connection) may have taken an
+//     item that nobody saw, even an item offered after the poll was sent (its frame can reach the
+//     owner late, once a partition heals). So each such poll may account for one undelivered item:
+//     lost = undelivered acknowledged items - polls that may have taken one (never below 0);
+//   - an item delivered twice is a duplicate; duplicates are allowed only across a split brain
+//     (queues are at-least-once there): a duplicate is explained when the span from its offer to
+//     its last delivery overlaps a split-brain window. An item whose whole life lies outside every
+//     split brain (crashes, restarts, migrations only) must be delivered exactly once. Explained
+//     duplicates are told apart by when the first delivery happened relative to the window:
+//       'held'   the item was offered before the window ended and first delivered after it began:
+//                polled on one side while the other held it, or handed back by a side at the heal;
+//       'stale'  it had been delivered before the window began, and a side of the split delivered
+//                it again: that side served a copy that did not have the earlier poll;
+//   - the register's final value is a value that was written; when it is older than the last
+//     acknowledged write of its key, the acknowledged updates after it were lost to the merge
+//     policy: a figure, not a failure. Writes go on after every fault, so the final value alone
+//     would hide what each heal lost: every register write is preceded by a read of its key, and a
+//     read made while no fault was active (after the recovery from the last one) that returns a
+//     value older than a write acknowledged before the read was sent shows that write lost (values
+//     rise per key, so any later write reads as newer). A lost write acknowledged inside a
+//     split-brain window went to the merge policy; one acknowledged outside every split brain was
+//     lost by something else (a failure, like a lost write-once key).
+import type { Op, OpKind } from './workload.js';
+
+export interface Delivery {
+  readonly item: string;
+  /** When the poll was sent and answered (a drain poll after the heal too). */
+  readonly sentMs: number;
+  readonly endMs: number;
+  readonly member: number;
+  readonly duringRun: boolean;
+}
+
+export interface Window {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly label: string;
+}
+
+export interface Counts {
+  acked: number;
+  failed: number;
+  indeterminate: number;
+}
+
+export function countsByKind(history: readonly Op[]): Record<OpKind, Counts> {
+  const out: Record<OpKind, Counts> = {
+    once: { acked: 0, failed: 0, indeterminate: 0 },
+    offer: { acked: 0, failed: 0, indeterminate: 0 },
+    poll: { acked: 0, failed: 0, indeterminate: 0 },
+    reg: { acked: 0, failed: 0, indeterminate: 0 },
+    read: { acked: 0, failed: 0, indeterminate: 0 },
+  };
+  for (const op of history) {
+    const c = out[op.kind];
+    if (op.outcome === 'ack') c.acked++;
+    else if (op.outcome === 'failed') c.failed++;
+    else c.indeterminate++;
+  }
+  return out;
+}
+
+/** What one read of a key through one member answered: the value, null for absent (204), or an error text. */
+export type ReadResult = { readonly kind: 'value'; readonly value: string } | { readonly kind: 'absent' } | { readonly kind: 'error'; readonly detail: string };
+
+export interface KeyProblem {
+  readonly key: string;
+  readonly member: number;
+  readonly expected: string;
+  readonly got: string;
+  readonly acked: boolean;
+}
+
+/** Checks every write-once key's reads (`reads.get(key)[member]`). */
+export function checkOnceReads(history: readonly Op[], reads: ReadonlyMap<string, readonly ReadResult[]>): { checked: number; lost: KeyProblem[]; wrong: KeyProblem[] } {
+  const lost: KeyProblem[] = [];
+  const wrong: KeyProblem[] = [];
+  let checked = 0;
+  for (const op of history) {
+    if (op.kind !== 'once') continue;
+    const rs = reads.get(op.key);
+    if (rs === undefined) throw new Error(`no read of ${op.key}`);
+    checked++;
+    const acked = op.outcome === 'ack';
+    rs.forEach((r, member) => {
+      const got = r.kind === 'value' ? r.value : r.kind === 'absent' ? '<absent>' : `<error: ${r.detail}>`;
+      if (r.kind === 'value' && r.value === op.value) return;
+      if (r.kind === 'absent' && !acked) return;
+      const problem = { key: op.key, member, expected: acked ? op.value : `${op.value} or absent`, got, acked };
+      // An acknowledged key that is absent or unreadable is lost; a value never written is wrong either way.
+      if (r.kind === 'value') wrong.push(problem);
+      else if (acked) lost.push(problem);
+      else wrong.push(problem);
+    });
+  }
+  return { checked, lost, wrong };
+}
+
+export interface Duplicate {
+  readonly item: string;
+  readonly count: number;
+  readonly first: Delivery;
+  readonly last: Delivery;
+  /** The split-brain window that explains it, or null: delivered twice outside any split brain. */
+  readonly explainedBy: string | null;
+  readonly how: 'held' | 'stale' | null;
+}
+
+export interface QueueReport {
+  readonly ackedOffers: number;
+  /** Acknowledged items neither polled during the run nor drained after it. */
+  readonly undelivered: readonly string[];
+  /** Polls without a 200/204 answer (and not refused with a 4xx): each may have taken one item. */
+  readonly uncertainPolls: number;
+  /** Undelivered items beyond what the uncertain polls can explain: the lost items. */
+  readonly lost: number;
+  readonly deliveries: number;
+  readonly deliveredDuringRun: number;
+  readonly drained: number;
+  readonly unknown: readonly string[];
+  /** Items delivered more than once, with the deliveries in time order. */
+  readonly duplicates: readonly Duplicate[];
+}
+
+/** Deliveries from the run's polls (200 with an item). */
+export function runDeliveries(history: readonly Op[]): Delivery[] {
+  return history
+    .filter((op) => op.kind === 'poll' && op.outcome === 'ack' && op.status === 200)
+    .map((op) => ({ item: op.value, sentMs: op.sentMs, endMs: op.endMs, member: op.member, duringRun: true }));
+}
+
+export function checkQueue(history: readonly Op[], deliveries: readonly Delivery[], splitBrainWindows: readonly Window[]): QueueReport {
+  const offered = new Map<string, Op>();
+  for (const op of history) if (op.kind === 'offer') offered.set(op.key, op);
+  const byItem = new Map<string, Delivery[]>();
+  const unknown: string[] = [];
+  for (const d of deliveries) {
+    if (!offered.has(d.item)) {
+      unknown.push(d.item === '' ? '<empty item>' : d.item);
+      continue;
+    }
+    let list = byItem.get(d.item);
+    if (list === undefined) byItem.set(d.item, (list = []));
+    list.push(d);
+  }
+  let ackedOffers = 0;
+  const undelivered: string[] = [];
+  for (const [item, op] of offered) {
+    if (op.outcome !== 'ack') continue;
+    ackedOffers++;
+    if (!byItem.has(item)) undelivered.push(item);
+  }
+  const uncertainPolls = history.filter((op) => op.kind === 'poll' && op.outcome !== 'ack' && !(op.status >= 400 && op.status < 500)).length;
+  const duplicates: Duplicate[] = [];
+  for (const [item, list] of byItem) {
+    if (list.length < 2) continue;
+    const ordered = [...list].sort((a, b) => a.endMs - b.endMs);
+    const first = ordered[0] as Delivery;
+    const last = ordered.at(-1) as Delivery;
+    const offeredAtMs = (offered.get(item) as Op).sentMs;
+    const held = splitBrainWindows.find((x) => x.startMs <= first.endMs && offeredAtMs <= x.endMs);
+    const stale = held === undefined ? splitBrainWindows.find((x) => x.startMs <= last.endMs && offeredAtMs <= x.endMs) : undefined;
+    const w = held ?? stale;
+    duplicates.push({ item, count: list.length, first, last, explainedBy: w?.label ?? null, how: held !== undefined ? 'held' : stale !== undefined ? 'stale' : null });
+  }
+  return {
+    ackedOffers,
+    undelivered,
+    uncertainPolls,
+    lost: Math.max(0, undelivered.length - uncertainPolls),
+    deliveries: deliveries.length,
+    deliveredDuringRun: deliveries.filter((d) => d.duringRun).length,
+    drained: deliveries.filter((d) => !d.duringRun).length,
+    unknown,
+    duplicates,
+  };
+}
+
+export interface RegisterReport {
+  readonly keys: number;
+  readonly ackedWrites: number;
+  /** Keys whose final value is older than their last acknowledged write. */
+  readonly keysBehind: number;
+  /** Acknowledged writes newer than their key's final value. */
+  readonly updatesLost: number;
+  /** Those writes, as "key=value". */
+  readonly lost: readonly string[];
+  /** Final values never written, absent keys with acknowledged writes, members that disagree: failures. */
+  readonly problems: readonly string[];
+}
+
+/** `finals.get(key)[member]`: the register's value read through each member after the heal. */
+export function checkRegister(history: readonly Op[], finals: ReadonlyMap<string, readonly ReadResult[]>): RegisterReport {
+  const attempts = new Map<string, Op[]>();
+  for (const op of history) {
+    if (op.kind !== 'reg') continue;
+    let list = attempts.get(op.key);
+    if (list === undefined) attempts.set(op.key, (list = []));
+    list.push(op);
+  }
+  let ackedWrites = 0;
+  let keysBehind = 0;
+  const lostWrites: string[] = [];
+  const problems: string[] = [];
+  for (const [key, ops] of attempts) {
+    const acked = ops.filter((o) => o.outcome === 'ack').map((o) => Number(o.value));
+    ackedWrites += acked.length;
+    const rs = finals.get(key) ?? [];
+    const texts = rs.map((r) => (r.kind === 'value' ? r.value : r.kind === 'absent' ? '<absent>' : `<error: ${r.detail}>`));
+    if (new Set(texts).size !== 1) {
+      problems.push(`${key}: members disagree after the heal: ${texts.map((t, m) => `#${m}=${t}`).join(' ')}`);
+      continue;
+    }
+    const r = rs[0];
+    if (r === undefined || r.kind === 'error') {
+      problems.push(`${key}: unreadable after the heal: ${texts[0] ?? 'no read'}`);
+      continue;
+    }
+    if (r.kind === 'absent') {
+      if (acked.length > 0) problems.push(`${key}: absent after the heal, ${acked.length} acknowledged write(s)`);
+      continue;
+    }
+    const final = Number(r.value);
+    if (!ops.some((o) => o.value === r.value)) {
+      problems.push(`${key}: holds ${r.value}, a value never written`);
+      continue;
+    }
+    const lost = acked.filter((v) => v > final);
+    if (lost.length > 0) keysBehind++;
+    lostWrites.push(...lost.map((v) => `${key}=${v}`));
+  }
+  return { keys: attempts.size, ackedWrites, keysBehind, updatesLost: lostWrites.length, lost: lostWrites, problems };
+}
+
+/**
+ * The acknowledged register writes that a later read shows lost: for every read answered while no
+ * fault was active (inside one of `quiet`), each write of its key acknowledged before the read was
+ * sent with a value newer than the one read (or any value, when the read found the key absent).
+ * Returns "key=value" once per lost write, and how many reads were judged.
+ */
+export function registerLostByReads(history: readonly Op[], quiet: readonly Window[]): { lost: string[]; judged: number } {
+  const acked = new Map<string, Op[]>();
+  for (const op of history) {
+    if (op.kind !== 'reg' || op.outcome !== 'ack') continue;
+    let list = acked.get(op.key);
+    if (list === undefined) acked.set(op.key, (list = []));
+    list.push(op);
+  }
+  const lost = new Set<string>();
+  let judged = 0;
+  for (const r of history) {
+    if (r.kind !== 'read' || r.outcome !== 'ack') continue;
+    if (!quiet.some((w) => w.startMs <= r.sentMs && r.endMs <= w.endMs)) continue;
+    judged++;
+    const seen = r.status === 200 ? Number(r.value) : 0;
+    for (const w of acked.get(r.key) ?? []) if (w.endMs < r.sentMs && Number(w.value) > seen) lost.add(`${w.key}=${w.value}`);
+  }
+  return { lost: [...lost], judged };
+}

@@ -1,0 +1,174 @@
+// The nemesis client pool and its history. `clients` async loops, each with one keep-alive connection
+// per member (clients connect from 127.0.0.1, which no partition rule names), send paced requests
+// to the members in turn (loop i starts at member i, then the next one, so every member is used),
+// skipping a member only while the nemesis has it killed or stopped, as a load balancer's health
+// check would. Three workloads:
+//   once   POST nemesis-once/k-<loop>-<seq> = v-<loop>-<seq>: every key written once;
+//   offer  POST nemesis-q with a unique item q-<loop>-<seq>;   poll  DELETE nemesis-q/0;
+//   reg    GET nemesis-reg/r-<j> (recorded as a register read), then POST nemesis-reg/r-<j> = <n>,
+//          n rising per key; one read-and-write per key in flight at a time, so the attempts of a
+//          key are ordered and a read that returns an older value than an earlier acknowledged
+//          write shows a lost update.
+// Every request's outcome is recorded: 200 is acknowledged (a poll's 200 carries the item, 204 is
+// an empty queue); another status is "failed" and a socket error or deadline "indeterminate". Both
+// may or may not have taken effect, and the checks treat them so; neither is ever counted as
+// acknowledged.
+import { KeepAliveClient } from '../../tests/harness/cluster.js';
+import { SeededRandom } from '../../src/util/prng.js';
+import { ONCE_MAP, QUEUE, REGISTER_MAP } from './fleet.js';
+
+export type OpKind = 'once' | 'offer' | 'poll' | 'reg' | 'read';
+export type Outcome = 'ack' | 'failed' | 'indeterminate';
+
+export interface Op {
+  readonly kind: OpKind;
+  readonly member: number;
+  /** Map key (once, reg, read), item (offer), or '' (poll). */
+  readonly key: string;
+  /** Value written (once, reg), item offered (offer), item polled (poll with 200), value read (read with 200). */
+  value: string;
+  readonly sentMs: number;
+  endMs: number;
+  outcome: Outcome;
+  /** HTTP status, 0 for a socket error or deadline. */
+  status: number;
+  detail: string;
+}
+
+export interface WorkloadOptions {
+  readonly hosts: readonly string[];
+  readonly port: number;
+  readonly clients: number;
+  readonly rate: number;
+  /** Seeds of the client loops (drawn from the run's PRNG). */
+  readonly seeds: readonly number[];
+  readonly registerKeys: number;
+  readonly requestDeadlineMs: number;
+}
+
+/** Shares of the operation kinds (the rest are write-once puts). */
+const OFFER_SHARE = 0.25;
+const POLL_SHARE = 0.2;
+const REG_SHARE = 0.2;
+
+export class Workload {
+  readonly history: Op[] = [];
+  private readonly down = new Set<number>();
+  private readonly regBusy: boolean[];
+  private readonly regNext: number[];
+  private stopping = false;
+  private registerHeld = false;
+  private running: Promise<void>[] = [];
+  private readonly clients: KeepAliveClient[][] = [];
+
+  constructor(readonly options: WorkloadOptions) {
+    this.regBusy = new Array<boolean>(options.registerKeys).fill(false);
+    this.regNext = new Array<number>(options.registerKeys).fill(0);
+  }
+
+  start(): void {
+    for (let i = 0; i < this.options.clients; i++) {
+      this.clients.push(this.options.hosts.map((h) => new KeepAliveClient(this.options.port, this.options.requestDeadlineMs, h)));
+      this.running.push(this.loop(i));
+    }
+  }
+
+  /** No new request goes to member `i` until `markUp` (requests in flight to it end on their own). */
+  markDown(i: number): void {
+    this.down.add(i);
+  }
+
+  markUp(i: number): void {
+    this.down.delete(i);
+  }
+
+  /**
+   * No new register write starts until `releaseRegister` (the loops write once-keys instead). The
+   * nemesis holds the register from the moment a fault is undone until the cluster recovered, so
+   * the first read of each key afterwards shows what the heal kept, before a newer write hides it.
+   */
+  holdRegister(): void {
+    this.registerHeld = true;
+  }
+
+  releaseRegister(): void {
+    this.registerHeld = false;
+  }
+
+  /** Lets every loop finish its request in flight (bounded by the request deadline), then closes the connections. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.running);
+    for (const row of this.clients) for (const c of row) c.close();
+  }
+
+  private async loop(i: number): Promise<void> {
+    const rnd = new SeededRandom(this.options.seeds[i] ?? i);
+    const n = this.options.hosts.length;
+    const intervalMs = (this.options.clients * 1000) / this.options.rate;
+    let turn = i;
+    let seq = 0;
+    let nextAt = Date.now();
+    while (!this.stopping) {
+      const now = Date.now();
+      if (nextAt > now) await new Promise((r) => setTimeout(r, nextAt - now));
+      // Paced, without bursts to catch up after a slow request.
+      nextAt = Math.max(nextAt + intervalMs, Date.now() - 1000);
+      if (this.stopping) break;
+      let member = -1;
+      for (let k = 0; k < n; k++) {
+        const m = (turn + k) % n;
+        if (!this.down.has(m)) {
+          member = m;
+          break;
+        }
+      }
+      turn++;
+      if (member < 0) continue;
+      seq++;
+      const r = rnd.next();
+      if (r < OFFER_SHARE) {
+        const item = `q-${i}-${seq}`;
+        await this.send(i, { kind: 'offer', member, key: item, value: item }, 'POST', `/grid/rest/queues/${QUEUE}`, item);
+      } else if (r < OFFER_SHARE + POLL_SHARE) {
+        await this.send(i, { kind: 'poll', member, key: '', value: '' }, 'DELETE', `/grid/rest/queues/${QUEUE}/0`, null);
+      } else if (r < OFFER_SHARE + POLL_SHARE + REG_SHARE && !this.registerHeld && this.regBusy.includes(false)) {
+        const free = this.regBusy.flatMap((b, j) => (b ? [] : [j]));
+        const j = free[rnd.nextInt(free.length)] as number;
+        const value = String(++this.regNext[j]!);
+        this.regBusy[j] = true;
+        try {
+          await this.send(i, { kind: 'read', member, key: `r-${j}`, value: '' }, 'GET', `/grid/rest/maps/${REGISTER_MAP}/r-${j}`, null);
+          await this.send(i, { kind: 'reg', member, key: `r-${j}`, value }, 'POST', `/grid/rest/maps/${REGISTER_MAP}/r-${j}`, value);
+        } finally {
+          this.regBusy[j] = false;
+        }
+      } else {
+        const key = `k-${i}-${seq}`;
+        const value = `v-${i}-${seq}`;
+        await this.send(i, { kind: 'once', member, key, value }, 'POST', `/grid/rest/maps/${ONCE_MAP}/${key}`, value);
+      }
+    }
+  }
+
+  private async send(loop: number, what: { kind: OpKind; member: number; key: string; value: string }, method: string, target: string, body: string | null): Promise<void> {
+    const op: Op = { ...what, sentMs: Date.now(), endMs: 0, outcome: 'indeterminate', status: 0, detail: '' };
+    this.history.push(op);
+    const client = this.clients[loop]![what.member]!;
+    try {
+      const res = await client.request(method, target, body === null ? {} : { body, headers: { 'Content-Type': 'text/plain' } });
+      op.status = res.status;
+      if (res.status === 200 || ((what.kind === 'poll' || what.kind === 'read') && res.status === 204)) {
+        op.outcome = 'ack';
+        if ((what.kind === 'poll' || what.kind === 'read') && res.status === 200) op.value = res.text();
+      } else {
+        op.outcome = 'failed';
+        op.detail = res.headers['grid-error'] ?? '';
+      }
+    } catch (e) {
+      op.outcome = 'indeterminate';
+      op.detail = (e as Error).message;
+    }
+    op.endMs = Date.now();
+  }
+}

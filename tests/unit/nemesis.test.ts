@@ -1,0 +1,228 @@
+// The pure parts of the real-process nemesis (scripts/nemesis/): option parsing and its refusals,
+// the seeded fault schedule (same seed, same faults; every kind in each round of six; bounds; sides
+// that make sense), the nft script (both TCP directions, loopback only), and the history checks on
+// made-up histories: lost and wrong write-once keys, undelivered queue items against polls that may
+// have taken them, duplicates inside and outside split-brain windows, register updates lost at the
+// end and in one heal, and
+// split-brain evidence read from member log lines. The nemesis itself needs root and nft and runs
+// from .ci/run, not here.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { SeededRandom } from '../../src/util/prng.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
+import { dropScript } from '../../scripts/nemesis/firewall.js';
+import { readMemberLog } from '../../scripts/nemesis/member-logs.js';
+import { parseOptions, UsageError } from '../../scripts/nemesis/options.js';
+import { FAULT_BOUNDS_MS, FAULT_KINDS, FaultSchedule } from '../../scripts/nemesis/schedule.js';
+import type { Op } from '../../scripts/nemesis/workload.js';
+
+test('options: required, ranges, u32 seed, member count, policy names', () => {
+  assert.deepEqual(parseOptions(['--seconds', '90', '--seed', '7']), {
+    seconds: 90,
+    seed: 7,
+    members: 5,
+    rate: 200,
+    clients: 10,
+    registerPolicy: 'LatestUpdateMergePolicy',
+    maxNoHeartbeatSeconds: 10,
+    help: false,
+  });
+  assert.equal(parseOptions(['--seconds=10', '--seed=4294967295', '--members=9']).seed, 4294967295);
+  assert.equal(parseOptions(['--help']).help, true);
+  assert.equal(parseOptions(['--seconds', '60', '--seed', '1', '--register-policy', 'com.hazelcast.spi.merge.PutIfAbsentMergePolicy']).registerPolicy, 'PutIfAbsentMergePolicy');
+  const refused: string[][] = [
+    ['--seed', '1'],
+    ['--seconds', '60'],
+    ['--seconds', '9', '--seed', '1'],
+    ['--seconds', '86401', '--seed', '1'],
+    ['--seconds', '60', '--seed', '4294967296'],
+    ['--seconds', '60', '--seed', '-1'],
+    ['--seconds', '60', '--seed', '1.5'],
+    ['--seconds', '60', '--seed', '0x10'],
+    ['--seconds', '60', '--seed'],
+    ['--seconds', '60', '--seed', '1', '--members', '2'],
+    ['--seconds', '60', '--seed', '1', '--members', '10'],
+    ['--seconds', '60', '--seed', '1', '--register-policy', 'Nope'],
+    ['--seconds', '60', '--seed', '1', '--max-no-heartbeat', '2'],
+    ['--seconds', '60', '--seed', '1', '--bogus'],
+  ];
+  for (const argv of refused) assert.throws(() => parseOptions(argv), UsageError, argv.join(' '));
+});
+
+test('schedule: seeded, every kind in each round of six, bounded, sensible sides', () => {
+  for (const members of [3, 4, 5, 7, 9]) {
+    const a = new FaultSchedule(new SeededRandom(42), members);
+    const b = new FaultSchedule(new SeededRandom(42), members);
+    for (let round = 0; round < 20; round++) {
+      const faults = FAULT_KINDS.map(() => a.next());
+      assert.deepEqual(faults, FAULT_KINDS.map(() => b.next()), 'same seed, same faults');
+      assert.deepEqual(new Set(faults.map((f) => f.kind)), new Set(FAULT_KINDS));
+      for (const f of faults) {
+        const bounds = f.kind === 'kill' ? FAULT_BOUNDS_MS.kill : f.kind === 'pause' ? FAULT_BOUNDS_MS.pause : FAULT_BOUNDS_MS.partition;
+        assert.ok(f.durationMs >= bounds[0] && f.durationMs <= bounds[1], `${f.kind} ${f.durationMs}`);
+        if (f.kind === 'kill' || f.kind === 'pause') {
+          assert.ok(f.target !== null && f.target >= 0 && f.target < members);
+          continue;
+        }
+        const sides = [...f.sideA, ...f.sideB, ...(f.bridge === null ? [] : [f.bridge])];
+        assert.equal(new Set(sides).size, sides.length, 'sides are disjoint');
+        assert.ok(f.sideA.length > 0 && f.sideB.length > 0);
+        if (f.kind === 'partition-majority') assert.ok(f.sideA.length > f.sideB.length && sides.length === members);
+        if (f.kind === 'partition-isolate') assert.ok(f.sideB.length === 1 && sides.length === members);
+        if (f.kind === 'partition-bridge') assert.ok(f.bridge !== null && sides.length === members);
+        if (f.kind === 'partition-one-way') assert.deepEqual(f.drops, [{ from: f.sideA, to: f.sideB }]);
+        else assert.equal(f.drops.length, 2);
+      }
+    }
+  }
+  const other = new FaultSchedule(new SeededRandom(43), 5);
+  const first = new FaultSchedule(new SeededRandom(42), 5);
+  assert.notDeepEqual(Array.from({ length: 6 }, () => other.next()), Array.from({ length: 6 }, () => first.next()), 'another seed, another schedule');
+});
+
+test('nft script: flushes our chain, drops both TCP directions on the member port, loopback only', () => {
+  assert.equal(dropScript([], 15701), 'flush chain inet grid_nemesis output\n');
+  const s = dropScript([{ from: ['127.0.0.11', '127.0.0.12'], to: ['127.0.0.13'] }], 15701);
+  assert.equal(
+    s,
+    'flush chain inet grid_nemesis output\n' +
+      'add rule inet grid_nemesis output ip saddr { 127.0.0.11, 127.0.0.12 } ip daddr { 127.0.0.13 } tcp dport 15701 drop\n' +
+      'add rule inet grid_nemesis output ip saddr { 127.0.0.11, 127.0.0.12 } ip daddr { 127.0.0.13 } tcp sport 15701 drop\n',
+  );
+  assert.throws(() => dropScript([{ from: ['10.0.0.1'], to: ['127.0.0.13'] }], 15701), /loopback/);
+  assert.throws(() => dropScript([{ from: ['127.0.0.11'], to: ['127.0.0.13; flush ruleset'] }], 15701), /loopback/);
+});
+
+let clock = 1000;
+function op(kind: Op['kind'], key: string, value: string, outcome: Op['outcome'] = 'ack', status = outcome === 'ack' ? 200 : outcome === 'failed' ? 503 : 0): Op {
+  clock += 10;
+  return { kind, member: 0, key, value, sentMs: clock, endMs: clock + 5, outcome, status, detail: '' };
+}
+const v = (value: string): ReadResult => ({ kind: 'value', value });
+const absent: ReadResult = { kind: 'absent' };
+
+test('write-once keys: acknowledged must read back through every member; failed ones may be absent, never another value', () => {
+  const history = [op('once', 'k1', 'v1'), op('once', 'k2', 'v2'), op('once', 'k3', 'v3', 'indeterminate'), op('once', 'k4', 'v4', 'failed')];
+  const reads = new Map<string, ReadResult[]>([
+    ['k1', [v('v1'), v('v1')]],
+    ['k2', [v('v2'), absent]],
+    ['k3', [absent, v('v3')]],
+    ['k4', [v('zzz'), absent]],
+  ]);
+  const r = checkOnceReads(history, reads);
+  assert.equal(r.checked, 4);
+  assert.deepEqual(r.lost.map((p) => [p.key, p.member]), [['k2', 1]]);
+  assert.deepEqual(r.wrong.map((p) => [p.key, p.member]), [['k4', 0]]);
+  assert.deepEqual(countsByKind(history).once, { acked: 2, failed: 1, indeterminate: 1 });
+});
+
+test('queue: undelivered items against polls without an answer, unknown items, duplicates inside and outside split brains', () => {
+  const history = [
+    op('offer', 'q1', 'q1'),
+    op('offer', 'q2', 'q2'),
+    op('offer', 'q3', 'q3'),
+    op('offer', 'q4', 'q4', 'indeterminate'),
+    op('poll', '', 'q1'),
+    op('poll', '', 'q2'),
+    op('poll', '', '', 'failed'),
+    op('poll', '', '', 'failed', 400),
+  ];
+  const run = runDeliveries(history);
+  assert.deepEqual(run.map((d) => d.item), ['q1', 'q2']);
+  const drain = (item: string, at: number) => ({ item, sentMs: at, endMs: at + 1, member: 1, duringRun: false });
+  // q3 never delivered: one poll failed with 503 (it may have taken q3); the 400 one cannot have.
+  let r = checkQueue(history, [...run, drain('zz', 5000)], []);
+  assert.deepEqual(r.undelivered, ['q3']);
+  assert.equal(r.uncertainPolls, 1);
+  assert.equal(r.lost, 0);
+  assert.deepEqual(r.unknown, ['zz']);
+  // Without that poll, q3 is lost.
+  r = checkQueue(history.filter((o) => o.status !== 503 || o.kind !== 'poll'), run, []);
+  assert.equal(r.lost, 1);
+  // A duplicate of an item that was in the queue during a split-brain window (between its offer
+  // and its first delivery) is explained; one whose whole life lies outside every window is not.
+  const q1Offer = history[0]!;
+  const q2First = run[1]!;
+  r = checkQueue(history, [...run, drain('q1', 9000), drain('q3', 9000), drain('q2', 9100)], [
+    { startMs: q1Offer.sentMs, endMs: q1Offer.sentMs + 1, label: 'fault 1' },
+    { startMs: 9500, endMs: 9600, label: 'fault 2' },
+  ]);
+  assert.equal(r.lost, 0);
+  assert.deepEqual(
+    r.duplicates.map((d) => [d.item, d.count, d.explainedBy, d.how]),
+    [
+      ['q1', 2, 'fault 1', 'held'],
+      ['q2', 2, null, null],
+    ],
+  );
+  // Delivered before a split began and again by a side of it: explained, as a stale copy.
+  r = checkQueue(history, [...run, drain('q2', 9100)], [{ startMs: q2First.endMs + 1, endMs: 9200, label: 'fault 3' }]);
+  assert.deepEqual(r.duplicates.map((d) => [d.item, d.explainedBy, d.how]), [['q2', 'fault 3', 'stale']]);
+});
+
+test('register: updates lost when the final value is older than the last acknowledged write; wrong values and disagreement fail', () => {
+  const history = [op('reg', 'r-0', '1'), op('reg', 'r-0', '2'), op('reg', 'r-0', '3'), op('reg', 'r-0', '4', 'indeterminate'), op('reg', 'r-1', '1'), op('reg', 'r-1', '2'), op('reg', 'r-2', '1'), op('reg', 'r-3', '1'), op('reg', 'r-4', '1')];
+  const finals = new Map<string, ReadResult[]>([
+    ['r-0', [v('1'), v('1')]], // 2 and 3 were acknowledged after it: 2 updates lost
+    ['r-1', [v('2'), v('2')]],
+    ['r-2', [v('9'), v('9')]], // never written
+    ['r-3', [v('1'), absent]], // members disagree
+    ['r-4', [absent, absent]], // an acknowledged write, and nothing there
+  ]);
+  const r = checkRegister(history, finals);
+  assert.equal(r.keys, 5);
+  assert.equal(r.ackedWrites, 8);
+  assert.equal(r.updatesLost, 2);
+  assert.equal(r.keysBehind, 1);
+  assert.equal(r.problems.length, 3);
+  assert.match(r.problems.join('\n'), /r-2: holds 9, a value never written/);
+  assert.match(r.problems.join('\n'), /r-3: members disagree/);
+  assert.match(r.problems.join('\n'), /r-4: absent after the heal/);
+  assert.deepEqual(r.lost, ['r-0=2', 'r-0=3']);
+  // The last write unacknowledged but applied is not a loss.
+  assert.equal(checkRegister(history.slice(0, 4), new Map([['r-0', [v('4')]]])).updatesLost, 0);
+  // A read in a quiet window older than an earlier acknowledged write shows that write lost; a
+  // read inside a fault, a failed read, and writes acknowledged after the read was sent are not judged.
+  const reads = [op('read', 'r-0', '1'), op('read', 'r-0', '3'), op('read', 'r-1', '', 'ack', 204), op('read', 'r-0', '1', 'failed'), op('read', 'r-0', '1')];
+  const all = [...history, ...reads];
+  const quiet = [{ startMs: reads[0]!.sentMs, endMs: reads[3]!.endMs, label: 'quiet' }];
+  assert.deepEqual(registerLostByReads(all, quiet), { lost: ['r-0=2', 'r-0=3', 'r-1=1', 'r-1=2'], judged: 3 });
+  assert.deepEqual(registerLostByReads(all, []), { lost: [], judged: 0 });
+  assert.deepEqual(countsByKind(all).read, { acked: 4, failed: 1, indeterminate: 0 });
+});
+
+test('member logs: split-brain evidence, removals of live and killed incarnations, errors and notes', () => {
+  const live = '11111111-1111-4111-8111-111111111111';
+  const killed = '22222222-2222-4222-8222-222222222222';
+  const t = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+  const incarnations = new Map([
+    [live, { uuid: live, member: 'a', goneAtMs: null }],
+    [killed, { uuid: killed, member: 'b', goneAtMs: Date.UTC(2026, 0, 1, 0, 0, 5) }],
+  ]);
+  const text = [
+    `${t(10)} INFO    [127.0.0.11]:15701 [cluster] removed ${killed} (no heartbeat)`,
+    `${t(11)} INFO    [127.0.0.11]:15701 [cluster] removed ${live} (no heartbeat)`,
+    `${t(12)} INFO    [127.0.0.13]:15701 [cluster] took over as master with 4 member(s); removed ${live}`,
+    `${t(13)} WARNING [127.0.0.12]:15701 [cluster] left the cluster: the master removed this member; joining again`,
+    `${t(14)} WARNING [127.0.0.11]:15701 [cluster] split brain: cluster c1 merges into cluster c2 (master 127.0.0.13:15701) because it has 4 data member(s), this cluster 1`,
+    `${t(15)} SEVERE  [127.0.0.11]:15701 [migration] partition 5 lost every replica: its data is gone`,
+    `${t(16)} SEVERE  [127.0.0.11]:15701 [http] unexpected failure in GET /x: TypeError: boom`,
+    '\tMember [127.0.0.11]:15701 - whatever this',
+    '[stderr] (node:12) Warning: something',
+    '[stderr] TypeError: Cannot read properties of undefined',
+    '[stderr]     at f (file:///x.js:1:2)',
+  ].join('\n');
+  const r = readMemberLog('127.0.0.11:15701', text, incarnations);
+  assert.deepEqual(
+    r.evidence.map((e) => [e.kind, new Date(e.atMs).getUTCSeconds()]),
+    [
+      ['removed-alive', 11],
+      ['removed-alive', 12],
+      ['left', 13],
+      ['merge', 14],
+    ],
+  );
+  assert.equal(r.severe, 2);
+  assert.equal(r.errors.length, 3);
+  assert.deepEqual(r.notes.map((n) => n.line), ['[stderr] (node:12) Warning: something']);
+});
