@@ -109,6 +109,8 @@ export class Membership {
   /** Left a cluster (and dropped its data) since it last joined one: said in join requests. */
   private resetSinceJoin = false;
   private readonly lastHeard = new Map<string, number>();
+  /** Members that sent a heartbeat since they were admitted (they took the view that admitted them). */
+  private readonly heardSinceAdmitted = new Set<string>();
   private readonly suspects = new Set<string>();
   private readonly unjoinedPeers = new Map<string, { uuid: string; address: string; atMs: number }>();
   private readonly joiners = new Map<string, Joiner>();
@@ -120,6 +122,8 @@ export class Membership {
   private masterHeardAtMs = Number.NEGATIVE_INFINITY;
   /** When a member of a cluster (any, master or not) last answered this unjoined member. */
   private clusterHeardAtMs = Number.NEGATIVE_INFINITY;
+  /** The member whose mastership claim this one accepted last (its views are taken). */
+  private acceptedClaimant: string | null = null;
   private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
   private readonly unreachable = new Map<string, number>();
   private lastPublishMs = 0;
@@ -236,7 +240,7 @@ export class Membership {
   private joinRound(now: number): void {
     const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo, reset: this.resetSinceJoin });
     if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
-    for (const a of this.joinAddresses) this.transport.send(a, request);
+    for (const a of this.joinAddresses) if (a !== this.masterAddressHint) this.transport.send(a, request);
     if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
     // A master answered recently (we are in its join batch, or it told us where it is): wait for it.
     if (now - this.masterHeardAtMs < this.opts.claimAfterMs) return;
@@ -350,8 +354,9 @@ export class Membership {
       return;
     }
     if (this.isMember(joiner.uuid)) {
-      if (!m.body.reset) {
-        // A re-sent request from a member we admitted: it missed the view.
+      if (!m.body.reset || !this.heardSinceAdmitted.has(joiner.uuid)) {
+        // A re-sent request from a member we admitted: it missed the view (or has not seen it yet;
+        // a request sent before the view arrived says reset too, and no heartbeat came since).
         this.transport.send(addressOf(joiner), message('membersView', this.currentView()));
         return;
       }
@@ -395,6 +400,7 @@ export class Membership {
     this.membersVersion = Math.max(this.membersVersion, previous.length) + admitted.length;
     for (const a of admitted) {
       this.lastHeard.set(a.uuid, now);
+      this.heardSinceAdmitted.delete(a.uuid);
       this.seenAddresses.add(addressOf(a));
     }
     this.log.info(`admitting ${admitted.map((a) => `${addressOf(a)}`).join(', ')}`);
@@ -445,9 +451,9 @@ export class Membership {
       // of a split (a mastership claim cut the cluster in two); the halves meet through probes and
       // merge, handing data back. Adopting the view would drop this half's data unannounced.
       if (this.isMaster) return;
-      // A view from someone who is not our master, while our master is fine: ignore. (After a
-      // claim we accepted, the old master is suspected here and the claimer's view is taken.)
-      if (this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid)) return;
+      // A view from someone who is not our master, while our master is fine: ignore, unless we
+      // accepted that member's mastership claim.
+      if (this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid) && from.uuid !== this.acceptedClaimant) return;
     }
     if (view.membersVersion < this.membersVersion) return;
     if (view.membersVersion === this.membersVersion && from.uuid === myMaster?.uuid) {
@@ -464,6 +470,7 @@ export class Membership {
 
   private adopt(view: ViewWire): void {
     this.resetSinceJoin = false;
+    this.acceptedClaimant = null;
     const previous = this.members;
     const wasJoined = this.joinedFlag;
     this.members = [...view.members];
@@ -510,6 +517,7 @@ export class Membership {
       return;
     }
     this.lastHeard.set(from.uuid, this.clock.monotonicMs());
+    this.heardSinceAdmitted.add(from.uuid);
     if (this.suspects.delete(from.uuid)) this.log.info(`member ${from.address} is heard again`);
     if (this.isMaster && m.body.membersVersion < this.membersVersion) {
       // It missed a view: send it again.
@@ -548,11 +556,14 @@ export class Membership {
       if (x !== undefined) this.transport.disconnect(addressOf(x), x.uuid);
       this.suspects.delete(u);
       this.lastHeard.delete(u);
+      this.heardSinceAdmitted.delete(u);
     }
     this.log.info(`removed ${[...drop].join(', ')} (${reason})`);
     this.host.onMembersRemoved([...drop]);
-    this.host.onView(this.currentView(), previous);
+    // Publish before planning: members take tables only from their master, so the view naming this
+    // master's list must reach them before any migration request that relies on the new table.
     this.publish();
+    this.host.onView(this.currentView(), previous);
   }
 
   /** Master: a member finished its graceful shutdown. */
@@ -615,6 +626,7 @@ export class Membership {
     const accepted =
       candidateIndex > 0 &&
       this.members.slice(0, candidateIndex).every((x) => this.suspects.has(x.uuid) || now - (this.lastHeard.get(x.uuid) ?? 0) > this.opts.maxNoHeartbeatMs / 2);
+    if (accepted) this.acceptedClaimant = m.body.candidateUuid;
     this.transport.send(from.address, message('claimAnswer', { accepted, view: this.currentView() }, m.callId));
   }
 
@@ -648,8 +660,8 @@ export class Membership {
     this.log.info(`took over as master with ${this.members.length} member(s); removed ${removed.join(', ') || 'none'}`);
     this.host.onClaimed([this.currentView(), ...views]);
     this.host.onMembersRemoved(removed);
+    this.publish(); // before planning, as in removeMembers
     this.host.onView(this.currentView(), previous);
-    this.publish();
   }
 
   // ── split brain ──────────────────────────────────────────────────────────────────────────────

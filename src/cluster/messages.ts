@@ -110,9 +110,9 @@ export const MESSAGE_SCHEMAS = {
   /** Master → source (the partition's owner): copy partition to destination. */
   migrateRequest: { migrationId: 'u53', partitionId: 'u32', destinations: ['str'], tableVersion: 'u53' },
   /** Source → master: the copy is complete (destination in sync, writes held) or failed. */
-  migrateResult: { migrationId: 'u53', ok: 'bool', message: 'str' },
+  migrateResult: { migrationId: 'u53', ok: 'bool', message: 'str', version: 'u53' },
   /** Master → destination: the move is final; destination → master: committed. */
-  migrateCommit: { migrationId: 'u53', partitionId: 'u32' },
+  migrateCommit: { migrationId: 'u53', partitionId: 'u32', version: 'u53' },
   migrateCommitAck: { migrationId: 'u53', ok: 'bool' },
   /** Master → source: the move failed or was abandoned; release held writes. */
   migrateAbort: { migrationId: 'u53', partitionId: 'u32' },

@@ -80,6 +80,8 @@ export const DEFAULT_TIMINGS: ClusterTimings = {
 /** Replay calls in flight at once after rejoining, and their bytes (merge-replay.ts). */
 const REPLAY_WINDOW = 64;
 const REPLAY_BYTES_IN_FLIGHT_MAX = 8 * 1024 * 1024;
+/** A hand-back call that failed transiently (owner unreachable, 503) goes again after this long. */
+const REPLAY_RETRY_DELAY_MS = 1000;
 /** Bytes of one MAP_MERGE batch (also at most half a member-protocol frame). */
 const MERGE_BATCH_BYTES_MAX = 1024 * 1024;
 
@@ -123,7 +125,7 @@ export class ClusterNode implements TransportHandler {
   private readonly replay = new ReplayBacklog(REPLAY_WINDOW, REPLAY_BYTES_IN_FLIGHT_MAX);
   private replayPumping = false;
   /** Per entry, item or poll handed back; stored/kept say what the merge policy decided on the owner. */
-  readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0, replayStored: 0, replayKept: 0, replayDiscarded: 0 };
+  readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0, replayStored: 0, replayKept: 0, replayDiscarded: 0, replayRetried: 0 };
 
   constructor(private readonly o: ClusterNodeOptions) {
     const c = o.config;
@@ -397,6 +399,17 @@ export class ClusterNode implements TransportHandler {
       for (let call = this.replay.take(); call !== null; call = this.replay.take()) {
         const r = call;
         this.invoker.invoke(r.partitionId, r.op, this.o.config.properties.operationCallTimeoutMs, (res) => {
+          if (res.kind !== 'ok' && this.membership.joined && !this.stopped && (res.kind === 'retry' || res.error.status === 503)) {
+            // The owner could not be reached in time, or the cluster cannot take it now: what is
+            // handed back is the only copy of some acknowledged writes, so it is never given up on
+            // a transient failure. It stays in flight (the window holds) and goes again shortly.
+            this.mergeCounters.replayRetried += r.entries;
+            this.o.timers.setTimeout(() => {
+              this.replay.finish(r, true);
+              this.pumpReplay();
+            }, REPLAY_RETRY_DELAY_MS);
+            return;
+          }
           const again = res.kind !== 'ok' && !this.membership.joined; // cut off again meanwhile: keep it for the next join
           this.replay.finish(r, again);
           const m = this.mergeCounters;

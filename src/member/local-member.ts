@@ -148,6 +148,17 @@ export class LocalMember implements MemberApi {
     return { bytes, partitionId: partitionIdOf(keyHash(bytes), this.config.properties.partitionCount) };
   }
 
+  /**
+   * Until it has joined a cluster, a member serves no data (cluster.md "Join and membership"): a
+   * data call answers 503 at once rather than waiting for the join (it may never come, and the
+   * caller can try another member). Calls already under way keep retrying in the invoker.
+   */
+  private refuseWhenNotJoined(): void {
+    if (!this.node.membership.joined) {
+      throw new GridError('ERR_CLUSTER_UNAVAILABLE', 'cluster not ready: this member has not joined a cluster yet', { retryAfterSeconds: 1 });
+    }
+  }
+
   private refuseWriteWhenPassive(operation: string): void {
     if (this.node.clusterState === 'PASSIVE') {
       throw new GridError('ERR_DATA_CLUSTER_PASSIVE', `cluster is PASSIVE: ${operation} is not allowed`, { retryAfterSeconds: 5 });
@@ -176,6 +187,7 @@ export class LocalMember implements MemberApi {
   }
 
   mapGet(mapName: string, key: string): Awaitable<StoredValue | null> {
+    this.refuseWhenNotJoined();
     const { bytes, partitionId } = this.keyOf(key);
     if (this.node.isFastLocal(partitionId)) {
       // The record view carries value and contentType: it is a StoredValue already.
@@ -185,18 +197,21 @@ export class LocalMember implements MemberApi {
   }
 
   mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<void> {
+    this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map put');
     const { bytes, partitionId } = this.keyOf(key);
     return then(this.run(partitionId, OP.MAP_PUT, mapName, bytes, value, contentType), () => undefined);
   }
 
   mapRemove(mapName: string, key: string): Awaitable<void> {
+    this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map remove');
     const { bytes, partitionId } = this.keyOf(key);
     return then(this.run(partitionId, OP.MAP_REMOVE, mapName, bytes, EMPTY, null), () => undefined);
   }
 
   mapClear(mapName: string): Awaitable<void> {
+    this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map clear');
     const pending: Promise<OpOutcome>[] = [];
     for (let p = 0; p < this.config.properties.partitionCount; p++) {
@@ -207,12 +222,14 @@ export class LocalMember implements MemberApi {
   }
 
   queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean> {
+    this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('queue offer');
     const p = this.node.store.queuePartition(queueName);
     return then(this.run(p, OP.QUEUE_OFFER, queueName, EMPTY, value, contentType), (o) => o.kind === 'flag' && o.flag);
   }
 
   queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Awaitable<StoredValue | null> {
+    this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('queue poll');
     const p = this.node.store.queuePartition(queueName);
     if (timeoutSeconds === 0 || this.state === 'SHUTTING_DOWN' || client.isGone()) {
@@ -236,6 +253,7 @@ export class LocalMember implements MemberApi {
   }
 
   queueSize(queueName: string): Awaitable<number> {
+    this.refuseWhenNotJoined();
     const p = this.node.store.queuePartition(queueName);
     return then(this.run(p, OP.QUEUE_SIZE, queueName, EMPTY, EMPTY, null), (o) => (o.kind === 'count' ? o.count : 0));
   }

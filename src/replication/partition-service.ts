@@ -62,6 +62,8 @@ interface MasterMigration {
   readonly target: Replicas;
   readonly startedMs: number;
   phase: 'copy' | 'commit';
+  /** When the source reported the copy complete (its writes held since a little before). */
+  reportedAtMs: number;
   readonly commitAcks: Set<string>;
 }
 
@@ -148,6 +150,14 @@ export class PartitionService {
       const after = next.replicas[p] as Replicas;
       if (sameReplicas(before, after)) continue;
       changed.push(p);
+      if (after.includes(me) && before.every((u) => u === null)) {
+        // The partition lost every replica and starts empty: a copy this member kept from an older
+        // listing is stale, and its version could be ahead of the new owner's, so that the new
+        // owner's writes would look like duplicates here and be acknowledged without being applied.
+        if (this.store.version(p) > 0) this.log.fine(`partition ${p} starts empty: dropping the stale copy held here (version ${this.store.version(p)})`);
+        this.store.dropPartition(p);
+        this.replicator.dropPartition(p);
+      }
       if (after[0] === me && before[0] !== me) this.store.jumpVersion(p);
       if (!after.includes(me) && before.includes(me)) {
         // Dropped later, not now: a table can arrive after a snapshot that made this member a
@@ -252,6 +262,7 @@ export class PartitionService {
       const now = this.clock.monotonicMs();
       for (const m of [...this.active.values()]) {
         if (now - m.startedMs > this.opts.migrationTimeoutMs) this.abortMaster(m, `no result within ${this.opts.migrationTimeoutMs} ms`);
+        else if (m.phase === 'commit' && now - m.reportedAtMs > this.opts.holdTimeoutMs / 2) this.abortMaster(m, `no confirmation within half the source's hold (${this.opts.holdTimeoutMs} ms)`);
       }
       this.schedule();
       this.releaseDrained();
@@ -294,7 +305,7 @@ export class PartitionService {
       }
       if (source === null || source === undefined || !this.host.isMember(source)) continue;
       const destinations = wanted.filter((u): u is string => u !== null && !current.includes(u));
-      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', commitAcks: new Set() };
+      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', reportedAtMs: 0, commitAcks: new Set() };
       this.active.set(p, m);
       this.counters.migrationsStarted++;
       this.host.send(source, message('migrateRequest', { migrationId: m.id, partitionId: p, destinations, tableVersion: this.tableNow.version }));
@@ -321,9 +332,10 @@ export class PartitionService {
       return;
     }
     m.phase = 'commit';
+    m.reportedAtMs = this.clock.monotonicMs();
     for (const d of confirmers) {
       m.commitAcks.add(d);
-      this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId }));
+      this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId, version: b.version }));
     }
   }
 
@@ -335,7 +347,15 @@ export class PartitionService {
       return;
     }
     m.commitAcks.delete(from.uuid);
-    if (m.commitAcks.size === 0) this.commitMaster(m);
+    if (m.commitAcks.size > 0) return;
+    // The source releases its held writes holdTimeoutMs after it reported, whether or not a commit
+    // came; a commit decided late could land after that and lose the writes taken meanwhile. Past
+    // half the hold (on this member's clock, so a pause here counts too) the move is abandoned.
+    if (this.clock.monotonicMs() - m.reportedAtMs > this.opts.holdTimeoutMs / 2) {
+      this.abortMaster(m, `the confirmations took longer than half the source's hold (${this.opts.holdTimeoutMs} ms)`);
+      return;
+    }
+    this.commitMaster(m);
   }
 
   private commitMaster(m: MasterMigration): void {
@@ -424,7 +444,7 @@ export class PartitionService {
   }
 
   private onMigrateRequest(from: Peer, b: MessageOf<'migrateRequest'>['body']): void {
-    const reply = (ok: boolean, text: string): void => this.host.send(from.uuid, message('migrateResult', { migrationId: b.migrationId, ok, message: text }));
+    const reply = (ok: boolean, text: string): void => this.host.send(from.uuid, message('migrateResult', { migrationId: b.migrationId, ok, message: text, version: 0 }));
     if (b.partitionId >= this.opts.partitionCount) return reply(false, 'no such partition');
     if (this.tableNow.owner(b.partitionId) !== this.host.selfUuid) return reply(false, 'not the owner of the partition');
     if (this.sources.has(b.partitionId)) return reply(false, 'a migration of this partition is running here');
@@ -456,7 +476,8 @@ export class PartitionService {
     // Every write acked by every replica, and no replica left behind by a write that timed out.
     if (s.phase !== 'hold' || this.replicator.inflightCount(s.partitionId) > 0 || this.replicator.hasStale(s.partitionId)) return;
     s.phase = 'reported';
-    this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '' }));
+    // The data version while writes are held: every replica of the new list must be at it.
+    this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: true, message: '', version: this.store.version(s.partitionId) }));
   }
 
   /**
@@ -481,12 +502,21 @@ export class PartitionService {
     this.replicator.clearExtraTargets(s.partitionId);
     const waiting = this.held.get(s.partitionId) ?? [];
     this.held.delete(s.partitionId);
-    if (failure !== null) this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: false, message: failure }));
+    if (failure !== null) this.host.send(s.master, message('migrateResult', { migrationId: s.id, ok: false, message: failure, version: 0 }));
     for (const run of waiting) run();
   }
 
   private onCommit(from: Peer, b: MessageOf<'migrateCommit'>['body']): void {
-    const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId);
+    // Holds the partition whole: not mid-snapshot, and at the version the source held it at (a
+    // member listed as a backup without the data, e.g. after a table adopted in a mastership
+    // claim, must not be kept or made owner by a migration).
+    const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId) && this.store.version(b.partitionId) === b.version;
+    if (!ok && b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId)) {
+      // Out of step with the source (a copy of another owner's stream, or one that missed writes
+      // nobody noticed yet): fetch a whole copy now, so the next attempt can be confirmed.
+      this.log.fine(`migration ${b.migrationId} of partition ${b.partitionId}: holding version ${this.store.version(b.partitionId)}, the source ${b.version}; not confirmed, resyncing`);
+      this.replicator.resyncFromOwner(b.partitionId);
+    }
     this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
   }
 

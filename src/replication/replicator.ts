@@ -100,6 +100,13 @@ export class Replicator {
    */
   private readonly unconfirmed = new Map<number, BackupOpWire[]>();
   private unconfirmedCount = 0;
+  /**
+   * Per partition, the owner whose stream of writes the local copy follows (the sender of the last
+   * snapshot or backup applied). Versions of two owners' streams can collide (each starts at a
+   * jump from a copy that may be stale), so a write at or below the local version counts as a
+   * duplicate only from that owner; from another it means the copy is of another lineage: resync.
+   */
+  private readonly lineage = new Map<number, string>();
   /** Owner versions seen at the previous anti-entropy round, per partition. */
   private readonly lastAdvertised = new Map<number, number>();
   private antiEntropyTimer: TimerHandle | null = null;
@@ -313,6 +320,7 @@ export class Replicator {
     for (const o of outgoing) o.done(false);
     this.incoming.clear();
     this.buffered.clear();
+    this.lineage.clear();
     this.resyncAsked.clear();
     this.lastAdvertised.clear();
     this.stale.clear();
@@ -391,11 +399,12 @@ export class Replicator {
       return;
     }
     const r = this.store.applyBackup(partitionId, version, op);
-    if (r === 'gap') {
+    if (r === 'gap' || (r === 'duplicate' && this.lineage.get(partitionId) !== from.uuid)) {
       this.buffer(partitionId, { from, callId: m.callId, version, op });
       this.askResync(partitionId, from.address);
       return;
     }
+    if (r === 'applied') this.lineage.set(partitionId, from.uuid);
     if (m.callId !== 0) this.transport.send(from.address, message('backupAck', { partitionId, version }, m.callId));
   }
 
@@ -512,6 +521,7 @@ export class Replicator {
     if (b.last) {
       this.incoming.delete(b.partitionId);
       this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs());
+      this.lineage.set(b.partitionId, from.uuid);
       this.host.onPartitionImported(b.partitionId);
       this.resyncAsked.delete(b.partitionId);
       this.counters.transfersReceived++;
@@ -538,6 +548,14 @@ export class Replicator {
     }
   }
 
+  /** Asks the partition's owner (per the local table) for a whole copy now. */
+  resyncFromOwner(partitionId: number): void {
+    const owner = this.host.replicas(partitionId)[0];
+    if (owner === null || owner === undefined || owner === this.host.selfUuid) return;
+    const address = this.host.addressOf(owner);
+    if (address !== null) this.askResync(partitionId, address, true);
+  }
+
   /** Whether a snapshot is being received for the partition (its data is not complete yet). */
   isReceiving(partitionId: number): boolean {
     return this.incoming.has(partitionId) || this.buffered.has(partitionId);
@@ -550,6 +568,7 @@ export class Replicator {
 
   /** Forgets receive state for a partition this member does not hold any more. */
   dropPartition(partitionId: number): void {
+    this.lineage.delete(partitionId);
     this.incoming.delete(partitionId);
     this.buffered.delete(partitionId);
     this.resyncAsked.delete(partitionId);

@@ -77,6 +77,11 @@ export class RecordingWriter {
     this.alive.delete(port);
   }
 
+  /** Requests go to `port` again (a member restarted at that port). */
+  markAlive(port: number): void {
+    this.alive.add(port);
+  }
+
   /** Lets every loop finish its current request, then closes the connections. */
   async stop(): Promise<void> {
     this.stopping = true;

@@ -219,6 +219,9 @@ describe('finding the configuration', () => {
   test("npm start's config/grid.xml serves maps and queues (DATA) over REST", async () => {
     const m = await startMember({ args: ['--config', 'config/grid.xml', '--port', '0'], cwd: REPO_ROOT });
     try {
+      // The file's join list names 127.0.0.1:5701-5703: until the member has found no cluster there
+      // and founded its own, it serves no data (503, "cluster not ready"), and says so when probed.
+      await waitFor(async () => (await request(m.port, 'GET', '/grid/health/ready')).status === 200, 'the member to be ready');
       assert.equal((await request(m.port, 'POST', '/grid/rest/maps/m/k', { body: 'hello' })).status, 200);
       const r = await request(m.port, 'GET', '/grid/rest/maps/m/k');
       assert.equal(r.status, 200);

@@ -30,6 +30,12 @@ export interface SimRunOptions {
   readonly partitionCount?: number;
   /** Print the member logs (replays). */
   readonly verbose?: boolean;
+  /**
+   * Let faults overlap: the next fault comes 3 s after the previous one, settled or not (a
+   * partition may still be in force, a suspicion not yet due). Default: each fault is over (healed,
+   * resumed, restarted) and the cluster settled before the next.
+   */
+  readonly overlap?: boolean;
   /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
   readonly watch?: { readonly partition?: number; readonly kind?: string };
 }
@@ -219,9 +225,14 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   let pauses = 0;
   let bounces = 0;
   let joinsDuringMigration = 0;
-  /** Members restarted into a cluster that still listed their old incarnation, with nothing cutting them off. */
-  const bounced: SimMember[] = [];
+  /** Members restarted into a cluster that still listed their old incarnation, with when. */
+  const bounced: { member: SimMember; atMs: number }[] = [];
+  /** Intervals during which a partition, block or pause was in force (a restart then may be cut off). */
+  const disturbed: [number, number][] = [];
+  const disturb = (forMs: number): void => void disturbed.push([world.timeMs, world.timeMs + forMs]);
   const faultRounds = 3 + rnd.nextInt(4);
+  /** Slots whose crashed member restarts on a timer (a bounce): not restarted by another fault. */
+  const bouncing = new Set<number>();
   const spareSlot = memberCount;
   const faultLog = (text: string): void => {
     if (o.verbose === true) process.stdout.write(`[${world.timeMs}ms] FAULT ${text}\n`);
@@ -241,7 +252,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       crashes++;
     } else if (fault === 1) {
       // Restart a crashed slot with a new identity, or join the spare slot while migrations run.
-      const dead = members.filter((m) => !m.alive && !members.some((x) => x.alive && x.id === m.id));
+      const dead = members.filter((m) => !m.alive && !bouncing.has(m.id) && !members.some((x) => x.alive && x.id === m.id));
       const slot = dead.length > 0 ? (dead[0] as SimMember).id : spareSlot;
       if (!members.some((x) => x.alive && x.id === slot)) {
         faultLog(`start slot ${slot}`);
@@ -255,7 +266,9 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       faultLog(`isolate ${isolated.address} briefly`);
       world.partition([[isolated.address]]);
       splits++;
-      world.after(2000 + rnd.nextInt(4000), 'heal', () => world.heal());
+      const forMs = 2000 + rnd.nextInt(4000);
+      disturb(forMs);
+      world.after(forMs, 'heal', () => world.heal());
     } else if (fault === 3 && victims.length > 2) {
       // kill -9 and a restart at the same address before the others noticed (often the master).
       const victim = pick(victims, rnd.next() < 0.5);
@@ -263,7 +276,14 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       faultLog(`bounce ${victim.address}${victim.node.membership.isMaster ? ' (master)' : ''} for ${downMs} ms`);
       crash(victim);
       bounces++;
-      world.after(downMs, 'bounce', () => bounced.push(startMember(victim.id)));
+      // Checked only when another live member lists the old incarnation (a cluster exists to join).
+      const listed = victims.some((m) => m !== victim && m.node.membership.isMember(victim.uuid));
+      bouncing.add(victim.id);
+      world.after(downMs, 'bounce', () => {
+        bouncing.delete(victim.id);
+        const member = startMember(victim.id);
+        if (listed) bounced.push({ member, atMs: world.timeMs });
+      });
     } else if (fault === 4 && victims.length > 2) {
       // A pause (GC, SIGSTOP) of 2-20 s: shorter than the heartbeat timeout, or long enough to be removed.
       const victim = pick(victims, rnd.next() < 0.33);
@@ -271,6 +291,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       faultLog(`pause ${victim.address}${victim.node.membership.isMaster ? ' (master)' : ''} for ${pauseMs} ms`);
       world.pause(victim.address, `${victim.address}/${victim.uuid}`);
       pauses++;
+      disturb(pauseMs);
       world.after(pauseMs, 'resume', () => world.resume(victim.address));
     } else if (fault === 5 && victims.length > 2) {
       // A long partition: a minority (at most half, rounded down) cut off past the heartbeat timeout.
@@ -280,6 +301,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       faultLog(`partition minority [${addressesOf(minority).join(',')}] for ${forMs} ms`);
       world.partition([addressesOf(minority)]);
       splits++;
+      disturb(forMs);
       world.after(forMs, 'heal', () => world.heal());
     } else if (fault === 6 && victims.length > 2) {
       // A one-way partition: one member hears the others but they do not hear it, or the reverse.
@@ -291,6 +313,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       if (outbound) world.block([x.address], others);
       else world.block(others, [x.address]);
       splits++;
+      disturb(forMs);
       world.after(forMs, 'heal', () => world.heal());
     } else if (fault === 7 && victims.length > 2) {
       // A bridge: two sides that cannot reach each other, and one member that reaches both.
@@ -303,7 +326,13 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       world.block(left, right);
       world.block(right, left);
       splits++;
+      disturb(forMs);
       world.after(forMs, 'heal', () => world.heal());
+    }
+    if (o.overlap !== true) {
+      // One fault at a time: let this one end (heal, resume, restart) before the next.
+      const endMs = Math.max(0, ...disturbed.map(([, to]) => to));
+      world.runUntil(() => world.timeMs >= endMs && bouncing.size === 0, world.timeMs + 60_000);
     }
     world.runFor(3000);
     // Wait until the cluster is back in shape before the next fault: at most one member down at once.
@@ -318,11 +347,17 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   }
   world.runFor(25_000); // let in-flight client calls finish or time out
 
-  // A split brain: some member was removed while it was alive (it left and joined again), or merged.
-  const splitBrain = members.some((m) => m.node.membership.counters.leftCluster > 0 || m.node.membership.counters.merges > 0);
-  for (const m of bounced) {
-    if (m.node.membership.counters.clustersFounded > 0 && !splitBrain) fail(`${m.address} (${m.uuid}), restarted while its old incarnation was listed, founded a cluster of its own`);
+  // A restarted member may found a cluster of its own only when a fault cut it off while it joined.
+  const founders = new Set<SimMember>();
+  for (const { member: m, atMs } of bounced) {
+    if (m.node.membership.counters.clustersFounded === 0) continue;
+    founders.add(m);
+    const cutOff = disturbed.some(([from, to]) => from <= atMs + 3000 && atMs <= to);
+    if (!cutOff) fail(`${m.address} (${m.uuid}), restarted at ${atMs} ms while its old incarnation was listed, founded a cluster of its own with nothing cutting it off`);
   }
+  // A split brain (cluster.md): a member was removed while alive, so it left its cluster (removed,
+  // or merging with its side). A restart's own founding does not count.
+  const splitBrain = members.some((m) => m.node.membership.counters.leftCluster > 0 && !founders.has(m));
   const duplicatedItems = check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, splitBrain, fail);
   for (const m of live()) m.node.stop();
   return {
@@ -406,7 +441,9 @@ function check(
       if (u === null) continue;
       const b = byUuid.get(u);
       const copy = b?.node.store.maps.get('m', keyBytes, p, 0);
-      if (copy === null || copy === undefined || copy.value.toString() !== value) fail(`backup ${b?.address ?? u} of partition ${p} misses ${key}`);
+      if (copy === null || copy === undefined || copy.value.toString() !== value) {
+        fail(`backup ${b?.address ?? u} of partition ${p} misses ${key} (owner at version ${owner.node.store.version(p)}, backup at ${b?.node.store.version(p) ?? '?'})`);
+      }
     }
   }
   // Queue items: everything acknowledged is polled once or still queued; nothing appears twice.

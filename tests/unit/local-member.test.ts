@@ -1,7 +1,8 @@
 // Checks the single member's states and health without sockets, driving LocalMember directly on a
 // fake clock: STARTING before it listens (not ready, not safe), ACTIVE after, PASSIVE refusing writes
 // but not reads, SHUTTING_DOWN answering waiting polls with "no item", SHUT_DOWN last; and waiting
-// polls served first come, first served, skipping clients that went away without losing the item.
+// polls served first come, first served, skipping clients that went away without losing the item;
+// a member that has not joined its cluster yet is not ready and answers data calls 503 at once.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';
@@ -113,6 +114,35 @@ test('stopping answers waiting polls with no item and does not wait for new ones
   assert.equal(m.health().nodeState, 'SHUT_DOWN');
   m.shutdownMember();
   assert.deepEqual(stops, ['memberShutdown requested over REST']);
+});
+
+test('until it has joined a cluster: not ready, and every data call answers 503 "cluster not ready" at once', () => {
+  const base = config();
+  // A tcp-ip member list to join, no transport and timers that never fire: it stays unjoined.
+  const c: Config = { ...base, network: { ...base.network, join: { tcpIp: { ...base.network.join.tcpIp, enabled: true, members: ['127.0.0.1:5702'] } } } };
+  const m = new LocalMember(c, {
+    clock: { nowMs: () => 1_000_000, monotonicMs: () => 0 },
+    logger: new Logger('OFF', 'text', { write: () => {} }),
+    connections: () => ({ http: 0, member: 0 }),
+    runtimeMetrics: () => ({}),
+    requestStop: () => {},
+    seed: 7,
+    timers: { setTimeout: () => ({ id: 0 }), clearTimeout: () => {} },
+  });
+  m.setAddress('127.0.0.1', 5701);
+  m.markActive();
+  assert.equal(m.health().nodeState, 'ACTIVE');
+  assert.equal(m.health().ready, false);
+  const notReady = (e: unknown): boolean => e instanceof GridError && e.status === 503 && e.message.startsWith('cluster not ready') && e.retryAfterSeconds === 1;
+  assert.throws(() => m.mapGet('m', 'k'), notReady);
+  assert.throws(() => m.mapPut('m', 'k', Buffer.from('v'), null), notReady);
+  assert.throws(() => m.mapRemove('m', 'k'), notReady);
+  assert.throws(() => m.mapClear('m'), notReady);
+  assert.throws(() => m.queueOffer('q', Buffer.from('x'), null), notReady);
+  assert.throws(() => m.queuePoll('q', 0, new Client()), notReady);
+  assert.throws(() => m.queuePoll('q', 30, new Client()), notReady);
+  assert.throws(() => m.queueSize('q'), notReady);
+  assert.equal(m.clusterInfo().members.length, 1, 'it lists only itself');
 });
 
 test('credentials: the cluster name when security is off', () => {
