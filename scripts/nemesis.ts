@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SeededRandom } from '../src/util/prng.js';
-import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type Window } from './nemesis/analysis.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type KeyProblem, type Window } from './nemesis/analysis.js';
 import type { Op } from './nemesis/workload.js';
 import { Firewall, FirewallError, deleteTableSync, selfTest } from './nemesis/firewall.js';
 import { Fleet, ONCE_MAP, REGISTER_MAP, endLeftoverMembers, memberHost, type Member } from './nemesis/fleet.js';
@@ -45,6 +45,7 @@ const WARMUP_MS = 5000;
 const REQUEST_DEADLINE_MS = 20_000;
 const REGISTER_KEYS = 8;
 const RESTART_TRIES = 5;
+const LOCK_WAIT_MS = 1_800_000;
 
 interface FaultRecord {
   readonly spec: FaultSpec;
@@ -55,7 +56,7 @@ interface FaultRecord {
   note: string;
 }
 
-const started = Date.now();
+let started = Date.now();
 const since = (t: number): string => `+${((t - started) / 1000).toFixed(1)}s`;
 const say = (line: string): void => void process.stdout.write(`[nemesis ${since(Date.now())}] ${line}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -108,20 +109,54 @@ function installHandlers(seed: number): void {
   });
 }
 
-function takeLock(): void {
-  fs.mkdirSync(ROOT_DIR, { recursive: true });
-  if (fs.existsSync(LOCK_FILE)) {
-    const pid = Number(fs.readFileSync(LOCK_FILE, 'utf8').trim());
-    let alive = false;
-    try {
-      alive = Number.isInteger(pid) && pid > 0 && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nemesis');
-    } catch {
-      alive = false;
-    }
-    if (alive && pid !== process.pid) throw new PreconditionError(`another nemesis run (pid ${pid}) is in progress (${LOCK_FILE}); runs share the nft table and cannot overlap`);
+/** The pid of a live nemesis run holding the lock, or null when the lock is free or stale. */
+function lockHolder(): number | null {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(LOCK_FILE, 'utf8').trim());
+  } catch {
+    return null;
   }
-  fs.writeFileSync(LOCK_FILE, String(process.pid));
-  lockHeld = true;
+  try {
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nemesis') ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One run at a time (they share the nft table): the lock file is created exclusively. Another live
+ * run is waited for (at most LOCK_WAIT_MS, so a CI run queues behind a developer's run instead of
+ * failing); a lock whose process is gone is removed.
+ */
+async function takeLock(): Promise<void> {
+  fs.mkdirSync(ROOT_DIR, { recursive: true });
+  const end = Date.now() + LOCK_WAIT_MS;
+  let announced = false;
+  for (;;) {
+    try {
+      const fd = fs.openSync(LOCK_FILE, 'wx');
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      lockHeld = true;
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = lockHolder();
+    if (holder === null) {
+      try {
+        fs.unlinkSync(LOCK_FILE);
+      } catch {
+        /* another starting run removed it first */
+      }
+      continue;
+    }
+    if (Date.now() >= end) throw new PreconditionError(`another nemesis run (pid ${holder}) still holds ${LOCK_FILE} after ${LOCK_WAIT_MS / 1000} s; runs share the nft table and cannot overlap`);
+    if (!announced) say(`another nemesis run (pid ${holder}) is in progress; waiting for it to end (at most ${LOCK_WAIT_MS / 1000} s)`);
+    announced = true;
+    await sleep(2000);
+  }
 }
 
 // ── the run ─────────────────────────────────────────────────────────────────────────────────────
@@ -308,12 +343,22 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     say(`reading ${onceKeys.length} write-once key(s) through each of the ${opts.members} members`);
     const once = checkOnceReads(history, await readThroughEveryMember(fleet, ONCE_MAP, onceKeys));
     onceChecked = once.checked;
-    const lostKeys = new Set(once.lost.map((p) => p.key));
-    const wrongKeys = new Set(once.wrong.map((p) => p.key));
-    onceLost = lostKeys.size;
-    onceWrong = wrongKeys.size;
-    if (onceLost > 0) failures.push(`${onceLost} acknowledged write-once key(s) lost, e.g. ${once.lost.slice(0, 5).map((p) => `${p.key} via ${address(p.member)}: expected ${p.expected}, got ${p.got}`).join('; ')}`);
-    if (onceWrong > 0) failures.push(`${onceWrong} write-once key(s) hold a value never written, e.g. ${once.wrong.slice(0, 5).map((p) => `${p.key} via ${address(p.member)}: expected ${p.expected}, got ${p.got}`).join('; ')}`);
+    onceLost = new Set(once.lost.map((p) => p.key)).size;
+    onceWrong = new Set(once.wrong.map((p) => p.key)).size;
+    // Per key: which member took the write and when, and what each member answers now.
+    const describeKeys = (problems: readonly KeyProblem[]): string[] => {
+      const byKey = new Map<string, KeyProblem[]>();
+      for (const p of problems) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p]);
+      return [...byKey].map(([key, ps]) => {
+        const w = history.find((o) => o.kind === 'once' && o.key === key) as Op;
+        return `${key} (written through ${address(w.member)}, sent ${since(w.sentMs)} ${new Date(w.sentMs).toISOString()}, answered ${w.status} ${since(w.endMs)}; expected ${ps[0]?.expected}; got ${ps.map((p) => `${p.got} via ${address(p.member)}`).join(', ')})`;
+      });
+    };
+    const lostKeys = describeKeys(once.lost);
+    const wrongKeys = describeKeys(once.wrong);
+    fs.writeFileSync(path.join(runDir, 'once-problems.json'), JSON.stringify({ lost: lostKeys, wrong: wrongKeys }, null, 1));
+    if (onceLost > 0) failures.push(`${onceLost} acknowledged write-once key(s) lost (all in once-problems.json), e.g. ${lostKeys.slice(0, 5).join('; ')}`);
+    if (onceWrong > 0) failures.push(`${onceWrong} write-once key(s) hold a value never written, e.g. ${wrongKeys.slice(0, 5).join('; ')}`);
 
     const regKeys = [...new Set(history.filter((o) => o.kind === 'reg').map((o) => o.key))];
     register = checkRegister(history, await readThroughEveryMember(fleet, REGISTER_MAP, regKeys));
@@ -434,7 +479,8 @@ async function main(): Promise<number> {
     say(ensureNft(say));
     requireNftWorks();
     requireBuiltMember();
-    takeLock();
+    await takeLock();
+    started = Date.now(); // times and wall time count from here, not from a wait for the lock
     const figures = await run(opts);
     process.stdout.write('\n' + summaryTable(figures) + '\n');
     process.stdout.write(jsonLine(figures) + '\n');

@@ -181,11 +181,11 @@ interface Pending {
 }
 
 /**
- * A keep-alive HTTP/1.1 client for one member port (on 127.0.0.1 unless `host` is given). Requests are written on one socket (pipelined if
- * issued concurrently) and answered in order; parsed bytes are dropped as they are consumed, so a
- * socket can carry any number of requests. A close, reset or per-request deadline fails every
- * request still waiting on that socket (their outcome is unknown to the caller) and the next request
- * opens a new socket.
+ * A keep-alive HTTP/1.1 client for one member port (on 127.0.0.1 unless `host` is given). Requests
+ * are written on one socket (pipelined if issued concurrently) and answered in order; parsed bytes
+ * are dropped as they are consumed, so a socket can carry any number of requests. A close, reset
+ * or per-request deadline fails every request still waiting on that socket (their outcome is
+ * unknown to the caller) and the next request opens a new socket.
  */
 export class KeepAliveClient {
   private socket: net.Socket | null = null;
