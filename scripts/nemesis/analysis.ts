@@ -10,7 +10,9 @@
 //     (503 "may or may not have taken effect", a timeout, a broken connection) may have taken an
 //     item that nobody saw, even an item offered after the poll was sent (its frame can reach the
 //     owner late, once a partition heals). So each such poll may account for one undelivered item:
-//     lost = undelivered acknowledged items - polls that may have taken one (never below 0);
+//     lost = undelivered acknowledged items - polls that may have taken one (never below 0). Polls
+//     refused before they ran do not count: a 4xx, and the 503 of a member that has not joined
+//     ("cluster not ready"), which answers at once without calling anyone;
 //   - an item delivered twice is a duplicate; duplicates are allowed only across a split brain
 //     (queues are at-least-once there): a duplicate is explained when the span from its offer to
 //     its last delivery overlaps a split-brain window. An item whose whole life lies outside every
@@ -138,6 +140,14 @@ export function runDeliveries(history: readonly Op[]): Delivery[] {
     .map((op) => ({ item: op.value, sentMs: op.sentMs, endMs: op.endMs, member: op.member, duringRun: true }));
 }
 
+/** A failed call that certainly did not run: a 4xx, or the 503 of a member not joined yet. */
+function refusedBeforeRunning(op: Op): boolean {
+  if (op.outcome !== 'failed') return false;
+  return (op.status >= 400 && op.status < 500) || (op.status === 503 && NOT_JOINED.test(op.detail));
+}
+
+const NOT_JOINED = /^cluster not ready\b/;
+
 export function checkQueue(history: readonly Op[], deliveries: readonly Delivery[], splitBrainWindows: readonly Window[]): QueueReport {
   const offered = new Map<string, Op>();
   for (const op of history) if (op.kind === 'offer') offered.set(op.key, op);
@@ -159,7 +169,7 @@ export function checkQueue(history: readonly Op[], deliveries: readonly Delivery
     ackedOffers++;
     if (!byItem.has(item)) undelivered.push(item);
   }
-  const uncertainPolls = history.filter((op) => op.kind === 'poll' && op.outcome !== 'ack' && !(op.status >= 400 && op.status < 500)).length;
+  const uncertainPolls = history.filter((op) => op.kind === 'poll' && op.outcome !== 'ack' && !refusedBeforeRunning(op)).length;
   const duplicates: Duplicate[] = [];
   for (const [item, list] of byItem) {
     if (list.length < 2) continue;

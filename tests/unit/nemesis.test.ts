@@ -126,18 +126,20 @@ test('queue: undelivered items against polls without an answer, unknown items, d
     op('poll', '', 'q2'),
     op('poll', '', '', 'failed'),
     op('poll', '', '', 'failed', 400),
+    { ...op('poll', '', '', 'failed'), detail: 'cluster not ready: this member has not joined a cluster yet' },
   ];
   const run = runDeliveries(history);
   assert.deepEqual(run.map((d) => d.item), ['q1', 'q2']);
   const drain = (item: string, at: number) => ({ item, sentMs: at, endMs: at + 1, member: 1, duringRun: false });
-  // q3 never delivered: one poll failed with 503 (it may have taken q3); the 400 one cannot have.
+  // q3 never delivered: one poll failed with 503 (it may have taken q3); the 400 one and the 503
+  // of a member not joined yet cannot have.
   let r = checkQueue(history, [...run, drain('zz', 5000)], []);
   assert.deepEqual(r.undelivered, ['q3']);
   assert.equal(r.uncertainPolls, 1);
   assert.equal(r.lost, 0);
   assert.deepEqual(r.unknown, ['zz']);
   // Without that poll, q3 is lost.
-  r = checkQueue(history.filter((o) => o.status !== 503 || o.kind !== 'poll'), run, []);
+  r = checkQueue(history.filter((o) => o.status !== 503 || o.kind !== 'poll' || o.detail !== ''), run, []);
   assert.equal(r.lost, 1);
   // A duplicate of an item that was in the queue during a split-brain window (between its offer
   // and its first delivery) is explained; one whose whole life lies outside every window is not.
