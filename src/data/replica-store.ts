@@ -16,6 +16,7 @@ import { MapService, type MapEntryExport } from './map-service.js';
 import { expirationTimeMs } from './expiry.js';
 import { decodeMapMerge, decodeMergedRecords, encodeMergedRecords, type MapMergeBatch, type MergedRecord } from './merge-batch.js';
 import { mergeWinner } from './merge-policy.js';
+import { MergedItemLog } from './merged-items.js';
 import { QueueService, type PollWaiter, type QueueItem, queuePartitionKey } from './queue-service.js';
 
 /** Operation codes of forwarded calls (OpWire.code). Append-only wire numbers. */
@@ -79,6 +80,8 @@ export class ReplicaStore {
   readonly partitionCount: number;
   /** Queue name → partition, so a partition's queues can be listed without hashing every name again. */
   private readonly queuePartitions = new Map<string, number>();
+  /** Queue items handed back by a merging side, so a second replica's copy is not stored again. */
+  private readonly mergedItems = new MergedItemLog();
 
   constructor(options: ReplicaStoreOptions) {
     this.partitionCount = options.partitionCount;
@@ -145,14 +148,25 @@ export class ReplicaStore {
         return { outcome: { kind: 'count', count: this.queues.size(op.name) }, backup: null, structure: { kind: 'queue', name: op.name } };
       case OP.QUEUE_MERGE_ADD: {
         this.queuePartitions.set(op.name, partitionId);
-        if (this.queues.hasItem(op.name, mergeItemId(op.key), op.value)) return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        const id = mergeItemId(op.key);
+        // Already here by that id, or handed back a moment ago by another replica of the merging side.
+        if (this.queues.hasItem(op.name, id, op.value) || (id >= 0 && this.mergedItems.storedAs(op.name, id, op.value, nowMs) !== null)) {
+          return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        }
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
         if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (id >= 0) this.mergedItems.remember(op.name, id, op.value, r === 'delivered' ? -1 : r.id, nowMs);
         if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
         return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
       }
       case OP.QUEUE_MERGE_REMOVE: {
-        const id = mergeItemId(op.key);
+        let id = mergeItemId(op.key);
+        if (!this.queues.hasItem(op.name, id, op.value) && id >= 0) {
+          // A poll the merging side made of an item another of its replicas handed back first: that
+          // copy was stored here under a new id.
+          const stored = this.mergedItems.storedAs(op.name, id, op.value, nowMs);
+          if (stored !== null && stored >= 0) id = stored;
+        }
         if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
         this.queues.removeReplica(op.name, id);
         return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);

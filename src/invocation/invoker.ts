@@ -205,8 +205,22 @@ export class Invoker {
 
   /** A member left: calls in flight to it are retried (idempotent) or end indeterminate. */
   onMemberRemoved(uuid: string): void {
+    this.dropRemote((call) => call.target === uuid);
+  }
+
+  /**
+   * This member left its cluster (removed, or merging into another): every call in flight to any
+   * member is retried once it has joined again (idempotent) or ends indeterminate. An answer that
+   * comes later from a member of the old cluster is ignored: that member's write may be handed back
+   * or dropped by a merge, so only the new cluster's owner may acknowledge the call.
+   */
+  onLeftCluster(): void {
+    this.dropRemote(() => true);
+  }
+
+  private dropRemote(which: (call: Call) => boolean): void {
     for (const [callId, call] of [...this.remote]) {
-      if (call.target !== uuid) continue;
+      if (!which(call)) continue;
       this.remote.delete(callId);
       if (call.timer !== null) this.timers.clearTimeout(call.timer);
       call.timer = null;

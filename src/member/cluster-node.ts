@@ -364,7 +364,8 @@ export class ClusterNode implements TransportHandler {
    * must be handed back, then hold nothing: this member joins again as a new one would.
    */
   private onLeftCluster(reason: string): void {
-    for (const m of this.membership.list) this.invoker.onMemberRemoved(m.uuid);
+    // The member list is empty by now: every forwarded call is dropped, not only those of listed members.
+    this.invoker.onLeftCluster();
     // Everything this member holds a replica of goes back, not only what it owned: the other side
     // may have lost every other copy of a partition (its owner crashed, or was cut off with this
     // member) and restarted it empty. Entries the other side still has are left as they are by the
