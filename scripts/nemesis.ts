@@ -2,16 +2,17 @@
 //
 // Members (dist/member.js, default 5) run on their own loopback addresses 127.0.0.11.. with
 // grid.socket.bind.any=false and one shared port, REST with DATA on, a tcp-ip list of all of them and
-// backup-count 1 for nemesis-once, nemesis-reg and nemesis-q. A client pool writes through every
-// member (scripts/nemesis/workload.ts) while a seeded schedule (scripts/nemesis/schedule.ts) injects
-// one fault at a time: kill -9 and restart, SIGSTOP/SIGCONT, and nft partitions on loopback
+// backup-count 1 for nemesis-once, nemesis-q and one register map per merge policy
+// (nemesis-reg-latestupdate, ...). A client pool writes through every member
+// (scripts/nemesis/workload.ts) while a seeded schedule (scripts/nemesis/schedule.ts) injects one
+// fault at a time: kill -9 and restart, SIGSTOP/SIGCONT, and nft partitions on loopback
 // (majority/minority, isolate one, bridge, one-way). After each fault is undone the nemesis waits
 // for the cluster to recover (every member up, one member list, cluster-safe; at most 60 s), then a
 // quiet gap of 1–5 s. At the end it heals everything, waits (at most 120 s) for every member to be
 // up, joined, listing the same members and cluster-safe, and checks the history
 // (scripts/nemesis/analysis.ts): no acknowledged write-once key or queue item lost, no duplicate
-// outside a split brain, register updates lost to the merge policy as a figure, no member crash or
-// uncaught exception, every partition owned.
+// outside a split brain, register updates lost to each merge policy as a figure (per policy), no
+// member crash or uncaught exception, every partition owned.
 //
 // Hygiene: one nft table of our own (inet grid_nemesis), deleted at the start (a killed run may
 // have left it), at the end, on SIGINT/SIGTERM and on any exception; every stopped member gets
@@ -21,14 +22,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SeededRandom } from '../src/util/prng.js';
-import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type Delivery, type KeyProblem, type Window } from './nemesis/analysis.js';
+import { checkOnceReads, checkQueue, countsByKind, judgeRegisters, runDeliveries, type Delivery, type KeyProblem, type ReadResult, type RegisterVerdict, type Window } from './nemesis/analysis.js';
 import type { Op } from './nemesis/workload.js';
 import { Firewall, FirewallError, deleteTableSync, selfTest } from './nemesis/firewall.js';
-import { Fleet, ONCE_MAP, REGISTER_MAP, endLeftoverMembers, memberHost, type Member } from './nemesis/fleet.js';
+import { Fleet, ONCE_MAP, endLeftoverMembers, memberHost, registerMap, type Member } from './nemesis/fleet.js';
 import { readMemberLog, type Evidence, type LogIncarnation, type MemberError } from './nemesis/member-logs.js';
-import { parseOptions, USAGE, UsageError, type NemesisOptions } from './nemesis/options.js';
+import { MERGE_POLICIES, parseOptions, USAGE, UsageError, type NemesisOptions } from './nemesis/options.js';
 import { PreconditionError, commonFreePort, ensureNft, requireBuiltMember, requireNftWorks, requireRoot } from './nemesis/preconditions.js';
-import { jsonLine, summaryTable, type Figures } from './nemesis/report.js';
+import { jsonLine, summaryTable, type Figures, type RegisterPolicyFigures } from './nemesis/report.js';
 import { FAULT_KINDS, FaultSchedule, describeFault, type FaultKind, type FaultSpec } from './nemesis/schedule.js';
 import { checkOwnership, drainQueue, readThroughEveryMember } from './nemesis/verify.js';
 import { Workload } from './nemesis/workload.js';
@@ -43,6 +44,7 @@ const HEAL_DEADLINE_MS = 120_000;
 const DRAIN_DEADLINE_MS = 300_000;
 const WARMUP_MS = 5000;
 const REQUEST_DEADLINE_MS = 20_000;
+/** Keys of each register map (every policy's map has the same ones). */
 const REGISTER_KEYS = 8;
 const RESTART_TRIES = 5;
 const LOCK_WAIT_MS = 1_800_000;
@@ -201,10 +203,11 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   const rnd = new SeededRandom(opts.seed);
   const loopSeeds = Array.from({ length: opts.clients }, () => rnd.nextInt(0x1_0000_0000));
   const schedule = new FaultSchedule(rnd, opts.members);
-  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicy: opts.registerPolicy, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds });
+  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicies: opts.registerPolicies, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds });
   fleetForCleanup = fleet;
   const address = (i: number): string => hosts[i] as string;
-  const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
+  const registerMaps = opts.registerPolicies.map(registerMap);
+  const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerMaps, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
   const records: FaultRecord[] = [];
   recordsSoFar = records;
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
@@ -328,14 +331,11 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   let onceLost = 0;
   let onceWrong = 0;
   let queue: ReturnType<typeof checkQueue> | null = null;
-  let register: ReturnType<typeof checkRegister> | null = null;
-  // Register writes shown lost by a read made while no fault was active, plus the final check.
+  // Register writes shown lost by a read made while no fault was active, plus the final check; each
+  // policy's map judged on its own. Without a heal there are no final reads (null).
   const quiet: Window[] = records.map((rec, i) => ({ startMs: rec.recoveredAtMs ?? Infinity, endMs: records[i + 1]?.startedAtMs ?? healedAtMs, label: `after fault ${rec.spec.n}` }));
   quiet.push({ startMs: workloadStarted, endMs: records[0]?.startedAtMs ?? healedAtMs, label: 'before the first fault' });
-  const byReads = registerLostByReads(history, quiet);
-  const registerLost = new Set<string>(byReads.lost);
-  let registerLostInSplit = 0;
-  const registerLostOutside: string[] = [];
+  let registerVerdicts: RegisterVerdict[] | null = null;
   if (healed.ok) {
     const ownership = await checkOwnership(fleet, PARTITION_COUNT);
     if (ownership.problem !== null) failures.push(`partition owners after the heal: ${ownership.problem}`);
@@ -360,18 +360,22 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     if (onceLost > 0) failures.push(`${onceLost} acknowledged write-once key(s) lost (all in once-problems.json), e.g. ${lostKeys.slice(0, 5).join('; ')}`);
     if (onceWrong > 0) failures.push(`${onceWrong} write-once key(s) hold a value never written, e.g. ${wrongKeys.slice(0, 5).join('; ')}`);
 
-    const regKeys = [...new Set(history.filter((o) => o.kind === 'reg').map((o) => o.key))];
-    register = checkRegister(history, await readThroughEveryMember(fleet, REGISTER_MAP, regKeys));
-    for (const p of register.problems) failures.push(`register ${p}`);
-    for (const w of register.lost) registerLost.add(w);
-    for (const w of registerLost) {
-      const write = history.find((o) => o.kind === 'reg' && `${o.key}=${o.value}` === w) as Op;
-      if (windows.some((x) => x.startMs <= write.endMs && write.sentMs <= x.endMs)) registerLostInSplit++;
-      else registerLostOutside.push(`${w} (acknowledged via ${address(write.member)} at ${since(write.endMs)})`);
+    const registerFinals = new Map<string, Map<string, ReadResult[]>>();
+    for (const map of registerMaps) {
+      const regKeys = [...new Set(history.filter((o) => o.kind === 'reg' && o.map === map).map((o) => o.key))];
+      registerFinals.set(map, await readThroughEveryMember(fleet, map, regKeys));
     }
-    if (registerLostOutside.length > 0) {
-      failures.push(`${registerLostOutside.length} acknowledged register write(s) lost outside any split brain, e.g. ${registerLostOutside.slice(0, 5).join('; ')}`);
-    }
+    registerVerdicts = judgeRegisters(history, registerMaps, quiet, windows, registerFinals);
+    // A lost write outside every split brain fails the run whatever the policy: no policy merges
+    // anything without a split brain, so the loss is not the policy's doing.
+    registerVerdicts.forEach((r, i) => {
+      const policy = opts.registerPolicies[i] as string;
+      for (const p of r.problems) failures.push(`register ${r.map} (${policy}) ${p}`);
+      if (r.lostOutsideSplitBrain.length > 0) {
+        const e = r.lostOutsideSplitBrain.slice(0, 5).map((w) => `${w.key}=${w.value} (acknowledged via ${address(w.member)} at ${since(w.endMs)})`);
+        failures.push(`${r.lostOutsideSplitBrain.length} acknowledged register write(s) of ${r.map} (${policy}) lost outside any split brain, e.g. ${e.join('; ')}`);
+      }
+    });
 
     say('draining nemesis-q through every member');
     let drained: Delivery[] = [];
@@ -402,12 +406,25 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   fs.writeFileSync(path.join(runDir, 'split-brain.json'), JSON.stringify({ windows, evidence }, null, 1));
   fs.writeFileSync(path.join(runDir, 'queue.json'), JSON.stringify(queue, null, 1));
 
+  // Without a heal nothing was read back: the figures count the writes and judged reads only.
+  registerVerdicts ??= judgeRegisters(history, registerMaps, quiet, windows, null);
+  const registerByPolicy: RegisterPolicyFigures[] = registerVerdicts.map((r, i) => ({
+    policy: opts.registerPolicies[i] as string,
+    map: r.map,
+    ackedWrites: r.ackedWrites,
+    readsJudged: r.readsJudged,
+    updatesLost: r.lostInSplitBrain.length,
+    lostOutsideSplitBrain: r.lostOutsideSplitBrain.length,
+    keysBehind: r.keysBehind,
+  }));
+  const registerSum = (f: (p: RegisterPolicyFigures) => number): number => registerByPolicy.reduce((n, p) => n + f(p), 0);
+
   const figures: Figures = {
     seed: opts.seed,
     seconds: opts.seconds,
     members: opts.members,
     maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds,
-    registerPolicy: opts.registerPolicy,
+    registerPolicies: opts.registerPolicies,
     faults,
     ops: counts,
     onceKeysChecked: onceChecked,
@@ -423,11 +440,12 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     queueDuplicated: queue?.duplicates.length ?? 0,
     queueDuplicatedOutsideSplitBrain: queue?.duplicates.filter((d) => d.explainedBy === null).length ?? 0,
     queueDuplicatedStale: queue?.duplicates.filter((d) => d.how === 'stale').length ?? 0,
-    registerAckedWrites: register?.ackedWrites ?? counts.reg.acked,
-    registerUpdatesLost: registerLostInSplit,
-    registerLostOutsideSplitBrain: registerLostOutside.length,
-    registerReadsJudged: byReads.judged,
-    registerKeysBehind: register?.keysBehind ?? 0,
+    registerByPolicy,
+    registerAckedWrites: registerSum((p) => p.ackedWrites),
+    registerUpdatesLost: registerSum((p) => p.updatesLost),
+    registerLostOutsideSplitBrain: registerSum((p) => p.lostOutsideSplitBrain),
+    registerReadsJudged: registerSum((p) => p.readsJudged),
+    registerKeysBehind: registerSum((p) => p.keysBehind),
     splitBrain: windows.length > 0,
     splitBrainWindows: windows.length,
     crashes: fleet.crashes.length,
@@ -449,7 +467,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
 function printReplay(opts: NemesisOptions, records: readonly FaultRecord[], fleet: Fleet, at: (t: number) => string): void {
   const lines = [
     '',
-    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicy === 'LatestUpdateMergePolicy' ? '' : ` --register-policy ${opts.registerPolicy}`}`,
+    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}`,
     'fault schedule (times since the nemesis started):',
     ...records.map((r) => `  ${at(r.startedAtMs)} fault ${r.spec.n} ${r.spec.kind}: ${r.text}; undone ${r.undoneAtMs === null ? 'never' : at(r.undoneAtMs)}; ${r.recoveredAtMs === null ? r.note || 'not recovered' : `recovered ${at(r.recoveredAtMs)}`}`),
     'member logs:',

@@ -30,7 +30,10 @@
 //     value older than a write acknowledged before the read was sent shows that write lost (values
 //     rise per key, so any later write reads as newer). A lost write acknowledged inside a
 //     split-brain window went to the merge policy; one acknowledged outside every split brain was
-//     lost by something else (a failure, like a lost write-once key).
+//     lost by something else (a failure, like a lost write-once key, whatever the policy: no policy
+//     merges anything without a split brain). There is one register map per merge policy, all with
+//     the same keys, so every one of these checks runs on one map's operations at a time
+//     (judgeRegisters): a key's values rise only within its own map.
 import type { Op, OpKind } from './workload.js';
 
 export interface Delivery {
@@ -275,4 +278,52 @@ export function registerLostByReads(history: readonly Op[], quiet: readonly Wind
     for (const w of acked.get(r.key) ?? []) if (w.endMs < r.sentMs && Number(w.value) > seen) lost.add(`${w.key}=${w.value}`);
   }
   return { lost: [...lost], judged };
+}
+
+/** One register map's verdict: what its merge policy did with the same faults as the others. */
+export interface RegisterVerdict {
+  readonly map: string;
+  readonly ackedWrites: number;
+  /** Reads made while no fault was active, each compared with the writes of its key before it. */
+  readonly readsJudged: number;
+  /** Keys whose final value is older than their last acknowledged write (0 without final reads). */
+  readonly keysBehind: number;
+  /** Lost acknowledged writes acknowledged inside a split-brain window: the merge policy's doing (a figure). */
+  readonly lostInSplitBrain: readonly Op[];
+  /** Lost acknowledged writes acknowledged outside every split brain: a failure. */
+  readonly lostOutsideSplitBrain: readonly Op[];
+  /** checkRegister's problems (a value never written, an absent key, members disagreeing): failures. */
+  readonly problems: readonly string[];
+}
+
+/**
+ * Judges each register map of `maps` on its own operations (register keys repeat in every map, so
+ * mixing them would compare one policy's values with another's): the writes that reads in the
+ * `quiet` windows show lost (registerLostByReads), the final values (checkRegister on
+ * `finals.get(map)`), and each lost write placed inside a split-brain window (it overlaps one, from
+ * sent to answered) or outside every one. `finals` is null when the cluster never healed: nothing
+ * was read back, and the lost writes are not judged (the run has failed already).
+ */
+export function judgeRegisters(
+  history: readonly Op[],
+  maps: readonly string[],
+  quiet: readonly Window[],
+  splitBrainWindows: readonly Window[],
+  finals: ReadonlyMap<string, ReadonlyMap<string, readonly ReadResult[]>> | null,
+): RegisterVerdict[] {
+  return maps.map((map) => {
+    const ops = history.filter((o) => (o.kind === 'reg' || o.kind === 'read') && o.map === map);
+    const ackedWrites = ops.filter((o) => o.kind === 'reg' && o.outcome === 'ack').length;
+    const byReads = registerLostByReads(ops, quiet);
+    if (finals === null) return { map, ackedWrites, readsJudged: byReads.judged, keysBehind: 0, lostInSplitBrain: [], lostOutsideSplitBrain: [], problems: [] };
+    const final = checkRegister(ops, finals.get(map) ?? new Map());
+    const lostInSplitBrain: Op[] = [];
+    const lostOutsideSplitBrain: Op[] = [];
+    for (const w of new Set([...byReads.lost, ...final.lost])) {
+      const write = ops.find((o) => o.kind === 'reg' && `${o.key}=${o.value}` === w) as Op;
+      if (splitBrainWindows.some((x) => x.startMs <= write.endMs && write.sentMs <= x.endMs)) lostInSplitBrain.push(write);
+      else lostOutsideSplitBrain.push(write);
+    }
+    return { map, ackedWrites, readsJudged: byReads.judged, keysBehind: final.keysBehind, lostInSplitBrain, lostOutsideSplitBrain, problems: final.problems };
+  });
 }

@@ -11,8 +11,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { KeepAliveClient, memberXml } from '../../tests/harness/cluster.js';
 import { startMember, type MemberProcess } from '../../tests/harness/member-process.js';
+import { policyShortName } from './options.js';
 
-export const REGISTER_MAP = 'nemesis-reg';
+/**
+ * The register map of one merge policy (LatestUpdateMergePolicy -> nemesis-reg-latestupdate). Each
+ * policy has a map of its own, so one run shows what every policy loses to the same faults.
+ */
+export const registerMap = (policy: string): string => `nemesis-reg-${policyShortName(policy)}`;
 export const ONCE_MAP = 'nemesis-once';
 export const QUEUE = 'nemesis-q';
 
@@ -55,7 +60,8 @@ export interface FleetOptions {
   readonly port: number;
   readonly runDir: string;
   readonly pidFile: string;
-  readonly registerPolicy: string;
+  /** One register map each (`registerMap`), backup-count 1 like the other structures. */
+  readonly registerPolicies: readonly string[];
   readonly maxNoHeartbeatSeconds: number;
 }
 
@@ -104,7 +110,7 @@ export class Member {
       },
       maps: {
         [ONCE_MAP]: { backupCount: 1, mergePolicy: 'PutIfAbsentMergePolicy' },
-        [REGISTER_MAP]: { backupCount: 1, mergePolicy: this.fleet.options.registerPolicy },
+        ...Object.fromEntries(this.fleet.options.registerPolicies.map((p) => [registerMap(p), { backupCount: 1, mergePolicy: p }])),
       },
       queues: { [QUEUE]: { backupCount: 1, mergePolicy: 'PutIfAbsentMergePolicy' } },
     });

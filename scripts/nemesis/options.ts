@@ -12,6 +12,15 @@ export const MERGE_POLICIES = [
   'DiscardMergePolicy',
 ] as const;
 
+/**
+ * The register map's short name for a policy: lower case, without the `MergePolicy` suffix
+ * (LatestUpdateMergePolicy -> latestupdate), so each policy's map (fleet.ts) and report row keep
+ * the same name from run to run.
+ */
+export function policyShortName(policy: string): string {
+  return policy.replace(/MergePolicy$/, '').toLowerCase();
+}
+
 export interface NemesisOptions {
   /** How long the workload runs under faults, before the final heal and the checks. */
   readonly seconds: number;
@@ -23,8 +32,12 @@ export interface NemesisOptions {
   readonly rate: number;
   /** Concurrent client loops. */
   readonly clients: number;
-  /** Merge policy of the register map `nemesis-reg`. */
-  readonly registerPolicy: string;
+  /**
+   * The merge policies the register runs with, one register map each (`nemesis-reg-<short name>`),
+   * in the order of MERGE_POLICIES whatever order they were given in, so the same seed runs the
+   * same workload. Every policy by default.
+   */
+  readonly registerPolicies: readonly string[];
   /** grid.max.no.heartbeat.seconds of every member (default 10, the member's default). */
   readonly maxNoHeartbeatSeconds: number;
   readonly help: boolean;
@@ -44,7 +57,10 @@ paths printed); 2: bad options or a missing precondition; 130/143: interrupted.
   --members N              3..9 members (default 5)
   --rate N                 operations per second over all clients, 10..5000 (default 200)
   --clients N              concurrent client loops, 1..64 (default 10)
-  --register-policy NAME   merge policy of map nemesis-reg (default LatestUpdateMergePolicy)
+  --register-policy LIST   merge policies of the register, comma-separated, or all (default all:
+                           PassThroughMergePolicy, PutIfAbsentMergePolicy, LatestUpdateMergePolicy,
+                           HigherHitsMergePolicy, LatestAccessMergePolicy, ExpirationTimeMergePolicy,
+                           DiscardMergePolicy); each gets its own map, nemesis-reg-latestupdate etc.
   --max-no-heartbeat S     grid.max.no.heartbeat.seconds, 3..60 (default 10, the member's default;
                            shorter makes more pauses and partitions turn into split brains)
   --help                   this text`;
@@ -61,13 +77,35 @@ function integer(flag: string, text: string | undefined, min: number, max: numbe
   return n;
 }
 
+/**
+ * `--register-policy`'s value: `all`, or policy names separated by commas (a name may carry the
+ * `com.hazelcast.spi.merge.` prefix). An unknown or empty name is refused rather than dropped (the
+ * run would report on fewer policies than were asked for), and so is a repeated one: each policy has
+ * one map, so a repeat is most likely a slip for another name.
+ */
+function parseRegisterPolicies(flag: string, text: string | undefined): string[] {
+  if (text === undefined || text.startsWith('--')) throw new UsageError(`${flag} needs a value (policy names separated by commas, or all)`);
+  if (text.trim() === 'all') return [...MERGE_POLICIES];
+  const chosen = new Set<string>();
+  for (const item of text.split(',')) {
+    const name = item.trim().replace(/^com\.hazelcast\.spi\.merge\./, '');
+    if (name === '') throw new UsageError(`${flag} has an empty name in "${text}" (policy names separated by commas, or all)`);
+    if (!(MERGE_POLICIES as readonly string[]).includes(name)) {
+      throw new UsageError(`${flag}: "${item.trim()}" is not a merge policy; each name must be one of ${MERGE_POLICIES.join(', ')}, or the whole value all`);
+    }
+    if (chosen.has(name)) throw new UsageError(`${flag} names ${name} twice in "${text}"`);
+    chosen.add(name);
+  }
+  return MERGE_POLICIES.filter((p) => chosen.has(p));
+}
+
 export function parseOptions(argv: readonly string[]): NemesisOptions {
   let seconds: number | null = null;
   let seed: number | null = null;
   let members = 5;
   let rate = 200;
   let clients = 10;
-  let registerPolicy = 'LatestUpdateMergePolicy';
+  let registerPolicies: readonly string[] = [...MERGE_POLICIES];
   let maxNoHeartbeatSeconds = 10;
   let help = false;
   for (let i = 0; i < argv.length; i++) {
@@ -95,15 +133,9 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
       case '--max-no-heartbeat':
         maxNoHeartbeatSeconds = integer(flag, value(), 3, 60);
         break;
-      case '--register-policy': {
-        const v = value();
-        const name = v?.replace(/^com\.hazelcast\.spi\.merge\./, '');
-        if (name === undefined || !(MERGE_POLICIES as readonly string[]).includes(name)) {
-          throw new UsageError(`--register-policy must be one of ${MERGE_POLICIES.join(', ')}, got ${v === undefined ? 'nothing' : `"${v}"`}`);
-        }
-        registerPolicy = name;
+      case '--register-policy':
+        registerPolicies = parseRegisterPolicies(flag, value());
         break;
-      }
       case '--help':
       case '-h':
         help = true;
@@ -112,8 +144,8 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
         throw new UsageError(`unknown argument "${raw}" (see --help)`);
     }
   }
-  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicy, maxNoHeartbeatSeconds, help };
+  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, help };
   if (seconds === null) throw new UsageError('--seconds N is required (10..86400)');
   if (seed === null) throw new UsageError('--seed S is required (a u32 integer)');
-  return { seconds, seed, members, rate, clients, registerPolicy, maxNoHeartbeatSeconds, help };
+  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, help };
 }

@@ -3,12 +3,27 @@
 import type { Counts } from './analysis.js';
 import type { FaultKind } from './schedule.js';
 
+/** One merge policy's register map: its share of the register figures. */
+export interface RegisterPolicyFigures {
+  readonly policy: string;
+  readonly map: string;
+  readonly ackedWrites: number;
+  readonly readsJudged: number;
+  /** Acknowledged writes lost, acknowledged inside a split-brain window (the policy's doing). */
+  readonly updatesLost: number;
+  /** Acknowledged writes lost outside every split brain (a failure, whatever the policy). */
+  readonly lostOutsideSplitBrain: number;
+  /** Keys whose final value is older than their last acknowledged write. */
+  readonly keysBehind: number;
+}
+
 export interface Figures {
   readonly seed: number;
   readonly seconds: number;
   readonly members: number;
   readonly maxNoHeartbeatSeconds: number;
-  readonly registerPolicy: string;
+  /** The register's merge policies, one map each (options.ts order). */
+  readonly registerPolicies: readonly string[];
   readonly faults: Readonly<Record<FaultKind, number>>;
   readonly ops: Readonly<Record<'once' | 'offer' | 'poll' | 'reg' | 'read', Counts>>;
   readonly onceKeysChecked: number;
@@ -25,8 +40,10 @@ export interface Figures {
   readonly queueDuplicatedOutsideSplitBrain: number;
   /** Duplicates delivered before a split began and again by a side of it (a stale copy). */
   readonly queueDuplicatedStale: number;
+  /** The register figures of each policy's map, in registerPolicies' order; the five below are their sums. */
+  readonly registerByPolicy: readonly RegisterPolicyFigures[];
   readonly registerAckedWrites: number;
-  /** Acknowledged register writes lost, acknowledged inside a split-brain window (the merge policy's doing). */
+  /** Acknowledged register writes lost, acknowledged inside a split-brain window (the merge policies' doing). */
   readonly registerUpdatesLost: number;
   /** Acknowledged register writes lost outside every split brain (a failure). */
   readonly registerLostOutsideSplitBrain: number;
@@ -55,11 +72,11 @@ export function summaryTable(f: Figures): string {
   const faults = Object.entries(f.faults).map(([k, n]) => `${k} ${n}`).join(', ');
   const opRows = (['once', 'offer', 'poll', 'reg', 'read'] as const).map((k) => {
     const c = f.ops[k];
-    const name = { once: 'write-once puts (nemesis-once)', offer: 'queue offers (nemesis-q)', poll: 'queue polls (nemesis-q)', reg: 'register writes (nemesis-reg)', read: 'register reads (nemesis-reg)' }[k];
+    const name = { once: 'write-once puts (nemesis-once)', offer: 'queue offers (nemesis-q)', poll: 'queue polls (nemesis-q)', reg: 'register writes (nemesis-reg-*)', read: 'register reads (nemesis-reg-*)' }[k];
     return [name, String(c.acked), String(c.failed), String(c.indeterminate)];
   });
   const lines = [
-    `nemesis seed ${f.seed}, ${f.seconds} s, ${f.members} members, max-no-heartbeat ${f.maxNoHeartbeatSeconds} s, register policy ${f.registerPolicy}`,
+    `nemesis seed ${f.seed}, ${f.seconds} s, ${f.members} members, max-no-heartbeat ${f.maxNoHeartbeatSeconds} s, register policies ${f.registerPolicies.join(', ')}`,
     `faults injected: ${faults} (total ${Object.values(f.faults).reduce((a, b) => a + b, 0)})`,
     '',
     table([['workload', 'acknowledged', 'failed', 'indeterminate'], ...opRows]),
@@ -78,16 +95,22 @@ export function summaryTable(f: Figures): string {
       ['items delivered more than once', String(f.queueDuplicated)],
       ['  of those, outside a split brain', String(f.queueDuplicatedOutsideSplitBrain)],
       ['  of those, polled before a split and delivered again by a side of it', String(f.queueDuplicatedStale)],
-      ['register: acknowledged writes', String(f.registerAckedWrites)],
-      ['register: reads made with no fault active, checked against earlier writes', String(f.registerReadsJudged)],
-      ['register: acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind at the end)`],
-      ['register: acknowledged updates lost outside a split brain', String(f.registerLostOutsideSplitBrain)],
+      ['register (every policy): acknowledged writes', String(f.registerAckedWrites)],
+      ['register (every policy): reads made with no fault active, checked against earlier writes', String(f.registerReadsJudged)],
+      ['register (every policy): acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind at the end)`],
+      ['register (every policy): acknowledged updates lost outside a split brain', String(f.registerLostOutsideSplitBrain)],
       ['split brain', f.splitBrain ? `yes (${f.splitBrainWindows} window(s))` : 'no'],
       ['member crashes', String(f.crashes)],
       ['member errors (exceptions on stderr, unexpected failures)', String(f.memberErrors)],
       ['SEVERE log lines (e.g. a minority lost every replica)', String(f.severeLines)],
       ['cluster-safe on every member after the heal', f.clusterSafeAfterHeal ? `yes, after ${f.healSeconds?.toFixed(1)} s` : 'NO'],
       ['wall time', `${f.wallSeconds.toFixed(1)} s`],
+    ]),
+    '',
+    table([
+      ['register by merge policy', 'acknowledged writes', 'reads judged', 'lost to the policy (split brain)', 'lost outside a split brain', 'keys behind at the end'],
+      ...f.registerByPolicy.map((p) => [`${p.policy} (${p.map})`, String(p.ackedWrites), String(p.readsJudged), String(p.updatesLost), String(p.lostOutsideSplitBrain), String(p.keysBehind)]),
+      ['total', String(f.registerAckedWrites), String(f.registerReadsJudged), String(f.registerUpdatesLost), String(f.registerLostOutsideSplitBrain), String(f.registerKeysBehind)],
     ]),
     '',
     f.passed ? 'PASS' : `FAIL (${f.failures.length} problem(s)):\n${f.failures.map((x) => `  - ${x}`).join('\n')}`,

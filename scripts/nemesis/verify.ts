@@ -3,7 +3,7 @@
 // a few times before it counts as unreadable, because a member may still be finishing a hand-back.
 import { KeepAliveClient, forEachConcurrent } from '../../tests/harness/cluster.js';
 import type { Delivery, ReadResult } from './analysis.js';
-import { ONCE_MAP, QUEUE, REGISTER_MAP, type Fleet } from './fleet.js';
+import { QUEUE, type Fleet } from './fleet.js';
 
 const READ_TRIES = 4;
 const READ_RETRY_MS = 1000;
@@ -26,7 +26,7 @@ async function readKey(client: KeepAliveClient, map: string, key: string): Promi
 }
 
 /** Reads every key of `map` through every member: result.get(key)[member]. */
-export async function readThroughEveryMember(fleet: Fleet, map: typeof ONCE_MAP | typeof REGISTER_MAP, keys: readonly string[]): Promise<Map<string, ReadResult[]>> {
+export async function readThroughEveryMember(fleet: Fleet, map: string, keys: readonly string[]): Promise<Map<string, ReadResult[]>> {
   const out = new Map<string, ReadResult[]>();
   for (const k of keys) out.set(k, new Array<ReadResult>(fleet.members.length));
   await Promise.all(

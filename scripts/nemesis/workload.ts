@@ -5,17 +5,20 @@
 // check would. Three workloads:
 //   once   POST nemesis-once/k-<loop>-<seq> = v-<loop>-<seq>: every key written once;
 //   offer  POST nemesis-q with a unique item q-<loop>-<seq>;   poll  DELETE nemesis-q/0;
-//   reg    GET nemesis-reg/r-<j> (recorded as a register read), then POST nemesis-reg/r-<j> = <n>,
-//          n rising per key; one read-and-write per key in flight at a time, so the attempts of a
-//          key are ordered and a read that returns an older value than an earlier acknowledged
-//          write shows a lost update.
+//   reg    GET <map>/r-<j> (recorded as a register read), then POST <map>/r-<j> = <n>, n rising per
+//          map and key; one read-and-write per key in flight at a time, so the attempts of a key
+//          are ordered and a read that returns an older value than an earlier acknowledged write
+//          shows a lost update. <map> is one register map per merge policy (nemesis-reg-<policy>),
+//          each with the same keys; the steps take the (map, key) slots round-robin, the map
+//          changing fastest, so every policy is written at the same pace, through every fault, and
+//          adding policies shares the register's part of the rate instead of adding to it.
 // Every request's outcome is recorded: 200 is acknowledged (a poll's 200 carries the item, 204 is
 // an empty queue); another status is "failed" and a socket error or deadline "indeterminate". Both
 // may or may not have taken effect, and the checks treat them so; neither is ever counted as
 // acknowledged.
 import { KeepAliveClient } from '../../tests/harness/cluster.js';
 import { SeededRandom } from '../../src/util/prng.js';
-import { ONCE_MAP, QUEUE, REGISTER_MAP } from './fleet.js';
+import { ONCE_MAP, QUEUE } from './fleet.js';
 
 export type OpKind = 'once' | 'offer' | 'poll' | 'reg' | 'read';
 export type Outcome = 'ack' | 'failed' | 'indeterminate';
@@ -23,6 +26,8 @@ export type Outcome = 'ack' | 'failed' | 'indeterminate';
 export interface Op {
   readonly kind: OpKind;
   readonly member: number;
+  /** The map (once, reg, read) or queue (offer, poll) it went to: register keys repeat in every register map. */
+  readonly map: string;
   /** Map key (once, reg, read), item (offer), or '' (poll). */
   readonly key: string;
   /** Value written (once, reg), item offered (offer), item polled (poll with 200), value read (read with 200). */
@@ -42,6 +47,9 @@ export interface WorkloadOptions {
   readonly rate: number;
   /** Seeds of the client loops (drawn from the run's PRNG). */
   readonly seeds: readonly number[];
+  /** The register maps, one per merge policy. */
+  readonly registerMaps: readonly string[];
+  /** Keys per register map (r-0 .. r-<registerKeys - 1> in each). */
   readonly registerKeys: number;
   readonly requestDeadlineMs: number;
 }
@@ -54,16 +62,20 @@ const REG_SHARE = 0.2;
 export class Workload {
   readonly history: Op[] = [];
   private readonly down = new Set<number>();
+  /** Per (map, key) slot, slot s = map s % maps, key floor(s / maps): a step in flight, and the last value sent. */
   private readonly regBusy: boolean[];
   private readonly regNext: number[];
+  /** The slot the next register step starts looking from (shared by the loops: round-robin over all of them). */
+  private regTurn = 0;
   private stopping = false;
   private registerHeld = false;
   private running: Promise<void>[] = [];
   private readonly clients: KeepAliveClient[][] = [];
 
   constructor(readonly options: WorkloadOptions) {
-    this.regBusy = new Array<boolean>(options.registerKeys).fill(false);
-    this.regNext = new Array<number>(options.registerKeys).fill(0);
+    const slots = options.registerMaps.length * options.registerKeys;
+    this.regBusy = new Array<boolean>(slots).fill(false);
+    this.regNext = new Array<number>(slots).fill(0);
   }
 
   start(): void {
@@ -129,29 +141,43 @@ export class Workload {
       const r = rnd.next();
       if (r < OFFER_SHARE) {
         const item = `q-${i}-${seq}`;
-        await this.send(i, { kind: 'offer', member, key: item, value: item }, 'POST', `/grid/rest/queues/${QUEUE}`, item);
+        await this.send(i, { kind: 'offer', member, map: QUEUE, key: item, value: item }, 'POST', `/grid/rest/queues/${QUEUE}`, item);
       } else if (r < OFFER_SHARE + POLL_SHARE) {
-        await this.send(i, { kind: 'poll', member, key: '', value: '' }, 'DELETE', `/grid/rest/queues/${QUEUE}/0`, null);
+        await this.send(i, { kind: 'poll', member, map: QUEUE, key: '', value: '' }, 'DELETE', `/grid/rest/queues/${QUEUE}/0`, null);
       } else if (r < OFFER_SHARE + POLL_SHARE + REG_SHARE && !this.registerHeld && this.regBusy.includes(false)) {
-        const free = this.regBusy.flatMap((b, j) => (b ? [] : [j]));
-        const j = free[rnd.nextInt(free.length)] as number;
-        const value = String(++this.regNext[j]!);
-        this.regBusy[j] = true;
+        const slot = this.nextRegisterSlot();
+        const maps = this.options.registerMaps.length;
+        const map = this.options.registerMaps[slot % maps] as string;
+        const key = `r-${Math.floor(slot / maps)}`;
+        const value = String(++this.regNext[slot]!);
+        this.regBusy[slot] = true;
         try {
-          await this.send(i, { kind: 'read', member, key: `r-${j}`, value: '' }, 'GET', `/grid/rest/maps/${REGISTER_MAP}/r-${j}`, null);
-          await this.send(i, { kind: 'reg', member, key: `r-${j}`, value }, 'POST', `/grid/rest/maps/${REGISTER_MAP}/r-${j}`, value);
+          await this.send(i, { kind: 'read', member, map, key, value: '' }, 'GET', `/grid/rest/maps/${map}/${key}`, null);
+          await this.send(i, { kind: 'reg', member, map, key, value }, 'POST', `/grid/rest/maps/${map}/${key}`, value);
         } finally {
-          this.regBusy[j] = false;
+          this.regBusy[slot] = false;
         }
       } else {
         const key = `k-${i}-${seq}`;
         const value = `v-${i}-${seq}`;
-        await this.send(i, { kind: 'once', member, key, value }, 'POST', `/grid/rest/maps/${ONCE_MAP}/${key}`, value);
+        await this.send(i, { kind: 'once', member, map: ONCE_MAP, key, value }, 'POST', `/grid/rest/maps/${ONCE_MAP}/${key}`, value);
       }
     }
   }
 
-  private async send(loop: number, what: { kind: OpKind; member: number; key: string; value: string }, method: string, target: string, body: string | null): Promise<void> {
+  /** The first free (map, key) slot from the round-robin turn on, which then moves past it (the caller checked that one is free). */
+  private nextRegisterSlot(): number {
+    const slots = this.regBusy.length;
+    for (let k = 0; k < slots; k++) {
+      const slot = (this.regTurn + k) % slots;
+      if (this.regBusy[slot]) continue;
+      this.regTurn = (slot + 1) % slots;
+      return slot;
+    }
+    throw new Error('no free register slot');
+  }
+
+  private async send(loop: number, what: { kind: OpKind; member: number; map: string; key: string; value: string }, method: string, target: string, body: string | null): Promise<void> {
     const op: Op = { ...what, sentMs: Date.now(), endMs: 0, outcome: 'indeterminate', status: 0, detail: '' };
     this.history.push(op);
     const client = this.clients[loop]![what.member]!;

@@ -3,16 +3,17 @@
 // that make sense), the nft script (both TCP directions, loopback only), and the history checks on
 // made-up histories: lost and wrong write-once keys, undelivered queue items against polls that may
 // have taken them, duplicates inside and outside split-brain windows, register updates lost at the
-// end and in one heal, and
+// end and in one heal, each register map judged on its own (one per merge policy), and
 // split-brain evidence read from member log lines. The nemesis itself needs root and nft and runs
 // from .ci/run, not here.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { SeededRandom } from '../../src/util/prng.js';
-import { checkOnceReads, checkQueue, checkRegister, countsByKind, registerLostByReads, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
+import { checkOnceReads, checkQueue, checkRegister, countsByKind, judgeRegisters, registerLostByReads, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
 import { dropScript } from '../../scripts/nemesis/firewall.js';
+import { registerMap } from '../../scripts/nemesis/fleet.js';
 import { readMemberLog } from '../../scripts/nemesis/member-logs.js';
-import { parseOptions, UsageError } from '../../scripts/nemesis/options.js';
+import { MERGE_POLICIES, parseOptions, policyShortName, UsageError } from '../../scripts/nemesis/options.js';
 import { FAULT_BOUNDS_MS, FAULT_KINDS, FaultSchedule } from '../../scripts/nemesis/schedule.js';
 import type { Op } from '../../scripts/nemesis/workload.js';
 
@@ -23,13 +24,20 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     members: 5,
     rate: 200,
     clients: 10,
-    registerPolicy: 'LatestUpdateMergePolicy',
+    registerPolicies: [
+      'PassThroughMergePolicy',
+      'PutIfAbsentMergePolicy',
+      'LatestUpdateMergePolicy',
+      'HigherHitsMergePolicy',
+      'LatestAccessMergePolicy',
+      'ExpirationTimeMergePolicy',
+      'DiscardMergePolicy',
+    ],
     maxNoHeartbeatSeconds: 10,
     help: false,
   });
   assert.equal(parseOptions(['--seconds=10', '--seed=4294967295', '--members=9']).seed, 4294967295);
   assert.equal(parseOptions(['--help']).help, true);
-  assert.equal(parseOptions(['--seconds', '60', '--seed', '1', '--register-policy', 'com.hazelcast.spi.merge.PutIfAbsentMergePolicy']).registerPolicy, 'PutIfAbsentMergePolicy');
   const refused: string[][] = [
     ['--seed', '1'],
     ['--seconds', '60'],
@@ -42,11 +50,53 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     ['--seconds', '60', '--seed'],
     ['--seconds', '60', '--seed', '1', '--members', '2'],
     ['--seconds', '60', '--seed', '1', '--members', '10'],
-    ['--seconds', '60', '--seed', '1', '--register-policy', 'Nope'],
     ['--seconds', '60', '--seed', '1', '--max-no-heartbeat', '2'],
     ['--seconds', '60', '--seed', '1', '--bogus'],
   ];
   for (const argv of refused) assert.throws(() => parseOptions(argv), UsageError, argv.join(' '));
+});
+
+test('options: --register-policy takes a comma-separated list or all, every policy by default, in one order', () => {
+  const policies = (...argv: string[]): readonly string[] => parseOptions(['--seconds', '60', '--seed', '1', ...argv]).registerPolicies;
+  assert.deepEqual(policies(), [...MERGE_POLICIES]);
+  assert.deepEqual(policies('--register-policy', 'all'), [...MERGE_POLICIES]);
+  assert.deepEqual(policies('--register-policy', 'com.hazelcast.spi.merge.PutIfAbsentMergePolicy'), ['PutIfAbsentMergePolicy']);
+  // The order given does not matter (same seed, same workload); spaces around names are dropped.
+  assert.deepEqual(policies('--register-policy', 'DiscardMergePolicy,com.hazelcast.spi.merge.LatestUpdateMergePolicy'), ['LatestUpdateMergePolicy', 'DiscardMergePolicy']);
+  assert.deepEqual(policies('--register-policy=HigherHitsMergePolicy, PassThroughMergePolicy'), ['PassThroughMergePolicy', 'HigherHitsMergePolicy']);
+  const refused: [string[], RegExp][] = [
+    [['--register-policy', 'Nope'], /"Nope" is not a merge policy/],
+    [['--register-policy', 'LatestUpdateMergePolicy,Nope'], /"Nope" is not a merge policy/],
+    [['--register-policy', 'LatestUpdate'], /"LatestUpdate" is not a merge policy/],
+    [['--register-policy', 'all,DiscardMergePolicy'], /"all" is not a merge policy/],
+    [['--register-policy', 'ALL'], /"ALL" is not a merge policy/],
+    [['--register-policy', 'LatestUpdateMergePolicy,LatestUpdateMergePolicy'], /names LatestUpdateMergePolicy twice/],
+    [['--register-policy', 'DiscardMergePolicy,com.hazelcast.spi.merge.DiscardMergePolicy'], /names DiscardMergePolicy twice/],
+    [['--register-policy', 'LatestUpdateMergePolicy,'], /empty name/],
+    [['--register-policy', ','], /empty name/],
+    [['--register-policy', ''], /empty name/],
+    [['--register-policy'], /needs a value/],
+    [['--register-policy', '--members', '5'], /needs a value/],
+  ];
+  for (const [argv, message] of refused) {
+    assert.throws(() => policies(...argv), (e: unknown) => e instanceof UsageError && message.test(e.message), argv.join(' '));
+  }
+});
+
+test('register maps: one per policy, named after it without MergePolicy, in lower case', () => {
+  assert.deepEqual(
+    MERGE_POLICIES.map(registerMap),
+    [
+      'nemesis-reg-passthrough',
+      'nemesis-reg-putifabsent',
+      'nemesis-reg-latestupdate',
+      'nemesis-reg-higherhits',
+      'nemesis-reg-latestaccess',
+      'nemesis-reg-expirationtime',
+      'nemesis-reg-discard',
+    ],
+  );
+  assert.equal(policyShortName('DiscardMergePolicy'), 'discard');
 });
 
 test('schedule: seeded, every kind in each round of six, bounded, sensible sides', () => {
@@ -96,7 +146,7 @@ test('nft script: flushes our chain, drops both TCP directions on the member por
 let clock = 1000;
 function op(kind: Op['kind'], key: string, value: string, outcome: Op['outcome'] = 'ack', status = outcome === 'ack' ? 200 : outcome === 'failed' ? 503 : 0): Op {
   clock += 10;
-  return { kind, member: 0, key, value, sentMs: clock, endMs: clock + 5, outcome, status, detail: '' };
+  return { kind, member: 0, map: kind === 'offer' || kind === 'poll' ? 'nemesis-q' : kind === 'once' ? 'nemesis-once' : 'nemesis-reg-latestupdate', key, value, sentMs: clock, endMs: clock + 5, outcome, status, detail: '' };
 }
 const v = (value: string): ReadResult => ({ kind: 'value', value });
 const absent: ReadResult = { kind: 'absent' };
@@ -191,6 +241,55 @@ test('register: updates lost when the final value is older than the last acknowl
   assert.deepEqual(registerLostByReads(all, quiet), { lost: ['r-0=2', 'r-0=3', 'r-1=1', 'r-1=2'], judged: 3 });
   assert.deepEqual(registerLostByReads(all, []), { lost: [], judged: 0 });
   assert.deepEqual(countsByKind(all).read, { acked: 4, failed: 1, indeterminate: 0 });
+});
+
+test("register: each policy's map judged on its own; lost writes inside a split brain are the policy's, outside a failure", () => {
+  const a = 'nemesis-reg-latestupdate';
+  const b = 'nemesis-reg-discard';
+  const on = (map: string, o: Op): Op => ({ ...o, map });
+  // Both maps have key r-0. Map a: 1 and 2 acknowledged, then a quiet read sees 1 (2 lost), and 3
+  // is acknowledged later, so the final value 3 alone would hide that loss. Map b: 1..7
+  // acknowledged and read back. Mixed together, a's read of 1 would show b's 7 lost too, and b's
+  // final value would look like a value that a never wrote.
+  const a1 = on(a, op('reg', 'r-0', '1'));
+  const a2 = on(a, op('reg', 'r-0', '2'));
+  const b7 = on(b, op('reg', 'r-0', '7'));
+  const bOthers = ['1', '2', '3', '4', '5', '6'].map((x) => on(b, op('reg', 'r-0', x, 'indeterminate')));
+  const aRead = on(a, op('read', 'r-0', '1'));
+  const a3 = on(a, op('reg', 'r-0', '3'));
+  const a4 = on(a, op('reg', 'r-0', '4')); // acknowledged after every read: lost only to the final check
+  const bRead = on(b, op('read', 'r-0', '7'));
+  const history = [a1, a2, ...bOthers, b7, aRead, a3, a4, bRead];
+  const quiet = [{ startMs: aRead.sentMs, endMs: bRead.endMs, label: 'quiet' }];
+  const finals = new Map([
+    [a, new Map([['r-0', [v('3'), v('3')]]])],
+    [b, new Map([['r-0', [v('7'), v('7')]]])],
+  ]);
+  // a's write 2 was acknowledged inside a split brain, its write 4 outside every one.
+  const split = [{ startMs: a2.sentMs, endMs: a2.endMs, label: 'fault 1' }];
+  const [ra, rb] = judgeRegisters(history, [a, b], quiet, split, finals);
+  assert.deepEqual(
+    { map: ra!.map, acked: ra!.ackedWrites, judged: ra!.readsJudged, behind: ra!.keysBehind, inSplit: ra!.lostInSplitBrain.map((o) => o.value), outside: ra!.lostOutsideSplitBrain.map((o) => o.value), problems: ra!.problems },
+    { map: a, acked: 4, judged: 1, behind: 1, inSplit: ['2'], outside: ['4'], problems: [] },
+  );
+  assert.deepEqual(
+    { map: rb!.map, acked: rb!.ackedWrites, judged: rb!.readsJudged, behind: rb!.keysBehind, inSplit: rb!.lostInSplitBrain, outside: rb!.lostOutsideSplitBrain, problems: rb!.problems },
+    { map: b, acked: 1, judged: 1, behind: 0, inSplit: [], outside: [], problems: [] },
+  );
+  // The same history as one map (the old single register) would blame b's write 7 on a's read.
+  assert.ok(registerLostByReads(history, quiet).lost.includes('r-0=7'));
+  // Without the split-brain window, a's write 2 is a failure as well.
+  assert.deepEqual(judgeRegisters(history, [a], quiet, [], finals)[0]!.lostOutsideSplitBrain.map((o) => o.value), ['2', '4']);
+  // A map's final values are checked against its own writes only: b's 7 is a value a never wrote.
+  assert.match(judgeRegisters(history, [a], quiet, split, new Map([[a, finals.get(b)!]]))[0]!.problems.join('\n'), /r-0: holds 7, a value never written/);
+  // Never healed: nothing read back, writes and reads counted, no loss judged.
+  assert.deepEqual(
+    judgeRegisters(history, [a, b], quiet, split, null).map((r) => [r.ackedWrites, r.readsJudged, r.keysBehind, r.lostInSplitBrain.length, r.lostOutsideSplitBrain.length]),
+    [
+      [4, 1, 0, 0, 0],
+      [1, 1, 0, 0, 0],
+    ],
+  );
 });
 
 test('member logs: split-brain evidence, removals of live and killed incarnations, errors and notes', () => {
