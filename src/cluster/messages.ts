@@ -124,8 +124,10 @@ export const MESSAGE_SCHEMAS = {
   stateLockAnswer: { txId: 'str', ok: 'bool', message: 'str' },
   stateCommit: { txId: 'str', state: 'u8' },
   stateRollback: { txId: 'str' },
-  /** clusterShutdown: every member stops. */
+  /** clusterShutdown: every member stops; a call id asks for shutdownMemberAck. */
   shutdownMember: { reason: 'str' },
+  /** A member got shutdownMember (by its call id) and is stopping. */
+  shutdownMemberAck: { uuid: 'str' },
   /** The caller's client went away: stop a waiting poll (by the invoke's callId). */
   pollCancel: { callId: 'u53' },
   /** Master → a member that is not in its member list: you were removed; rejoin. */
@@ -178,6 +180,7 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   pollCancel: 30,
   notMember: 31,
   mergeTo: 32,
+  shutdownMemberAck: 33,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

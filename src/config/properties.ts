@@ -47,6 +47,7 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   int('grid.shutdown.inflight.wait.seconds', 'shutdownInflightWaitSeconds', 30, 0, 3600),
   int('grid.socket.sniff.timeout.millis', 'sniffTimeoutMs', 10000, 1, 600000),
   { kind: 'boolean', name: 'grid.socket.bind.any', key: 'socketBindAny', defaultValue: true },
+  { kind: 'boolean', name: 'grid.http.healthcheck.enabled', key: 'httpHealthcheckEnabled', defaultValue: false },
 ];
 
 export function findPropertySpec(name: string): PropertySpec | undefined {

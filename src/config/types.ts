@@ -196,6 +196,7 @@ export interface GridProperties {
   readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (30)
   readonly sniffTimeoutMs: number; // grid.socket.sniff.timeout.millis (10000): first bytes must arrive by then
   readonly socketBindAny: boolean; // grid.socket.bind.any (true): false binds only the chosen address
+  readonly httpHealthcheckEnabled: boolean; // grid.http.healthcheck.enabled (false): HEALTH_CHECK served even with REST off
 }
 
 export interface Config {

@@ -35,10 +35,12 @@ export class Dispatcher {
 
   /** Everything that can be decided from the request line alone (before reading a body). */
   prepare(method: string, rawTarget: string): Prepared {
-    if (!this.api.restEnabled()) {
+    const target = originForm(rawTarget);
+    // With REST off, only the health group may be served (grid.http.healthcheck.enabled), so that
+    // probes work on a member whose REST API stays closed.
+    if (!this.api.restEnabled() && !(this.api.healthCheckWithoutRest() && isHealthTarget(target))) {
       return { kind: 'reply', reply: { ...jsonError(new GridError('ERR_REST_DISABLED', 'REST API is not enabled on this member')), close: true } };
     }
-    const target = originForm(rawTarget);
     let segments: string[];
     try {
       segments = splitTarget(target).segments;
@@ -80,6 +82,13 @@ export class Dispatcher {
     const isData = /^\/grid\/rest\/(maps|queues)\//.test(target);
     return this.errorReply(isData, e, method, target);
   }
+}
+
+/** `/grid/health`, anything under it, with or without a query. */
+function isHealthTarget(target: string): boolean {
+  if (!target.startsWith('/grid/health')) return false;
+  const next = target.charCodeAt(12);
+  return Number.isNaN(next) || next === 0x2f || next === 0x3f;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface InvokerHost {
   /** The owner of a partition per the local table, or null (unassigned / not joined). */
   ownerOf(partitionId: number): string | null;
   addressOf(uuid: string): string | null;
+  /** An error that ends a call for this partition at once (its owner is unreachable for a known reason), or null. */
+  refusal?(partitionId: number, owner: string): GridError | null;
   /** Runs the call here as the owner. */
   runLocal(partitionId: number, op: OpWire, callback: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void;
 }
@@ -126,7 +128,9 @@ export class Invoker {
     }
     const address = this.host.addressOf(owner);
     if (address === null) {
-      this.retryLater(call);
+      const refusal = this.host.refusal?.(call.partitionId, owner) ?? null;
+      if (refusal !== null) this.finish(call, { kind: 'error', error: refusal });
+      else this.retryLater(call);
       return;
     }
     call.callId = this.nextCallId++;

@@ -82,6 +82,8 @@ const REPLAY_WINDOW = 64;
 const REPLAY_BYTES_IN_FLIGHT_MAX = 8 * 1024 * 1024;
 /** A hand-back call that failed transiently (owner unreachable, 503) goes again after this long. */
 const REPLAY_RETRY_DELAY_MS = 1000;
+/** A clusterShutdown resends its stop message this often to members that have not acknowledged it. */
+const SHUTDOWN_RESEND_MS = 500;
 /** Bytes of one MAP_MERGE batch (also at most half a member-protocol frame). */
 const MERGE_BATCH_BYTES_MAX = 1024 * 1024;
 
@@ -114,12 +116,22 @@ export class ClusterNode implements TransportHandler {
   private readonly self: Peer;
   private state: Exclude<ClusterState, 'IN_TRANSITION'> = 'ACTIVE';
   private lock: { txId: string; expiresMs: number } | null = null;
+  /** Who asked for the state change this member is committing (for its log line), or null. */
+  private stateRequester: string | null = null;
+  /** Set while a clusterShutdown waits for acknowledgements. */
+  private clusterShutdownAcks: ((uuid: string, callId: number) => void) | null = null;
   private readonly ownerPolls = new Map<number, Set<OwnerPoll>>();
   private readonly remotePolls = new Map<string, () => void>();
   private readonly stateTx = new Map<string, { waiting: Set<string>; failures: string[]; done: (failures: string[]) => void; timer: TimerHandle }>();
   private nextTx = 1;
   private leave: { resolve: () => void; timer: TimerHandle | null; deadlineMs: number } | null = null;
   private stopped = false;
+  /** Joined a cluster at least once (node state STARTING until then). */
+  private joinedOnce = false;
+  /** clusterShutdown is under way: members are expected to go; nothing is promoted or migrated. */
+  private clusterStopping = false;
+  /** This member was told to stop by a clusterShutdown (resends are acknowledged, acted on once). */
+  private stopRequested = false;
   private readonly width: number;
   /** Data to hand back to the cluster after this member was cut off (merge-replay.ts). */
   private readonly replay = new ReplayBacklog(REPLAY_WINDOW, REPLAY_BYTES_IN_FLIGHT_MAX);
@@ -210,7 +222,8 @@ export class ClusterNode implements TransportHandler {
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
         isMember: (u) => this.membership.isMember(u),
         send: (u, m) => this.sendTo(u, m),
-        migrationAllowed: () => this.state === 'ACTIVE' && !this.isLocked(),
+        migrationAllowed: () => this.state === 'ACTIVE' && !this.isLocked() && !this.clusterStopping,
+        promotionAllowed: () => (this.state === 'ACTIVE' || this.state === 'NO_MIGRATION') && !this.clusterStopping,
         publishTable: () => this.membership.publishTable(),
         onTableApplied: (changed) => this.onTableApplied(changed),
         onMemberDrained: (u) => this.onMemberDrained(u),
@@ -228,6 +241,7 @@ export class ClusterNode implements TransportHandler {
         ownerOf: (p) => (this.membership.joined ? this.partitions.table.owner(p) : null),
         addressOf: (u) => this.membership.addressOfUuid(u),
         runLocal: (p, op, cb, hook) => this.runLocal(p, op, cb, hook),
+        refusal: (p, owner) => this.refusal(p, owner),
       },
       o.transport,
       o.clock,
@@ -305,15 +319,24 @@ export class ClusterNode implements TransportHandler {
       }
       case 'stateCommit':
         if (this.lock?.txId === m.body.txId || this.lock === null) {
-          this.setState(STATE_BY_CODE[m.body.state] ?? this.state);
           this.lock = null;
+          this.setState(STATE_BY_CODE[m.body.state] ?? this.state, from.uuid === this.o.uuid ? `requested on this member${this.stateRequester === null ? '' : ` by ${this.stateRequester}`}` : `a change made through ${from.address}`);
         }
         return;
       case 'stateRollback':
         if (this.lock?.txId === m.body.txId) this.lock = null;
         return;
       case 'shutdownMember':
-        this.o.onShutdownRequested(m.body.reason);
+        // Acknowledge every copy (the initiator resends until it hears back), act on the first.
+        this.clusterStopping = true;
+        if (m.callId !== 0) this.o.transport.send(from.address, message('shutdownMemberAck', { uuid: this.o.uuid }, m.callId));
+        if (!this.stopRequested) {
+          this.stopRequested = true;
+          this.o.onShutdownRequested(m.body.reason);
+        }
+        return;
+      case 'shutdownMemberAck':
+        this.clusterShutdownAcks?.(from.uuid, m.callId);
         return;
       default:
         return;
@@ -342,6 +365,7 @@ export class ClusterNode implements TransportHandler {
   // ── membership events ────────────────────────────────────────────────────────────────────────
 
   private onView(view: MessageOf<'membersView'>['body'], previous: readonly { uuid: string }[]): void {
+    this.joinedOnce = true;
     if (!this.membership.isMaster) {
       this.partitions.applyFromMaster(view.table, view.migrationQueue);
       const s = STATE_BY_CODE[view.clusterState];
@@ -564,10 +588,22 @@ export class ClusterNode implements TransportHandler {
     return this.lock !== null;
   }
 
-  private setState(s: Exclude<ClusterState, 'IN_TRANSITION'>): void {
+  private setState(s: Exclude<ClusterState, 'IN_TRANSITION'>, by = 'a cluster-wide change'): void {
     if (s === this.state) return;
-    this.log.info(`cluster state changed from ${this.state} to ${s}`);
+    this.log.info(`cluster state changed from ${this.state} to ${s} (${by})`);
     this.state = s;
+    // Members that left in FROZEN or PASSIVE kept their partitions; now their backups take over.
+    this.partitions.promoteDeparted();
+  }
+
+  /**
+   * A call for a partition whose owner left while the cluster state forbids promotions (FROZEN,
+   * PASSIVE): refused at once instead of retried until the call timeout.
+   */
+  private refusal(partitionId: number, owner: string): GridError | null {
+    if (this.membership.isMember(owner) || !this.membership.joined) return null;
+    if (this.state !== 'FROZEN' && this.state !== 'PASSIVE' && !this.clusterStopping) return null;
+    return new GridError('ERR_CLUSTER_UNAVAILABLE', `partition ${partitionId} is unavailable: its owner left while the cluster is ${this.state}; it comes back when the cluster state is ACTIVE or NO_MIGRATION`, { retryAfterSeconds: 5 });
   }
 
   get currentState(): Exclude<ClusterState, 'IN_TRANSITION'> {
@@ -585,9 +621,10 @@ export class ClusterNode implements TransportHandler {
     answer(true, '');
   }
 
-  /** Changes the cluster state on every member: lock all, then commit all (or roll back → 409). */
-  changeState(target: Exclude<ClusterState, 'IN_TRANSITION'>): Promise<'changed' | 'unchanged'> {
+  /** Changes the cluster state on every member: lock all, then commit all (or roll back → 409). `by` names who asked, for the log. */
+  changeState(target: Exclude<ClusterState, 'IN_TRANSITION'>, by: string | null = null): Promise<'changed' | 'unchanged'> {
     if (target === this.state && !this.isLocked()) return Promise.resolve('unchanged');
+    this.stateRequester = by;
     if (!this.membership.joined) return Promise.reject(new GridError('ERR_CLUSTER_STATE_CONFLICT', 'this member has not joined a cluster yet'));
     const members = this.membership.list.map((m) => m.uuid);
     const txId = `${this.o.uuid}/${this.nextTx++}`;
@@ -617,9 +654,47 @@ export class ClusterNode implements TransportHandler {
     });
   }
 
-  /** clusterShutdown: every other member is asked to stop. */
-  shutdownOthers(reason: string): void {
-    for (const m of this.membership.list) if (m.uuid !== this.o.uuid) this.sendTo(m.uuid, message('shutdownMember', { reason }));
+  /**
+   * clusterShutdown: every other member is told to stop, again every SHUTDOWN_RESEND_MS until it
+   * acknowledges, for at most `waitMs`. From now on nothing is promoted or migrated here (members are
+   * expected to go). Resolves with the addresses of the members that did not acknowledge.
+   */
+  shutdownOthers(reason: string, waitMs: number): Promise<string[]> {
+    this.clusterStopping = true;
+    const others = new Map(this.membership.list.filter((m) => m.uuid !== this.o.uuid).map((m) => [m.uuid, addressOf(m)]));
+    const callId = this.nextTx++;
+    const deadline = this.o.clock.monotonicMs() + waitMs;
+    return new Promise((resolve) => {
+      let timer: TimerHandle | null = null;
+      const done = (): void => {
+        if (timer !== null) this.o.timers.clearTimeout(timer);
+        this.clusterShutdownAcks = null;
+        resolve([...others.values()]);
+      };
+      this.clusterShutdownAcks = (uuid, id) => {
+        if (id !== callId || !others.delete(uuid)) return;
+        if (others.size === 0) done();
+      };
+      const send = (): void => {
+        if (others.size === 0 || this.o.clock.monotonicMs() >= deadline) {
+          done();
+          return;
+        }
+        for (const address of others.values()) this.o.transport.send(address, message('shutdownMember', { reason }, callId));
+        timer = this.o.timers.setTimeout(send, SHUTDOWN_RESEND_MS);
+      };
+      send();
+    });
+  }
+
+  /** Whether this member has joined a cluster since it started (node state STARTING until then). */
+  get hasJoined(): boolean {
+    return this.joinedOnce;
+  }
+
+  /** Whether a clusterShutdown is under way (started here or told by another member). */
+  get isClusterStopping(): boolean {
+    return this.clusterStopping;
   }
 
   // ── graceful leave ───────────────────────────────────────────────────────────────────────────
@@ -627,7 +702,12 @@ export class ClusterNode implements TransportHandler {
   /** Moves every replica this member holds to others (through the master), bounded by maxWaitMs. */
   leaveGracefully(maxWaitMs: number): Promise<void> {
     const others = this.membership.list.filter((m) => m.uuid !== this.o.uuid && !m.lite);
-    if (!this.membership.joined || others.length === 0 || this.o.config.liteMember || this.state === 'PASSIVE') return Promise.resolve();
+    if (!this.membership.joined || others.length === 0 || this.o.config.liteMember || this.clusterStopping) return Promise.resolve();
+    const forbidden = this.handOffForbidden();
+    if (forbidden !== null) {
+      this.log.warning(`${forbidden}: leaving without handing replicas off`);
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       this.leave = { resolve, timer: null, deadlineMs: this.o.clock.monotonicMs() + maxWaitMs };
       const ask = (): void => {
@@ -647,6 +727,18 @@ export class ClusterNode implements TransportHandler {
       };
       ask();
     });
+  }
+
+  /**
+   * Why a leaving member cannot hand its replicas off now (the cluster state forbids migrations), or
+   * null. Its partitions then go to their backups (NO_MIGRATION) or stay assigned to it and are
+   * unavailable until the state allows promotions again (FROZEN, PASSIVE), as the reference does.
+   */
+  handOffForbidden(): string | null {
+    if (!this.membership.joined || this.o.config.liteMember) return null;
+    if (this.state === 'ACTIVE') return null;
+    const after = this.state === 'NO_MIGRATION' ? 'its partitions go to their backups, which get no new backups until the cluster is ACTIVE' : 'its partitions stay assigned to it and are unavailable until the cluster is ACTIVE or NO_MIGRATION';
+    return `the cluster state ${this.state} forbids migrations; ${after}`;
   }
 
   private finishLeave(): void {
@@ -679,7 +771,7 @@ export class ClusterNode implements TransportHandler {
     if (dataMembers > 0 && !t.isAssigned) return false;
     for (const r of t.replicas) {
       let n = 0;
-      for (const u of r) if (u !== null) n++;
+      for (const u of r) if (u !== null && this.membership.isMember(u)) n++;
       if (dataMembers > 0 && n < wanted) return false;
     }
     return true;

@@ -16,8 +16,9 @@ import { OP, type OpOutcome } from '../data/replica-store.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { Timers } from '../util/clock.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
-import { then } from './member-api.js';
+import { describeActor, then } from './member-api.js';
 import type {
+  Actor,
   Awaitable,
   ClientLiveness,
   ClusterInfo,
@@ -31,6 +32,8 @@ import type {
 import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
+/** clusterShutdown waits at most this long for the other members to acknowledge before it stops this one. */
+export const CLUSTER_SHUTDOWN_ACK_WAIT_MS = 10_000;
 
 export interface MemberEnvironment {
   readonly clock: Clock;
@@ -68,7 +71,8 @@ export class LocalMember implements MemberApi {
   readonly node: ClusterNode;
   private host = '127.0.0.1';
   private port = 0;
-  private state: NodeState = 'STARTING';
+  /** The member's own life cycle; the reported node state also follows the cluster (nodeState()). */
+  private phase: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
   private tcpIpMembers: string[] | null;
   private readonly audit: ComponentLogger;
   private readonly log: ComponentLogger;
@@ -111,7 +115,26 @@ export class LocalMember implements MemberApi {
     const tcp = this.config.network.join.tcpIp;
     const joinAddresses = tcp.enabled ? expandJoinAddresses(this.tcpIpMembers ?? [], this.config.network.port.port) : [];
     this.node.start(this.host, this.port, joinAddresses);
-    this.state = this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
+    this.phase = 'running';
+  }
+
+  /**
+   * STARTING until the member has joined a cluster for the first time; then ACTIVE, or PASSIVE
+   * while the cluster state is PASSIVE (on every member: the state is cluster-wide); SHUTTING_DOWN
+   * from the start of a stop; SHUT_DOWN once stopped.
+   */
+  private nodeState(): NodeState {
+    switch (this.phase) {
+      case 'stopped':
+        return 'SHUT_DOWN';
+      case 'stopping':
+        return 'SHUTTING_DOWN';
+      case 'starting':
+        return 'STARTING';
+      case 'running':
+        if (!this.node.hasJoined) return 'STARTING';
+        return this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
+    }
   }
 
   /** The transport hands inbound messages to the cluster node. */
@@ -121,13 +144,13 @@ export class LocalMember implements MemberApi {
 
   /** Stop taking new waits; hand every replica off (bounded), then answer waiting polls with "no item". */
   async beginShutdown(): Promise<void> {
-    this.state = 'SHUTTING_DOWN';
+    this.phase = 'stopping';
     await this.node.leaveGracefully(this.config.properties.gracefulShutdownMaxWaitSeconds * 1000);
     this.node.stop();
   }
 
   markShutDown(): void {
-    this.state = 'SHUT_DOWN';
+    this.phase = 'stopped';
   }
 
   /** Expired-entry sweep, called periodically by the runtime. */
@@ -232,7 +255,7 @@ export class LocalMember implements MemberApi {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('queue poll');
     const p = this.node.store.queuePartition(queueName);
-    if (timeoutSeconds === 0 || this.state === 'SHUTTING_DOWN' || client.isGone()) {
+    if (timeoutSeconds === 0 || this.phase === 'stopping' || this.phase === 'stopped' || client.isGone()) {
       return then(this.run(p, OP.QUEUE_POLL, queueName, EMPTY, EMPTY, null), toStoredValue);
     }
     let unsubscribe: () => void = () => {};
@@ -271,15 +294,15 @@ export class LocalMember implements MemberApi {
   }
 
   health(): HealthInfo {
-    const stopping = this.state === 'SHUTTING_DOWN' || this.state === 'SHUT_DOWN';
+    const state = this.nodeState();
     const joined = this.node.membership.joined;
     return {
-      nodeState: this.state,
+      nodeState: state,
       clusterState: this.node.clusterState,
-      clusterSafe: !stopping && this.state !== 'STARTING' && this.node.isSafe(),
+      clusterSafe: (state === 'ACTIVE' || state === 'PASSIVE') && this.node.isSafe(),
       migrationQueueSize: this.node.partitions.migrationQueueSize,
       clusterSize: joined ? this.node.membership.list.length : 1,
-      ready: joined && (this.state === 'ACTIVE' || this.state === 'PASSIVE'),
+      ready: joined && (state === 'ACTIVE' || state === 'PASSIVE'),
     };
   }
 
@@ -324,7 +347,12 @@ export class LocalMember implements MemberApi {
     return advanced.enabled ? advanced.restEndpoint !== null : this.config.network.restApi.enabled;
   }
 
+  healthCheckWithoutRest(): boolean {
+    return this.config.properties.httpHealthcheckEnabled;
+  }
+
   groupEnabled(group: EndpointGroup): boolean {
+    if (group === 'HEALTH_CHECK' && this.config.properties.httpHealthcheckEnabled) return true;
     const endpoint = this.config.advancedNetwork.enabled ? this.config.advancedNetwork.restEndpoint : null;
     return endpoint !== null ? endpoint.groups[group] : this.config.network.restApi.groups[group];
   }
@@ -343,6 +371,10 @@ export class LocalMember implements MemberApi {
     return ok;
   }
 
+  auditMissingCredentials(endpoint: string, remoteAddress: string): void {
+    this.audit.info('REST call without credentials refused', { user: null, endpoint, source: remoteAddress, outcome: 'failure' });
+  }
+
   private checkCredentials(credentials: Credentials): boolean {
     const security = this.config.security;
     if (!security.enabled) return credentials.user === this.config.clusterName;
@@ -359,52 +391,73 @@ export class LocalMember implements MemberApi {
 
   // ── management ───────────────────────────────────────────────────────────────────────────────────
 
-  async changeClusterState(target: ClusterState): Promise<'changed' | 'unchanged'> {
+  async changeClusterState(target: ClusterState, by: Actor): Promise<'changed' | 'unchanged'> {
     if (target === 'IN_TRANSITION') throw new GridError('ERR_MGMT_BAD_STATE', 'IN_TRANSITION cannot be requested');
-    const r = await this.node.changeState(target);
-    if (this.state === 'ACTIVE' || this.state === 'PASSIVE') this.state = this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
-    return r;
+    this.log.info(`cluster state change to ${target} requested by ${describeActor(by)}`);
+    return this.node.changeState(target, describeActor(by));
   }
 
   supportsClusterVersion(version: string): boolean {
     return version === CLUSTER_VERSION;
   }
 
-  shutdownMember(): void {
-    this.env.requestStop('memberShutdown requested over REST');
+  memberShutdownNote(): string | null {
+    return this.node.handOffForbidden();
   }
 
-  shutdownCluster(): void {
-    const stopAll = (): void => {
-      this.node.shutdownOthers('clusterShutdown requested over REST');
-      this.env.requestStop('clusterShutdown requested over REST');
+  shutdownMember(by: Actor): void {
+    this.env.requestStop(`memberShutdown requested over REST by ${describeActor(by)}`);
+  }
+
+  /**
+   * PASSIVE first (no writes, no migrations), then every other member is told to stop and
+   * acknowledges (bounded: CLUSTER_SHUTDOWN_ACK_WAIT_MS), then this member stops. Every member stops
+   * without a hand-off (the cluster is PASSIVE), so the whole cluster is down within seconds.
+   */
+  shutdownCluster(by: Actor): void {
+    const who = describeActor(by);
+    this.log.info(`clusterShutdown requested by ${who}`);
+    const stopAll = async (): Promise<void> => {
+      const reason = `clusterShutdown requested through ${this.host}:${this.port} by ${who}`;
+      const missing = await this.node.shutdownOthers(reason, CLUSTER_SHUTDOWN_ACK_WAIT_MS);
+      if (missing.length > 0) this.log.warning(`clusterShutdown: ${missing.join(', ')} did not acknowledge within ${CLUSTER_SHUTDOWN_ACK_WAIT_MS} ms; stopping anyway`);
+      else this.log.info('clusterShutdown: every other member acknowledged; stopping');
+      this.env.requestStop(`clusterShutdown requested over REST by ${who}`);
     };
-    this.node.changeState('PASSIVE').then(stopAll, (e: unknown) => {
-      this.log.warning(`clusterShutdown: could not switch the cluster to PASSIVE first (${e instanceof Error ? e.message : String(e)}); stopping every member anyway`);
-      stopAll();
-    });
+    this.node.changeState('PASSIVE', `clusterShutdown by ${who}`).then(
+      () => void stopAll(),
+      (e: unknown) => {
+        this.log.warning(`clusterShutdown: could not switch the cluster to PASSIVE first (${e instanceof Error ? e.message : String(e)}); stopping every member anyway`);
+        void stopAll();
+      },
+    );
   }
 
   tcpIpMemberList(): readonly string[] | null {
     return this.tcpIpMembers;
   }
 
-  setTcpIpMemberList(members: readonly string[]): readonly string[] | null {
+  setTcpIpMemberList(members: readonly string[], by: Actor): readonly string[] | null {
     if (this.tcpIpMembers === null) return null;
     this.tcpIpMembers = [...members];
     this.node.setJoinAddresses(expandJoinAddresses(members, this.config.network.port.port));
-    this.log.info(`tcp-ip member list set to ${members.join(', ')}`);
+    this.log.info(`tcp-ip member list set to ${members.join(', ')} by ${describeActor(by)}`);
     return this.tcpIpMembers;
   }
 
   runtimeLogLevel(): LogLevel | null {
     return this.env.logger.runtimeLevel;
   }
-  setLogLevel(level: LogLevel): void {
+  setLogLevel(level: LogLevel, by: Actor): void {
+    // Logged at WARNING so the line shows whatever the level is set to (OFF aside).
+    const from = this.env.logger.runtimeLevel ?? this.config.logging.level;
     this.env.logger.setRuntimeLevel(level);
+    this.log.warning(`log level changed from ${from} to ${level} by ${describeActor(by)}`);
   }
-  resetLogLevel(): void {
+  resetLogLevel(by: Actor): void {
+    const from = this.env.logger.runtimeLevel;
     this.env.logger.resetLevel();
+    this.log.warning(`log level reset${from === null ? '' : ` from ${from}`} to the configured ${this.config.logging.level} by ${describeActor(by)}`);
   }
   cpMemberCount(): number {
     return this.config.cpSubsystem.cpMemberCount;

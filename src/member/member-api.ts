@@ -3,6 +3,16 @@
 // call for a partition owned elsewhere is forwarded over the member protocol.
 import type { EndpointGroup, LogLevel } from '../config/types.js';
 
+/** Who made a management call: the user (or cluster name) it carried and where it came from. */
+export interface Actor {
+  readonly user: string;
+  readonly source: string;
+}
+
+export function describeActor(a: Actor): string {
+  return `'${a.user}' from ${a.source === '' ? 'an unknown address' : a.source}`;
+}
+
 export type NodeState = 'STARTING' | 'ACTIVE' | 'PASSIVE' | 'SHUTTING_DOWN' | 'SHUT_DOWN';
 export type ClusterState = 'ACTIVE' | 'NO_MIGRATION' | 'FROZEN' | 'PASSIVE' | 'IN_TRANSITION';
 export const REQUESTABLE_CLUSTER_STATES: readonly ClusterState[] = ['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'];
@@ -84,21 +94,27 @@ export interface MemberApi {
 
   // Security and groups.
   restEnabled(): boolean;
+  /** grid.http.healthcheck.enabled: the HEALTH_CHECK group is served even with the REST API off. */
+  healthCheckWithoutRest(): boolean;
   groupEnabled(group: EndpointGroup): boolean;
   securityEnabled(): boolean;
   /** Checks credentials as rest.md §7 says (cluster name when security is off) and audits the attempt. */
   authenticate(credentials: Credentials, endpoint: string, remoteAddress: string): boolean;
+  /** Security is on and a call that needs credentials carried none: written to the audit log. */
+  auditMissingCredentials(endpoint: string, remoteAddress: string): void;
 
-  // Management.
-  changeClusterState(state: ClusterState): Promise<'changed' | 'unchanged'>;
+  // Management. `by` says who asked, for the member's log line.
+  changeClusterState(state: ClusterState, by: Actor): Promise<'changed' | 'unchanged'>;
   supportsClusterVersion(version: string): boolean;
-  shutdownMember(): void;
-  shutdownCluster(): void;
+  /** Why memberShutdown cannot hand this member's replicas off now (the cluster state), or null. */
+  memberShutdownNote(): string | null;
+  shutdownMember(by: Actor): void;
+  shutdownCluster(by: Actor): void;
   tcpIpMemberList(): readonly string[] | null;
-  setTcpIpMemberList(members: readonly string[]): readonly string[] | null;
+  setTcpIpMemberList(members: readonly string[], by: Actor): readonly string[] | null;
   runtimeLogLevel(): LogLevel | null;
-  setLogLevel(level: LogLevel): void;
-  resetLogLevel(): void;
+  setLogLevel(level: LogLevel, by: Actor): void;
+  resetLogLevel(by: Actor): void;
   cpMemberCount(): number;
   persistenceEnabled(): boolean;
   wanReplicationNames(): readonly string[];

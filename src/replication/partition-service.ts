@@ -46,6 +46,12 @@ export interface PartitionServiceHost {
   send(uuid: string, m: Message): void;
   /** Whether the cluster state allows migrations now. */
   migrationAllowed(): boolean;
+  /**
+   * Whether a departed member's partitions may be promoted to their backups now. In FROZEN and
+   * PASSIVE (and during clusterShutdown) the table stays as it is: the departed member's partitions
+   * are unavailable until the state allows promotions again (promoteDeparted).
+   */
+  promotionAllowed(): boolean;
   /** The master changed the table: publish it. */
   publishTable(): void;
   /** The local table changed (any member): retry calls, answer waiters of partitions lost. */
@@ -215,6 +221,28 @@ export class PartitionService {
     for (const m of [...this.active.values()]) {
       if (gone.has(m.source) || m.destinations.some((d) => gone.has(d))) this.abortMaster(m, 'a member of the migration left');
     }
+    if (!this.host.promotionAllowed()) {
+      if (this.departedInTable().size > 0) this.log.warning(`${removed.length} member(s) left while the cluster state forbids promotions: their partitions stay assigned to them and are unavailable until the cluster is ACTIVE or NO_MIGRATION again`);
+      return;
+    }
+    this.promote(gone, `after ${removed.length} member(s) left`);
+  }
+
+  /** Master, when promotions are allowed again: the partitions of members that left meanwhile go to their backups. */
+  promoteDeparted(): void {
+    if (!this.host.isMaster() || !this.host.promotionAllowed() || !this.tableNow.isAssigned) return;
+    const gone = this.departedInTable();
+    if (gone.size > 0) this.promote(gone, `of ${gone.size} member(s) that left while promotions were not allowed`);
+  }
+
+  /** Members the table lists that are not members any more. */
+  private departedInTable(): Set<string> {
+    const gone = new Set<string>();
+    for (const r of this.tableNow.replicas) for (const u of r) if (u !== null && !this.host.isMember(u)) gone.add(u);
+    return gone;
+  }
+
+  private promote(gone: ReadonlySet<string>, why: string): void {
     const changes = promoteAfterRemoval(this.tableNow, gone);
     // A migration whose partition's list changes under it cannot commit: the new table releases the
     // writes its source holds (apply → finishSource), and writes taken after the copy would be
@@ -225,7 +253,7 @@ export class PartitionService {
       const lost = [...changes].filter(([p]) => this.tableNow.owner(p) !== null && gone.has(this.tableNow.owner(p) as string) && changes.get(p)?.[0] === null);
       for (const [p] of lost) this.log.severe(`partition ${p} lost every replica: its data is gone`);
       this.commitTable(this.tableNow.withReplicas(changes));
-      this.log.info(`promoted backups for ${changes.size} partition(s) after ${removed.length} member(s) left`);
+      this.log.info(`promoted backups for ${changes.size} partition(s) ${why}`);
     }
   }
 

@@ -137,6 +137,7 @@ test('defaults: every grid property has its documented default', () => {
     shutdownInflightWaitSeconds: 30,
     sniffTimeoutMs: 10000,
     socketBindAny: true,
+    httpHealthcheckEnabled: false,
   });
 });
 

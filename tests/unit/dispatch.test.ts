@@ -10,10 +10,11 @@ import type { MemberApi } from '../../src/member/member-api.js';
 import type { EndpointGroup } from '../../src/config/types.js';
 import type { HttpRequest } from '../../src/http/request.js';
 
-function fakeApi(options: { rest?: boolean; groups?: EndpointGroup[]; getThrows?: unknown } = {}): MemberApi {
+function fakeApi(options: { rest?: boolean; healthWithoutRest?: boolean; groups?: EndpointGroup[]; getThrows?: unknown } = {}): MemberApi {
   const groups = new Set(options.groups ?? ['CLUSTER_READ', 'HEALTH_CHECK', 'DATA']);
   const api: Partial<MemberApi> = {
     restEnabled: () => options.rest ?? true,
+    healthCheckWithoutRest: () => options.healthWithoutRest ?? false,
     groupEnabled: (g) => groups.has(g),
     mapGet: async () => {
       if (options.getThrows !== undefined) throw options.getThrows;
@@ -46,6 +47,20 @@ test('REST off answers 403 and closes, whatever the path', () => {
     assert.equal(r.status, 403);
     assert.equal(r.close, true);
     assert.equal(r.body, '{"status":"fail","message":"REST API is not enabled on this member"}');
+  }
+});
+
+test('REST off with grid.http.healthcheck.enabled: /grid/health and below are routed, nothing else', () => {
+  const d = dispatcher(fakeApi({ rest: false, healthWithoutRest: true }));
+  for (const target of ['/grid/health', '/grid/health/ready', '/grid/health?x=1', 'http://h:5701/grid/health/node-state']) {
+    const p = d.prepare('GET', target);
+    assert.equal(p.kind, 'route', target);
+  }
+  assert.equal(reply(d.prepare('GET', '/grid/health/nope')).status, 404);
+  for (const target of ['/grid/healthx', '/grid/rest/cluster', '/grid/rest/maps/m/k', '/grid/health%2F']) {
+    const r = reply(d.prepare('GET', target));
+    assert.equal(r.status, 403, target);
+    assert.equal(r.close, true);
   }
 });
 

@@ -12,6 +12,8 @@ import type { ClientLiveness, StoredValue } from '../../src/member/member-api.js
 import { Logger } from '../../src/util/logger.js';
 import { GridError } from '../../src/util/errors.js';
 
+const BY = { user: 'admin', source: '10.0.0.9' };
+
 function config(): Config {
   const r = loadConfig({ argv: ['--rest'], env: {}, cwd: '/', readFile: () => { throw new Error('no file'); }, fileExists: () => false, randomHex: () => 'abcd', version: '0.1.0' });
   assert.equal(r.kind, 'run');
@@ -70,14 +72,14 @@ test('PASSIVE refuses writes and polls with 503, keeps reads', async () => {
   const { m } = member();
   m.markActive();
   m.mapPut('m', 'k', Buffer.from('v'), null);
-  assert.equal(await m.changeClusterState('PASSIVE'), 'changed');
+  assert.equal(await m.changeClusterState('PASSIVE', BY), 'changed');
   assert.equal(m.health().nodeState, 'PASSIVE');
-  assert.equal(await m.changeClusterState('PASSIVE'), 'unchanged');
+  assert.equal(await m.changeClusterState('PASSIVE', BY), 'unchanged');
   assert.throws(() => m.mapPut('m', 'k', Buffer.from('w'), null), (e: unknown) => e instanceof GridError && e.status === 503 && e.retryAfterSeconds !== null);
   assert.throws(() => m.queueOffer('q', Buffer.from('x'), null), GridError);
   assert.equal(text(m.mapGet('m', 'k') as StoredValue | null), 'v');
   assert.equal(m.queueSize('q'), 0);
-  assert.equal(await m.changeClusterState('ACTIVE'), 'changed');
+  assert.equal(await m.changeClusterState('ACTIVE', BY), 'changed');
   assert.equal(m.health().nodeState, 'ACTIVE');
 });
 
@@ -112,8 +114,8 @@ test('stopping answers waiting polls with no item and does not wait for new ones
   assert.equal(m.queuePoll('q', 300, new Client()), null, 'a poll during the stop answers at once');
   m.markShutDown();
   assert.equal(m.health().nodeState, 'SHUT_DOWN');
-  m.shutdownMember();
-  assert.deepEqual(stops, ['memberShutdown requested over REST']);
+  m.shutdownMember(BY);
+  assert.deepEqual(stops, ["memberShutdown requested over REST by 'admin' from 10.0.0.9"]);
 });
 
 test('until it has joined a cluster: not ready, and every data call answers 503 "cluster not ready" at once', () => {
@@ -131,8 +133,9 @@ test('until it has joined a cluster: not ready, and every data call answers 503 
   });
   m.setAddress('127.0.0.1', 5701);
   m.markActive();
-  assert.equal(m.health().nodeState, 'ACTIVE');
+  assert.equal(m.health().nodeState, 'STARTING', 'not joined yet: STARTING, not ACTIVE');
   assert.equal(m.health().ready, false);
+  assert.equal(m.health().clusterSafe, false);
   const notReady = (e: unknown): boolean => e instanceof GridError && e.status === 503 && e.message.startsWith('cluster not ready') && e.retryAfterSeconds === 1;
   assert.throws(() => m.mapGet('m', 'k'), notReady);
   assert.throws(() => m.mapPut('m', 'k', Buffer.from('v'), null), notReady);

@@ -90,6 +90,7 @@ export function ready(_req: HttpRequest, api: MemberApi): HttpReply {
 export function requireHeaderCredentialsWhenSecure(req: HttpRequest, api: MemberApi, endpoint: string): void {
   if (!api.securityEnabled()) return;
   const credentials = headerCredentials(req);
+  if (credentials === null) api.auditMissingCredentials(endpoint, req.remoteAddress);
   if (credentials === null || !api.authenticate(credentials, endpoint, req.remoteAddress)) {
     throw new GridError('ERR_AUTH_UNAUTHENTICATED', 'unauthenticated');
   }
