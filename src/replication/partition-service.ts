@@ -535,6 +535,13 @@ export class PartitionService {
   }
 
   private onCommit(from: Peer, b: MessageOf<'migrateCommit'>['body']): void {
+    // Only our own master commits a move here: after a split the other side's master can take this
+    // member for one of its own (it answered that master's join too) and would drop its replica on
+    // the strength of a copy that this member's cluster treats as stale.
+    if (from.uuid !== this.host.masterUuid()) {
+      this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok: false }));
+      return;
+    }
     // Holds the partition whole: not mid-snapshot, and at the version the source held it at (a
     // member listed as a backup without the data, e.g. after a table adopted in a mastership
     // claim, must not be kept or made owner by a migration).

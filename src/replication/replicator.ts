@@ -388,7 +388,12 @@ export class Replicator {
    */
   private acceptsDataFrom(from: Peer, partitionId: number): boolean {
     if (partitionId >= this.store.partitionCount || !this.host.isMember(from.uuid)) return false;
-    return this.host.replicas(partitionId)[0] !== this.host.selfUuid;
+    const r = this.host.replicas(partitionId);
+    if (r[0] === this.host.selfUuid) return false;
+    // A copy this member is listed for changes only by its owner's stream: after a split the other
+    // side's members can stay in this member's list for a while, and a snapshot from their own
+    // restarted partition (at the same version) would replace the acknowledged writes held here.
+    return !r.includes(this.host.selfUuid) || r[0] === from.uuid;
   }
 
   private onBackup(from: Peer, m: MessageOf<'backup'>): void {

@@ -53,6 +53,12 @@ const REGRESSIONS: ReadonlyMap<number, string> = new Map([
   [962, 'a backup acknowledged a new owner\'s write as a duplicate of its stale copy'],
   [8045, 'a backup acknowledged a new owner\'s write as a duplicate of its stale copy'],
   [895, 'the simulation restarted a slot twice (two live processes at one address)'],
+  [1207, 'a backup took a snapshot from the other half of a split, still in its member list, over its acknowledged writes'],  [1947, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
+  [2561, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
+  [3432, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
+  [9203, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
+  [9296, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
+  [9650, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
 ]);
 
 test(`cluster simulation with overlapping faults: ${OVERLAP_SEEDS} seeds keep every invariant`, () => {

@@ -130,6 +130,13 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   const addresses = Array.from({ length: memberCount + 2 }, (_, i) => `10.0.0.${i + 1}:5701`);
   const members: SimMember[] = [];
   const logger = new Logger(o.verbose === true ? 'FINE' : 'OFF', 'text', { write: (line) => process.stdout.write(`[${world.timeMs}ms] ${line}`) });
+  // One logger per member, so each line of a replay names the member that logged it.
+  const memberLogger = (address: string): Logger => {
+    if (o.verbose !== true) return logger;
+    const l = new Logger('FINE', 'text', { write: (line) => process.stdout.write(`[${world.timeMs}ms] ${line}`) });
+    l.setMemberAddress(address);
+    return l;
+  };
   let uuidCounter = 0;
   const newUuid = (): string => {
     uuidCounter++;
@@ -157,7 +164,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       clock,
       timers,
       random: world.randomFor(`member-${uuid}`),
-      logger,
+      logger: memberLogger(address),
       newUuid,
       timings: TIMINGS,
       onShutdownRequested: () => {},
