@@ -207,6 +207,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   fleetForCleanup = fleet;
   const address = (i: number): string => hosts[i] as string;
   const registerMaps = opts.registerPolicies.map(registerMap);
+  const discardMaps = new Set(opts.registerPolicies.filter((p) => p === 'DiscardMergePolicy').map(registerMap));
   const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerMaps, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
   const records: FaultRecord[] = [];
   recordsSoFar = records;
@@ -365,7 +366,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
       const regKeys = [...new Set(history.filter((o) => o.kind === 'reg' && o.map === map).map((o) => o.key))];
       registerFinals.set(map, await readThroughEveryMember(fleet, map, regKeys));
     }
-    registerVerdicts = judgeRegisters(history, registerMaps, quiet, windows, registerFinals);
+    registerVerdicts = judgeRegisters(history, registerMaps, quiet, windows, registerFinals, discardMaps);
     // A lost write outside every split brain fails the run whatever the policy: no policy merges
     // anything without a split brain, so the loss is not the policy's doing.
     registerVerdicts.forEach((r, i) => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Entry point: argv / env / file → Config → a running member. Configuration errors print one line
 // on stderr and exit with status 2 before anything listens. SIGTERM and SIGINT stop the member
-// gracefully (exit 0); a second signal exits at once.
+// gracefully (exit 0); a second signal exits at once. SIGHUP reloads TLS certificates, SIGQUIT
+// writes a diagnostic report and keeps running, SIGUSR1 is ignored (no inspector).
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,11 @@ import { Logger } from './util/logger.js';
 import { localInterfaces } from './runtime/local-interfaces.js';
 import { MemberRuntime } from './runtime/member-runtime.js';
 import { MEMBER_VERSION } from './member/version.js';
+
+// Node opens its inspector (a debugger any local process can attach to, running code inside the
+// member) on SIGUSR1 unless a listener is installed: installed first thing, before anything loads.
+let usr1 = (): void => {};
+process.on('SIGUSR1', () => usr1());
 
 function exitWith(code: number, stdout: string, stderr: string): never {
   if (stdout !== '') process.stdout.write(stdout.endsWith('\n') ? stdout : stdout + '\n');
@@ -94,6 +100,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGHUP', () => runtime.reloadTls());
+  process.on('SIGQUIT', () => runtime.writeDiagnostics());
+  usr1 = () => logger.log('WARNING', 'runtime', 'SIGUSR1 ignored: this member does not open the Node.js inspector on a signal');
   try {
     await runtime.start();
   } catch (e) {

@@ -31,7 +31,12 @@
 //     rise per key, so any later write reads as newer). A lost write acknowledged inside a
 //     split-brain window went to the merge policy; one acknowledged outside every split brain was
 //     lost by something else (a failure, like a lost write-once key, whatever the policy: no policy
-//     merges anything without a split brain). There is one register map per merge policy, all with
+//     merges anything without a split brain). One exception: DiscardMergePolicy drops what the
+//     smaller side hands back, and when the larger side lost every replica of a partition (all of
+//     them were on the smaller side), that includes writes acknowledged BEFORE the split; so for a
+//     Discard map a lost write counts as the policy's when any split-brain window ends after it was
+//     sent (the other policies keep such a write: the larger side holds nothing for the key, or a
+//     newer value). There is one register map per merge policy, all with
 //     the same keys, so every one of these checks runs on one map's operations at a time
 //     (judgeRegisters): a key's values rise only within its own map.
 import type { Op, OpKind } from './workload.js';
@@ -310,6 +315,8 @@ export function judgeRegisters(
   quiet: readonly Window[],
   splitBrainWindows: readonly Window[],
   finals: ReadonlyMap<string, ReadonlyMap<string, readonly ReadResult[]>> | null,
+  /** Maps whose policy may drop writes acknowledged before a split (DiscardMergePolicy). */
+  dropsEarlierWrites: ReadonlySet<string> = new Set(),
 ): RegisterVerdict[] {
   return maps.map((map) => {
     const ops = history.filter((o) => (o.kind === 'reg' || o.kind === 'read') && o.map === map);
@@ -321,7 +328,8 @@ export function judgeRegisters(
     const lostOutsideSplitBrain: Op[] = [];
     for (const w of new Set([...byReads.lost, ...final.lost])) {
       const write = ops.find((o) => o.kind === 'reg' && `${o.key}=${o.value}` === w) as Op;
-      if (splitBrainWindows.some((x) => x.startMs <= write.endMs && write.sentMs <= x.endMs)) lostInSplitBrain.push(write);
+      const later = dropsEarlierWrites.has(map);
+      if (splitBrainWindows.some((x) => (later || x.startMs <= write.endMs) && write.sentMs <= x.endMs)) lostInSplitBrain.push(write);
       else lostOutsideSplitBrain.push(write);
     }
     return { map, ackedWrites, readsJudged: byReads.judged, keysBehind: final.keysBehind, lostInSplitBrain, lostOutsideSplitBrain, problems: final.problems };

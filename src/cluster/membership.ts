@@ -706,10 +706,16 @@ export class Membership {
   }
 
   /** Text of the member list for the log, like `Members {size:3, ver:5} [...]`. */
+  /** `Members {size:2, ver:2} [ Member [h]:p - uuid this, Member … ]`, one line (config.md, "Logging"). */
   membersLine(): string {
-    const lines = this.members.map((x) => `\tMember [${x.host}]:${x.port} - ${x.uuid}${x.uuid === this.opts.self.uuid ? ' this' : ''}${x.lite ? ' lite' : ''}`);
-    return `Members {size:${this.members.length}, ver:${this.membersVersion}} [\n${lines.join('\n')}\n]`;
+    return formatMembersLine(this.membersVersion, this.members.map((x) => ({ host: x.host, port: x.port, uuid: x.uuid, self: x.uuid === this.opts.self.uuid, lite: x.lite })));
   }
+
+}
+
+export function formatMembersLine(version: number, members: readonly { host: string; port: number; uuid: string; self: boolean; lite: boolean }[]): string {
+  const items = members.map((x) => `Member [${x.host}]:${x.port} - ${x.uuid}${x.self ? ' this' : ''}${x.lite ? ' lite' : ''}`);
+  return `Members {size:${members.length}, ver:${version}} [ ${items.join(', ')} ]`;
 }
 
 /** Order for mastership claims among unjoined members: address, then uuid. */

@@ -128,6 +128,8 @@ export const MESSAGE_SCHEMAS = {
   shutdownMember: { reason: 'str' },
   /** A member got shutdownMember (by its call id) and is stopping. */
   shutdownMemberAck: { uuid: 'str' },
+  /** POST config/tcp-ip/member-list through one member: every member takes the new join list. */
+  memberListSet: { members: ['str'] },
   /** The caller's client went away: stop a waiting poll (by the invoke's callId). */
   pollCancel: { callId: 'u53' },
   /** Master → a member that is not in its member list: you were removed; rejoin. */
@@ -181,6 +183,7 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   notMember: 31,
   mergeTo: 32,
   shutdownMemberAck: 33,
+  memberListSet: 34,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

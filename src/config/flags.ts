@@ -31,7 +31,8 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
   { name: 'lite', value: null, help: 'Run as a lite member: owns no partitions, serves REST by forwarding.' },
   { name: 'log-level', value: 'LEVEL', help: `Log level: ${LOG_LEVELS.join(', ')}. Default INFO.` },
   { name: 'log-format', value: 'text|json', help: 'Log line format. Default text.' },
-  { name: 'print-config', value: null, help: 'Print the effective configuration as XML and exit.' },
+  { name: 'print-config', value: null, help: 'Print the effective configuration as XML and exit. Passwords (and properties whose name says password, secret, token or key) print as ****.' },
+  { name: 'show-secrets', value: null, help: 'With --print-config: print passwords and secret properties as they are.' },
   { name: 'version', value: null, help: 'Print the version and exit.' },
   { name: 'help', value: null, help: 'Print this help and exit.' },
 ];
@@ -50,6 +51,7 @@ export interface ParsedFlags {
   readonly logLevel: LogLevel | null;
   readonly logFormat: LogFormat | null;
   readonly printConfig: boolean;
+  readonly showSecrets: boolean;
   readonly version: boolean;
   readonly help: boolean;
   /** Flag names in the order given, for the start-up log. */
@@ -122,6 +124,7 @@ function interpret(values: Map<string, string[]>, given: string[]): ParsedFlags 
     logLevel: one('log-level', (raw) => parseEnum(raw, LOG_LEVELS)),
     logFormat: one('log-format', (raw) => parseEnum<LogFormat>(raw.toLowerCase(), ['text', 'json'])),
     printConfig: values.has('print-config'),
+    showSecrets: values.has('show-secrets'),
     version: values.has('version'),
     help: values.has('help'),
     given,

@@ -55,7 +55,8 @@ export function loadConfig(input: LoadInput): LoadResult {
     if (flags.help) return { kind: 'exit', code: 0, stdout: helpText(input.version), stderr: '' };
     if (flags.version) return { kind: 'exit', code: 0, stdout: `${input.version}\n`, stderr: '' };
     const { config, warnings, sourceNote } = build(input, flags);
-    if (flags.printConfig) return { kind: 'exit', code: 0, stdout: printConfig(config), stderr: '' };
+    if (flags.showSecrets && !flags.printConfig) throw new ConfigError('flag --show-secrets: it only applies with --print-config');
+    if (flags.printConfig) return { kind: 'exit', code: 0, stdout: printConfig(config, { showSecrets: flags.showSecrets }), stderr: '' };
     return { kind: 'run', config, warnings, sourceNote };
   } catch (e) {
     // Only our own typed errors are configuration errors; anything else is a bug and should crash loudly.

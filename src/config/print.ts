@@ -1,7 +1,9 @@
 // Config → XML text for `--print-config`: every effective value, defaults included, in the same
 // schema the loader reads, so the output can be saved and used as a configuration file (the
-// round-trip test checks that parsing it gives back the same Config). Passwords are printed as
-// they are: the output is as sensitive as the file it came from.
+// round-trip test checks that parsing it gives back the same Config). Secrets print as `****`
+// (realm user and identity passwords, and `<properties>` whose name says password, secret, token
+// or key), so the output can go into a ticket or a log; `showSecrets` prints them as they are,
+// for a file that must load again with the same credentials.
 import { GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
 import { ENDPOINT_GROUPS, type Config, type EndpointGroups, type MapConfig, type PortConfig, type QueueConfig, type SslConfig } from './types.js';
 
@@ -20,11 +22,22 @@ const el = (name: string, attrs: Attrs = {}, body: string | number | boolean | r
   body: typeof body === 'object' ? body : String(body),
 });
 
-export function printConfig(c: Config): string {
+/** What a masked secret prints as. */
+export const MASKED = '****';
+
+const SECRET_PROPERTY = /pass(word|wd)?|secret|token|(^|[._-])key($|[._-])|credential/i;
+
+export interface PrintOptions {
+  /** Print passwords and secret-looking properties as they are (default: masked). */
+  readonly showSecrets?: boolean;
+}
+
+export function printConfig(c: Config, options: PrintOptions = {}): string {
+  const secret = (value: string): string => (options.showSecrets === true ? value : MASKED);
   const children: Out[] = [
     el('cluster-name', {}, c.clusterName),
     el('instance-name', {}, c.instanceName),
-    el('properties', {}, properties(c)),
+    el('properties', {}, properties(c, secret)),
     el('lite-member', { enabled: c.liteMember }),
     el('logging', { level: c.logging.level, format: c.logging.format }),
     network(c),
@@ -32,17 +45,17 @@ export function printConfig(c: Config): string {
   const a = c.advancedNetwork;
   if (a.enabled || a.memberEndpoint !== null || a.restEndpoint !== null || a.wanEndpoints.length > 0) children.push(advancedNetwork(c));
   children.push(...c.maps.map(map), ...c.queues.map(queue), ...c.wanReplications.map(wan));
-  children.push(persistence(c), security(c), el('cp-subsystem', {}, [el('cp-member-count', {}, c.cpSubsystem.cpMemberCount), el('group-size', {}, c.cpSubsystem.groupSize)]));
+  children.push(persistence(c), security(c, secret), el('cp-subsystem', {}, [el('cp-member-count', {}, c.cpSubsystem.cpMemberCount), el('group-size', {}, c.cpSubsystem.groupSize)]));
   // A comment may not contain "--"; a path might.
   const note = `Effective configuration of ${c.instanceName} (source: ${c.source})`.replace(/--/g, '- -');
   return `<?xml version="1.0" encoding="UTF-8"?>\n<!-- ${note} -->\n${render(el('grid', {}, children), '')}`;
 }
 
-function properties(c: Config): Out[] {
+function properties(c: Config, secret: (value: string) => string): Out[] {
   const grid = GRID_PROPERTY_SPECS.map((p) => el('property', { name: p.name }, c.properties[p.key]));
   const others = Object.entries(c.rawProperties)
     .filter(([name]) => !isGridPropertyName(name))
-    .map(([name, value]) => el('property', { name }, value));
+    .map(([name, value]) => el('property', { name }, SECRET_PROPERTY.test(name) ? secret(value) : value));
   return [...grid, ...others];
 }
 
@@ -152,14 +165,14 @@ function persistence(c: Config): Out {
   ]);
 }
 
-function security(c: Config): Out {
+function security(c: Config, secret: (value: string) => string): Out {
   const s = c.security;
   const realms = s.realms.map((r) => {
     const children: Out[] = [
-      el('authentication', {}, [el('simple', {}, r.users.map((u) => el('user', { username: u.username, password: u.password })))]),
+      el('authentication', {}, [el('simple', {}, r.users.map((u) => el('user', { username: u.username, password: secret(u.password) })))]),
     ];
     if (r.identity !== null) {
-      children.push(el('identity', {}, [el('username-password', { username: r.identity.username, password: r.identity.password })]));
+      children.push(el('identity', {}, [el('username-password', { username: r.identity.username, password: secret(r.identity.password) })]));
     }
     return el('realm', { name: r.name }, children);
   });

@@ -41,6 +41,8 @@ export interface ClusterNodeOptions {
   readonly timings?: Partial<ClusterTimings>;
   /** clusterShutdown reached this member: stop the process. */
   readonly onShutdownRequested: (reason: string) => void;
+  /** Another member took a new tcp-ip member list (POST config/tcp-ip/member-list): take it too. */
+  readonly onMemberListSet?: (members: readonly string[], from: string) => void;
 }
 
 export interface ClusterTimings {
@@ -337,6 +339,9 @@ export class ClusterNode implements TransportHandler {
         return;
       case 'shutdownMemberAck':
         this.clusterShutdownAcks?.(from.uuid, m.callId);
+        return;
+      case 'memberListSet':
+        if (this.membership.isMember(from.uuid)) this.o.onMemberListSet?.(m.body.members, from.address);
         return;
       default:
         return;
@@ -685,6 +690,11 @@ export class ClusterNode implements TransportHandler {
       };
       send();
     });
+  }
+
+  /** Sends a new tcp-ip member list to every other member (each applies it; see onMemberListSet). */
+  broadcastMemberList(members: readonly string[]): void {
+    for (const m of this.membership.list) if (m.uuid !== this.o.uuid) this.sendTo(m.uuid, message('memberListSet', { members: [...members] }));
   }
 
   /** Whether this member has joined a cluster since it started (node state STARTING until then). */

@@ -12,6 +12,8 @@ import { ClusterNode, type ClusterTimings } from './cluster-node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { Message } from '../cluster/messages.js';
 import { expandJoinAddresses } from '../cluster/join-addresses.js';
+import { formatMembersLine } from '../cluster/membership.js';
+import { parseMemberAddress } from '../config/values.js';
 import { OP, type OpOutcome } from '../data/replica-store.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { Timers } from '../util/clock.js';
@@ -32,6 +34,8 @@ import type {
 import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
+/** Entries of a tcp-ip member list taken from another member at most. */
+const MEMBER_LIST_MAX = 10_000;
 /** clusterShutdown waits at most this long for the other members to acknowledge before it stops this one. */
 export const CLUSTER_SHUTDOWN_ACK_WAIT_MS = 10_000;
 
@@ -96,6 +100,7 @@ export class LocalMember implements MemberApi {
       newUuid: () => randomUUID(),
       ...(env.timings === undefined ? {} : { timings: env.timings }),
       onShutdownRequested: (reason) => env.requestStop(`clusterShutdown from another member: ${reason}`),
+      onMemberListSet: (members, from) => this.takeMemberList(members, from),
     });
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
@@ -159,7 +164,7 @@ export class LocalMember implements MemberApi {
   }
 
   membersLine(): string {
-    return this.node.membership.joined ? this.node.membership.membersLine() : `Members {size:1, ver:0} [\n\tMember [${this.host}]:${this.port} - ${this.uuid} this\n]`;
+    return this.node.membership.joined ? this.node.membership.membersLine() : formatMembersLine(0, [{ host: this.host, port: this.port, uuid: this.uuid, self: true, lite: this.config.liteMember }]);
   }
 
   // ── data ─────────────────────────────────────────────────────────────────────────────────────────
@@ -437,12 +442,30 @@ export class LocalMember implements MemberApi {
     return this.tcpIpMembers;
   }
 
+  /** Applied here and sent to every other member of the cluster (rest.md §7: "applied on every member"). */
   setTcpIpMemberList(members: readonly string[], by: Actor): readonly string[] | null {
     if (this.tcpIpMembers === null) return null;
     this.tcpIpMembers = [...members];
     this.node.setJoinAddresses(expandJoinAddresses(members, this.config.network.port.port));
-    this.log.info(`tcp-ip member list set to ${members.join(', ')} by ${describeActor(by)}`);
+    this.node.broadcastMemberList(members);
+    this.log.info(`tcp-ip member list set to ${members.join(', ')} by ${describeActor(by)}; sent to every member`);
     return this.tcpIpMembers;
+  }
+
+  /** A member list set through another member. Entries are checked again: a peer's frame is input too. */
+  private takeMemberList(members: readonly string[], from: string): void {
+    if (this.tcpIpMembers === null) {
+      this.log.warning(`tcp-ip member list from ${from} ignored: tcp-ip join is off on this member`);
+      return;
+    }
+    const bad = members.find((m) => !parseMemberAddress(m).ok);
+    if (bad !== undefined || members.length > MEMBER_LIST_MAX) {
+      this.log.warning(`tcp-ip member list from ${from} refused: ${bad === undefined ? `more than ${MEMBER_LIST_MAX} entries` : `malformed entry ${JSON.stringify(bad)}`}`);
+      return;
+    }
+    this.tcpIpMembers = [...members];
+    this.node.setJoinAddresses(expandJoinAddresses(members, this.config.network.port.port));
+    this.log.info(`tcp-ip member list set to ${members.join(', ')} (through ${from})`);
   }
 
   runtimeLogLevel(): LogLevel | null {

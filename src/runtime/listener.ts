@@ -39,6 +39,11 @@ export class Listener {
     this.terminator = options.tls === null ? null : new TlsTerminator(options.tls, (socket) => this.onConnection(socket, true), options.log);
   }
 
+  /** New certificates (SIGHUP): handshakes from now on use them; open connections keep theirs. */
+  reloadTls(options: TlsOptions): void {
+    this.terminator?.reload(options);
+  }
+
   get tlsHandshakesFailed(): number {
     return this.terminator?.counters.handshakesFailed ?? 0;
   }

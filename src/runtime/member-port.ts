@@ -55,6 +55,15 @@ export class MemberPort {
   closeAll(): void {
     this.transport.close();
   }
+
+  /** The options outbound member connections would use after re-reading the files now (null: no TLS). */
+  static tlsFor(config: Config, cwd: string): ConnectionOptions | null {
+    return memberTls(config, cwd);
+  }
+
+  reloadTls(options: ConnectionOptions): void {
+    this.transport.reloadTls(options);
+  }
 }
 
 /**

@@ -3,7 +3,10 @@
 // sockets, timers and process signals meet the member.
 import { randomUUID } from 'node:crypto';
 import { BIND_ANY_HOST, type AddressChoice } from '../config/bind-address.js';
-import type { Config } from '../config/types.js';
+import type { Config, SslConfig } from '../config/types.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { buildRoutes } from '../http/routes.js';
 import { Dispatcher } from '../http/dispatch.js';
 import { LocalMember } from '../member/local-member.js';
@@ -22,6 +25,8 @@ export class MemberRuntime {
   private readonly rest: RestServer;
   private readonly memberPort: MemberPort;
   private readonly listeners: Listener[] = [];
+  /** Listeners that speak TLS, with the configuration their certificates come from (SIGHUP re-reads it). */
+  private readonly tlsListeners: { listener: Listener; ssl: SslConfig }[] = [];
   private readonly log: ComponentLogger;
   private sweepTimer: NodeJS.Timeout | null = null;
   private stopPromise: Promise<void> | null = null;
@@ -95,6 +100,7 @@ export class MemberRuntime {
         const tls = restSsl?.enabled === true ? tlsOptions(restSsl, process.cwd()) : null;
         const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, tls, log: this.log });
         const restPort = await this.bind(restListener);
+        if (tls !== null && restSsl !== undefined) this.tlsListeners.push({ listener: restListener, ssl: restSsl });
         this.log.info(`REST listening on [${host}]:${restPort}${tls === null ? '' : ' (TLS only)'}; ${bound}`);
       }
       this.log.info(`member protocol listening on [${host}]:${memberPortNumber}; ${bound}`);
@@ -102,6 +108,7 @@ export class MemberRuntime {
       const tls = c.network.ssl.enabled ? tlsOptions(c.network.ssl, process.cwd()) : null;
       const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls, log: this.log });
       memberPortNumber = await this.bind(unified);
+      if (tls !== null) this.tlsListeners.push({ listener: unified, ssl: c.network.ssl });
       this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port${tls === null ? '' : ', TLS only'}); ${bound}`);
     }
     this.logger.setMemberAddress(`[${host}]:${memberPortNumber}`);
@@ -144,6 +151,60 @@ export class MemberRuntime {
     out.memberSendsDropped = m.sendsDropped;
     out.memberBytesQueued = this.memberPort.transport.bytesQueued();
     return out;
+  }
+
+  /**
+   * SIGHUP: reads every TLS key, certificate and CA file again and uses them for new connections
+   * (accepted and dialled); open connections keep theirs. All files are read before anything
+   * changes, so a missing or unreadable file leaves every listener as it was.
+   */
+  reloadTls(): void {
+    if (this.tlsListeners.length === 0) {
+      this.log.info('SIGHUP: no port speaks TLS; nothing to reload');
+      return;
+    }
+    const cwd = process.cwd();
+    let fresh: { listener: Listener; options: ReturnType<typeof tlsOptions> }[];
+    let client: ReturnType<typeof MemberPort.tlsFor>;
+    try {
+      fresh = this.tlsListeners.map((t) => ({ listener: t.listener, options: tlsOptions(t.ssl, cwd) }));
+      client = MemberPort.tlsFor(this.config, cwd);
+    } catch (e) {
+      this.log.severe(`SIGHUP: TLS files could not be read again (${e instanceof Error ? e.message : String(e)}); the certificates in use stay`);
+      return;
+    }
+    try {
+      for (const f of fresh) f.listener.reloadTls(f.options);
+    } catch (e) {
+      this.log.severe(`SIGHUP: the new TLS key or certificate was refused (${e instanceof Error ? e.message : String(e)}); the certificates in use stay`);
+      return;
+    }
+    if (client !== null) this.memberPort.reloadTls(client);
+    const files = [...new Set(this.tlsListeners.flatMap((t) => [t.ssl.keyFile, t.ssl.certFile, t.ssl.caFile].filter((f) => f !== '')))];
+    this.log.info(`SIGHUP: TLS certificates reloaded (${files.join(', ')}); new connections use them`);
+  }
+
+  /**
+   * SIGQUIT: writes Node's diagnostic report (JavaScript and native stacks, heap, handles, resource
+   * usage) to the working directory, or the temporary directory when that is not writable, and
+   * keeps running.
+   */
+  writeDiagnostics(): void {
+    const name = `grid-report-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.json`;
+    for (const dir of [process.cwd(), os.tmpdir()]) {
+      const file = path.join(dir, name);
+      try {
+        fs.accessSync(dir, fs.constants.W_OK);
+        const written = process.report.writeReport(file);
+        if (written !== '' && fs.existsSync(file)) {
+          this.log.warning(`SIGQUIT: diagnostic report written to ${file}; the member keeps running`);
+          return;
+        }
+      } catch {
+        // try the next directory
+      }
+    }
+    this.log.severe('SIGQUIT: the diagnostic report could not be written (neither the working nor the temporary directory is writable)');
   }
 
   /** Graceful stop: no new connections, waiting polls answered 204, in-flight requests finish (bounded). */

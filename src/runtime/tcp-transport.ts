@@ -185,7 +185,11 @@ export class TcpTransport implements Transport {
     duplicatesRetired: 0,
   };
 
+  /** Options of outbound TLS connections (replaced by reloadTls; connections made already keep theirs). */
+  private clientTls: ConnectionOptions | null;
+
   constructor(options: TcpTransportOptions) {
+    this.clientTls = options.tls;
     assert(Number.isInteger(options.frameBytesMax) && options.frameBytesMax >= HANDSHAKE_FRAME_BYTES_MAX, 'frameBytesMax must hold a handshake');
     this.o = options;
     this.log = options.log;
@@ -286,6 +290,11 @@ export class TcpTransport implements Transport {
   }
 
   /** Closes every connection at once; later sends drop. Used when the member stops. */
+  /** New certificates (SIGHUP): used by connections dialled from now on. */
+  reloadTls(options: ConnectionOptions): void {
+    if (this.clientTls !== null) this.clientTls = options;
+  }
+
   close(): void {
     this.closed = true;
     for (const c of [...this.connections]) this.destroy(c, 'transport closed');
@@ -307,11 +316,11 @@ export class TcpTransport implements Transport {
       // An unusable source address (EADDRNOTAVAIL) fails asynchronously, like a refused dial.
       const sourceAddress = this.o.sourceAddress ?? null;
       const source = sourceAddress === null ? {} : { localAddress: sourceAddress };
-      if (this.o.tls === null) {
+      if (this.clientTls === null) {
         socket = net.connect({ host: target.host, port: target.port, ...source });
       } else {
         // tls.connect hands these options to its own net.connect, localAddress included.
-        const options: ConnectionOptions & { localAddress?: string } = { ...this.o.tls, host: target.host, port: target.port, ...source };
+        const options: ConnectionOptions & { localAddress?: string } = { ...this.clientTls, host: target.host, port: target.port, ...source };
         if (net.isIP(target.host) === 0) options.servername = target.host;
         socket = tls.connect(options);
       }
@@ -327,7 +336,7 @@ export class TcpTransport implements Transport {
     const c = new Connection(socket, true, address);
     this.track(c);
     this.byAddress.set(address, c);
-    socket.once(this.o.tls === null ? 'connect' : 'secureConnect', () => this.onConnected(c));
+    socket.once(this.clientTls === null ? 'connect' : 'secureConnect', () => this.onConnected(c));
     return c;
   }
 

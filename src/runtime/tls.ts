@@ -1,7 +1,7 @@
 // TLS for a port whose configuration says `ssl enabled="true"`: such a port speaks TLS only. The
 // listener hands every new raw connection here before reading anything from it (node's TLS then
 // works on the socket's handle natively), and gets the decrypted socket back to sniff (HTTP or the
-// member protocol). Key, certificate and CA files are read once at start-up.
+// member protocol). Key, certificate and CA files are read at start-up and again on SIGHUP.
 import fs from 'node:fs';
 import path from 'node:path';
 import tls, { type TLSSocket } from 'node:tls';
@@ -56,6 +56,11 @@ export class TlsTerminator {
       log.fine(`TLS handshake from ${socket.remoteAddress ?? '?'} failed: ${error.message}`);
       socket.destroy();
     });
+  }
+
+  /** Replaces key, certificate and CA for new handshakes. */
+  reload(options: tls.TlsOptions): void {
+    this.server.setSecureContext(options);
   }
 
   /** Starts TLS on a raw connection from which nothing has been read (TLS takes over its handle). */

@@ -1108,8 +1108,8 @@ test('precedence: defaults < XML < environment < flags', () => {
 
 // ---------------------------------------------------------------- print-config
 
-function printed(s: Setup): string {
-  const r = load({ ...s, argv: [...(s.argv ?? []), '--print-config'] });
+function printed(s: Setup, show = true): string {
+  const r = load({ ...s, argv: [...(s.argv ?? []), '--print-config', ...(show ? ['--show-secrets'] : [])] });
   if (r.kind !== 'exit' || r.code !== 0) assert.fail(`print-config failed: ${JSON.stringify(r).slice(0, 300)}`);
   return r.stdout;
 }
@@ -1140,6 +1140,22 @@ test('print-config: round trip of a file using every element, plus env and flag 
   const again = ok({ files: { '/p/printed.xml': text }, argv: ['--config', '/p/printed.xml'] }).config;
   assert.deepEqual(comparable(again), comparable(original));
   assert.equal(again.rawProperties['app.zone'], 'z1');
+});
+
+test('print-config masks passwords and secret-looking properties unless --show-secrets', () => {
+  const setup = xml(FULL.replace('password="pw"', 'password="s3cret-identity"'), { env: { GRID_PROPERTY_DB_PASSWORD: 'hunter2', GRID_PROPERTY_API_TOKEN: 'tok-1', GRID_PROPERTY_APP_ZONE: 'z1' } });
+  const original = ok(setup).config;
+  const masked = printed(setup, false);
+  assert.doesNotMatch(masked, /s3cret-identity|hunter2|tok-1/);
+  for (const u of original.security.realms.flatMap((r) => r.users)) if (u.password !== '') assert.ok(!masked.includes(`password="${u.password}"`), 'user password masked');
+  assert.match(masked, /<username-password username="[^"]*" password="\*\*\*\*"\/>/);
+  assert.match(masked, /<property name="db.password">\*\*\*\*<\/property>/);
+  assert.match(masked, /<property name="api.token">\*\*\*\*<\/property>/);
+  assert.match(masked, /<property name="app.zone">z1<\/property>/, 'other properties print as they are');
+  const shown = printed(setup, true);
+  assert.match(shown, /s3cret-identity/);
+  assert.match(shown, /hunter2/);
+  assert.match(fail({ argv: ['--show-secrets'] }), /--show-secrets: it only applies with --print-config/);
 });
 
 test('print-config: a validation error still exits 2 instead of printing', () => {

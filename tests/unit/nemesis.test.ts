@@ -280,6 +280,13 @@ test("register: each policy's map judged on its own; lost writes inside a split 
   assert.ok(registerLostByReads(history, quiet).lost.includes('r-0=7'));
   // Without the split-brain window, a's write 2 is a failure as well.
   assert.deepEqual(judgeRegisters(history, [a], quiet, [], finals)[0]!.lostOutsideSplitBrain.map((o) => o.value), ['2', '4']);
+  // A Discard map: a write acknowledged before a split brain and lost at its heal is the policy's
+  // (the larger side may have held no replica of its partition); without any later split brain it
+  // stays a failure. Write 4 of map a, judged as if a were a Discard map, falls before no window.
+  const early = [{ startMs: a3.sentMs, endMs: a3.endMs, label: 'fault 2' }];
+  assert.deepEqual(judgeRegisters(history, [a], quiet, early, finals)[0]!.lostOutsideSplitBrain.map((o) => o.value), ['2', '4']);
+  const asDiscard = judgeRegisters(history, [a], quiet, early, finals, new Set([a]))[0]!;
+  assert.deepEqual([asDiscard.lostInSplitBrain.map((o) => o.value), asDiscard.lostOutsideSplitBrain.map((o) => o.value)], [['2'], ['4']]);
   // A map's final values are checked against its own writes only: b's 7 is a value a never wrote.
   assert.match(judgeRegisters(history, [a], quiet, split, new Map([[a, finals.get(b)!]]))[0]!.problems.join('\n'), /r-0: holds 7, a value never written/);
   // Never healed: nothing read back, writes and reads counted, no loss judged.
