@@ -90,5 +90,6 @@ function windowOf(h: IntervalHistogram): DelayWindow {
 
 /** The monitor records how long its RESOLUTION_MS timer took; the delay is what exceeds that. */
 function delaySeconds(recordedNs: number): number {
-  return Math.max(0, recordedNs / 1e9 - RESOLUTION_MS / 1000);
+  // Subtract in nanoseconds (integers) so the figure carries no float noise.
+  return Math.max(0, recordedNs - RESOLUTION_MS * 1e6) / 1e9;
 }
