@@ -645,6 +645,7 @@ export async function runRebalanceBench(options: RebalanceOptions): Promise<Benc
 
 async function entriesHeld(ports: readonly number[]): Promise<{ perMember: number[]; total: number }> {
   const metrics = await Promise.all(ports.map((port) => metricsOf(port)));
-  const perMember = metrics.map((m) => m?.['mapEntries'] ?? 0);
+  // Owned and backup copies: mapEntries counts owned entries only, mapEntriesBackup the rest.
+  const perMember = metrics.map((m) => (m?.['mapEntries'] ?? 0) + (m?.['mapEntriesBackup'] ?? 0));
   return { perMember, total: perMember.reduce((a, b) => a + b, 0) };
 }

@@ -134,6 +134,25 @@ export class MapService {
     return total;
   }
 
+  /**
+   * Entries of each map split by partition: `owned[p]` says whether this member owns partition p.
+   * Like totalEntries, expired entries the sweep has not reached yet are counted.
+   */
+  entriesBySide(owned: readonly boolean[]): { name: string; owned: number; backup: number }[] {
+    const out: { name: string; owned: number; backup: number }[] = [];
+    for (const store of this.stores) {
+      let mine = 0;
+      let others = 0;
+      for (let p = 0; p < this.partitionCount; p++) {
+        const n = store.table(p)?.count ?? 0;
+        if (owned[p] === true) mine += n;
+        else others += n;
+      }
+      out.push({ name: store.name, owned: mine, backup: others });
+    }
+    return out;
+  }
+
   /** Distinct content types held now (bounded by the entries that use them). */
   contentTypeCount(): number {
     return this.types.distinctCount;

@@ -155,6 +155,13 @@ export class QueueService {
     return waiters;
   }
 
+  /** Items and waiting polls of every queue held here. */
+  queueSizes(): { name: string; size: number; waitingPolls: number }[] {
+    const out: { name: string; size: number; waitingPolls: number }[] = [];
+    for (const [name, queue] of this.queues) out.push({ name, size: queue.size, waitingPolls: queue.waiterCount });
+    return out;
+  }
+
   queueNames(): string[] {
     return [...this.queues.keys()];
   }

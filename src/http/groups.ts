@@ -25,8 +25,10 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
       return n >= 4 ? 'CP' : null;
     case 'cluster':
     case 'instance':
-    case 'metrics':
       return n === 3 && m === 'GET' ? 'CLUSTER_READ' : null;
+    case 'metrics':
+      // `/metrics/prometheus` is this project's addition: the same figures in the Prometheus text format.
+      return m === 'GET' && (n === 3 || (n === 4 && s[3] === 'prometheus')) ? 'CLUSTER_READ' : null;
     case 'license':
     case 'log-level':
       if (n === 3 && m === 'GET') return 'CLUSTER_READ';

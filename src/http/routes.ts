@@ -8,6 +8,7 @@ import type { MemberApi } from '../member/member-api.js';
 import type { HttpReply } from './reply.js';
 import type { HttpRequest } from './request.js';
 import { Router } from './router.js';
+import { KIND } from './request-stats.js';
 import * as data from './handlers/data.js';
 import * as info from './handlers/info.js';
 import * as mgmt from './handlers/management.js';
@@ -19,6 +20,8 @@ export interface Route {
   readonly handler: Handler;
   /** Data calls answer errors with an empty body and `Grid-Error`; others with JSON. */
   readonly dataCall: boolean;
+  /** What the request is counted as in the metrics (request-stats.ts KIND). */
+  readonly kind: number;
 }
 
 export type RouteTable = Router<Route>;
@@ -44,67 +47,71 @@ const WAN_ACTIONS: readonly [string, number][] = [
 
 export function buildRoutes(): RouteTable {
   const router = new Router<Route>();
-  const dataRoute = (methods: string[], pattern: string, handler: Handler): void => {
-    router.on(methods, pattern, { handler, dataCall: true });
+  const dataRoute = (methods: string[], pattern: string, handler: Handler, kind: number): void => {
+    router.on(methods, pattern, { handler, dataCall: true, kind });
   };
-  const route = (methods: string[], pattern: string, handler: Handler): void => {
-    router.on(methods, pattern, { handler, dataCall: false });
+  const route = (methods: string[], pattern: string, handler: Handler, kind: number): void => {
+    router.on(methods, pattern, { handler, dataCall: false, kind });
   };
 
   for (const pattern of ['/grid/rest/maps/:map', '/grid/rest/maps/:map/*key']) {
-    dataRoute(['POST', 'PUT'], pattern, data.mapPut);
-    dataRoute(['GET'], pattern, data.mapGet);
-    dataRoute(['DELETE'], pattern, data.mapDelete);
+    dataRoute(['POST', 'PUT'], pattern, data.mapPut, KIND.MAP_PUT);
+    dataRoute(['GET'], pattern, data.mapGet, KIND.MAP_GET);
+    dataRoute(['DELETE'], pattern, data.mapDelete, KIND.MAP_DELETE);
   }
-  dataRoute(['HEAD'], '/grid/rest/maps/*any', data.dataHead);
+  dataRoute(['HEAD'], '/grid/rest/maps/*any', data.dataHead, KIND.OTHER);
   for (const pattern of ['/grid/rest/queues/:queue', '/grid/rest/queues/:queue/*rest']) {
-    dataRoute(['POST', 'PUT'], pattern, data.queueOffer);
-    dataRoute(['GET'], pattern, data.queueGet);
-    dataRoute(['DELETE'], pattern, data.queueDelete);
+    dataRoute(['POST', 'PUT'], pattern, data.queueOffer, KIND.QUEUE_OFFER);
+    dataRoute(['GET'], pattern, data.queueGet, KIND.QUEUE_GET);
+    dataRoute(['DELETE'], pattern, data.queueDelete, KIND.QUEUE_POLL);
   }
-  dataRoute(['HEAD'], '/grid/rest/queues/*any', data.dataHead);
+  dataRoute(['HEAD'], '/grid/rest/queues/*any', data.dataHead, KIND.OTHER);
 
-  route(['GET'], '/grid/rest/cluster', info.cluster);
-  route(['GET'], '/grid/rest/instance', info.instance);
-  route(['GET'], '/grid/rest/metrics', info.metrics);
-  route(['GET'], '/grid/rest/management/cluster/version', info.clusterVersion);
-  route(['GET'], '/grid/rest/license', info.license);
-  route(['POST'], '/grid/rest/license', mgmt.postLicense);
+  const INFO = KIND.CLUSTER_INFO;
+  route(['GET'], '/grid/rest/cluster', info.cluster, INFO);
+  route(['GET'], '/grid/rest/instance', info.instance, INFO);
+  route(['GET'], '/grid/rest/metrics', info.metrics, INFO);
+  route(['GET'], '/grid/rest/metrics/prometheus', info.prometheusMetrics, INFO);
+  route(['GET'], '/grid/rest/management/cluster/version', info.clusterVersion, INFO);
+  route(['GET'], '/grid/rest/license', info.license, INFO);
 
-  route(['GET'], '/grid/health', info.health);
-  route(['HEAD'], '/grid/health', info.healthHead);
-  route(['GET'], '/grid/health/node-state', info.nodeState);
-  route(['GET'], '/grid/health/cluster-state', info.clusterState);
-  route(['GET'], '/grid/health/cluster-safe', info.clusterSafe);
-  route(['GET'], '/grid/health/migration-queue-size', info.migrationQueueSize);
-  route(['GET'], '/grid/health/cluster-size', info.clusterSize);
-  route(['GET'], '/grid/health/ready', info.ready);
+  const HEALTH = KIND.HEALTH;
+  route(['GET'], '/grid/health', info.health, HEALTH);
+  route(['HEAD'], '/grid/health', info.healthHead, HEALTH);
+  route(['GET'], '/grid/health/node-state', info.nodeState, HEALTH);
+  route(['GET'], '/grid/health/cluster-state', info.clusterState, HEALTH);
+  route(['GET'], '/grid/health/cluster-safe', info.clusterSafe, HEALTH);
+  route(['GET'], '/grid/health/migration-queue-size', info.migrationQueueSize, HEALTH);
+  route(['GET'], '/grid/health/cluster-size', info.clusterSize, HEALTH);
+  route(['GET'], '/grid/health/ready', info.ready, HEALTH);
 
-  route(['POST'], '/grid/rest/management/cluster/state', mgmt.state);
-  route(['POST'], '/grid/rest/management/cluster/changeState', mgmt.changeState);
-  route(['POST'], '/grid/rest/management/cluster/version', mgmt.version);
-  route(['POST'], '/grid/rest/management/cluster/clusterShutdown', mgmt.clusterShutdown);
-  route(['POST'], '/grid/rest/management/cluster/memberShutdown', mgmt.memberShutdown);
-  route(['POST'], '/grid/rest/management/cluster/nodes', mgmt.nodes);
+  const MGMT = KIND.MANAGEMENT;
+  route(['POST'], '/grid/rest/license', mgmt.postLicense, MGMT);
+  route(['POST'], '/grid/rest/management/cluster/state', mgmt.state, MGMT);
+  route(['POST'], '/grid/rest/management/cluster/changeState', mgmt.changeState, MGMT);
+  route(['POST'], '/grid/rest/management/cluster/version', mgmt.version, MGMT);
+  route(['POST'], '/grid/rest/management/cluster/clusterShutdown', mgmt.clusterShutdown, MGMT);
+  route(['POST'], '/grid/rest/management/cluster/memberShutdown', mgmt.memberShutdown, MGMT);
+  route(['POST'], '/grid/rest/management/cluster/nodes', mgmt.nodes, MGMT);
   for (const [action, deprecated] of PERSISTENCE_ACTIONS) {
-    route(['POST'], `/grid/rest/management/cluster/${action}`, mgmt.persistenceAction(action, deprecated));
+    route(['POST'], `/grid/rest/management/cluster/${action}`, mgmt.persistenceAction(action, deprecated), MGMT);
   }
-  route(['GET'], '/grid/rest/log-level', mgmt.getLogLevel);
-  route(['POST'], '/grid/rest/log-level', mgmt.setLogLevel);
-  route(['POST'], '/grid/rest/log-level/reset', mgmt.resetLogLevel);
-  route(['GET'], '/grid/rest/config/tcp-ip/member-list', mgmt.getMemberList);
-  route(['POST'], '/grid/rest/config/tcp-ip/member-list', mgmt.setMemberList);
+  route(['GET'], '/grid/rest/log-level', mgmt.getLogLevel, MGMT);
+  route(['POST'], '/grid/rest/log-level', mgmt.setLogLevel, MGMT);
+  route(['POST'], '/grid/rest/log-level/reset', mgmt.resetLogLevel, MGMT);
+  route(['GET'], '/grid/rest/config/tcp-ip/member-list', mgmt.getMemberList, MGMT);
+  route(['POST'], '/grid/rest/config/tcp-ip/member-list', mgmt.setMemberList, MGMT);
 
-  for (const [action, extra] of WAN_ACTIONS) route(['POST'], `/grid/rest/wan/${action}`, wancp.wanAction(action, extra));
-  route(['POST'], '/grid/rest/wan/addWanConfig', wancp.addWanConfig);
-  route(['GET'], '/grid/rest/wan/sync/progress/:uuid', wancp.wanProgress);
-  route(['GET'], '/grid/rest/wan/consistencyCheck/:uuid', wancp.wanProgress);
+  for (const [action, extra] of WAN_ACTIONS) route(['POST'], `/grid/rest/wan/${action}`, wancp.wanAction(action, extra), MGMT);
+  route(['POST'], '/grid/rest/wan/addWanConfig', wancp.addWanConfig, MGMT);
+  route(['GET'], '/grid/rest/wan/sync/progress/:uuid', wancp.wanProgress, MGMT);
+  route(['GET'], '/grid/rest/wan/consistencyCheck/:uuid', wancp.wanProgress, MGMT);
 
   for (const path of ['groups', 'groups/:group', 'groups/:group/sessions', 'members', 'members/local']) {
-    route(['GET'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall);
+    route(['GET'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall, MGMT);
   }
   for (const path of ['members', 'members/:uuid/remove', 'groups/:group/remove', 'groups/:group/sessions/:session/remove', 'reset']) {
-    route(['POST'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall);
+    route(['POST'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall, MGMT);
   }
   return router;
 }

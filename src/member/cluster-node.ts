@@ -793,6 +793,7 @@ export class ClusterNode implements TransportHandler {
       membersVersion: this.membership.version,
       partitionTableVersion: this.partitions.table.version,
       migrationQueueSize: this.partitions.migrationQueueSize,
+      migrationsActive: this.partitions.activeMigrations,
       ...prefixed('replication', this.replicator.counters),
       ...prefixed('migration', this.partitions.counters),
       ...prefixed('invocation', this.invoker.counters),
@@ -800,6 +801,14 @@ export class ClusterNode implements TransportHandler {
       pendingBackupAcks: this.replicator.pendingAckCount,
       ...prefixed('merge', this.mergeCounters),
     };
+  }
+
+  /** owned[p]: this member owns partition p in the table it holds now. */
+  ownedFlags(): boolean[] {
+    const t = this.partitions.table;
+    const out = new Array<boolean>(t.partitionCount);
+    for (let p = 0; p < t.partitionCount; p++) out[p] = t.owner(p) === this.o.uuid;
+    return out;
   }
 
   /** Count of partitions this member owns. */

@@ -32,6 +32,7 @@ import type {
   StoredValue,
 } from './member-api.js';
 import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
+import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from './metrics-snapshot.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
 /** Entries of a tcp-ip member list taken from another member at most. */
@@ -44,8 +45,8 @@ export interface MemberEnvironment {
   readonly logger: Logger;
   /** Counts of open connections, from the runtime. */
   readonly connections: () => { http: number; member: number };
-  /** Extra counters from the runtime for the metrics call. */
-  readonly runtimeMetrics: () => Readonly<Record<string, number>>;
+  /** The runtime's figures for the metrics call (HTTP, connections, transport, process). */
+  readonly runtimeMetrics: () => RuntimeFigures;
   /** Asks the process to stop gracefully (the runtime owns signals and exit). */
   readonly requestStop: (reason: string) => void;
   readonly seed: number;
@@ -329,18 +330,52 @@ export class LocalMember implements MemberApi {
     return `[${list.join(', ')}]\n${PRODUCT_NAME} ${MEMBER_VERSION}\nNode.js ${process.versions.node}`;
   }
 
-  metrics(): Readonly<Record<string, number>> {
+  metricsSnapshot(): MetricsSnapshot {
     const c = this.env.connections();
+    const owned = this.node.ownedFlags();
+    const maps: MapFigures[] = this.node.store.maps.entriesBySide(owned);
+    const queues: QueueFigures[] = this.node.store.queues.queueSizes().map((q) => {
+      const mine = owned[this.node.store.queuePartition(q.name)] === true;
+      return { name: q.name, owned: mine ? q.size : 0, backup: mine ? 0 : q.size, waitingPolls: q.waitingPolls };
+    });
+    let ownedEntries = 0;
+    let backupEntries = 0;
+    for (const m of maps) {
+      ownedEntries += m.owned;
+      backupEntries += m.backup;
+    }
+    let ownedItems = 0;
+    let backupItems = 0;
+    for (const q of queues) {
+      ownedItems += q.owned;
+      backupItems += q.backup;
+    }
+    const health = this.health();
+    const runtime = this.env.runtimeMetrics();
     return {
-      mapEntries: this.node.store.maps.totalEntries(),
-      maps: this.node.store.maps.mapNames().length,
-      queues: this.node.store.queues.queueNames().length,
-      waitingPolls: this.node.store.queues.waitingPolls(),
-      ownedPartitions: this.node.ownedPartitions(),
-      ...this.node.metrics(),
-      httpConnections: c.http,
-      memberConnections: c.member,
-      ...this.env.runtimeMetrics(),
+      member: `[${this.host}]:${this.port}`,
+      nodeState: health.nodeState,
+      clusterState: health.clusterState,
+      flat: {
+        // Owned only: summed over the members this is the number of entries in the cluster. Before
+        // this version it counted backup copies too (now `mapEntriesBackup`).
+        mapEntries: ownedEntries,
+        mapEntriesBackup: backupEntries,
+        maps: maps.length,
+        queues: queues.length,
+        queueItems: ownedItems,
+        queueItemsBackup: backupItems,
+        waitingPolls: this.node.store.queues.waitingPolls(),
+        ownedPartitions: this.node.ownedPartitions(),
+        ...this.node.metrics(),
+        clusterSafe: health.clusterSafe ? 1 : 0,
+        httpConnections: c.http,
+        memberConnections: c.member,
+        ...runtime.flat,
+      },
+      maps,
+      queues,
+      runtime,
     };
   }
 

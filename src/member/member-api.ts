@@ -2,6 +2,7 @@
 // stores, sockets or config directly. Data calls are async because, once members form a cluster, a
 // call for a partition owned elsewhere is forwarded over the member protocol.
 import type { EndpointGroup, LogLevel } from '../config/types.js';
+import type { MetricsSnapshot } from './metrics-snapshot.js';
 
 /** Who made a management call: the user (or cluster name) it carried and where it came from. */
 export interface Actor {
@@ -90,7 +91,8 @@ export interface MemberApi {
   memberVersion(): string;
   /** `[Member [h]:p - uuid this, …]\n<product version>\n<runtime version>` for the nodes call. */
   nodesText(): string;
-  metrics(): Readonly<Record<string, number>>;
+  /** Every figure of the metrics call at this moment (metrics-snapshot.ts). */
+  metricsSnapshot(): MetricsSnapshot;
 
   // Security and groups.
   restEnabled(): boolean;

@@ -12,10 +12,13 @@
 // - `activeRequests` counts requests not yet answered on live connections; a connection's close
 //   releases all of its requests, answered or not, so a graceful stop never waits for a request
 //   whose connection is gone.
-// - The hot path (a GET answered synchronously) allocates no promise and no closure per request.
+// - The hot path (a GET answered synchronously) allocates no promise and no closure per request;
+//   its metrics are two numbers on the response object and a few typed-array writes (request-stats.ts).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Prepared } from '../http/dispatch.js';
+import { KIND, RequestStats, resolveKind } from '../http/request-stats.js';
 import { dataError, fail, type HttpReply } from '../http/reply.js';
 import type { HttpRequest } from '../http/request.js';
 import type { ClientLiveness } from '../member/member-api.js';
@@ -54,8 +57,11 @@ class Connection {
 }
 
 const connectionOf = Symbol('gridConnection');
+/** When the request arrived (performance.now(), ms) and what it is counted as (KIND). */
+const startedAt = Symbol('gridStartedAt');
+const kindOf = Symbol('gridKind');
 type TrackedSocket = Socket & { [connectionOf]?: Connection };
-type TrackedResponse = ServerResponse & { [connectionOf]?: Connection };
+type TrackedResponse = ServerResponse & { [connectionOf]?: Connection; [startedAt]?: number; [kindOf]?: number };
 
 /** Whether a poll's client is still there; methods on the prototype, no closures per request. */
 class Liveness implements ClientLiveness {
@@ -92,6 +98,8 @@ export class RestServer {
   private idleWaiters: (() => void)[] = [];
   /** Replies by status class, for metrics. */
   readonly counters = { requests: 0, status2xx: 0, status4xx: 0, status5xx: 0, clientErrors: 0 };
+  /** Answers and latency per endpoint kind. */
+  readonly requestStats = new RequestStats();
 
   constructor(
     private readonly dispatcher: Dispatcher,
@@ -140,6 +148,9 @@ export class RestServer {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
+    // Both set first and in this order on every response, so responses keep one hidden class.
+    (res as TrackedResponse)[startedAt] = performance.now();
+    (res as TrackedResponse)[kindOf] = KIND.OTHER;
     this.counters.requests++;
     const connection = (req.socket as TrackedSocket)[connectionOf];
     if (connection === undefined) {
@@ -168,6 +179,7 @@ export class RestServer {
       this.write(res, this.closeIfBodyUnread(req, expectsContinue, prepared.reply));
       return;
     }
+    (res as TrackedResponse)[kindOf] = resolveKind(prepared.route.kind, prepared.tail);
     const declared = declaredLength(req);
     if (declared !== null && declared > this.limits.bodyBytesMax) {
       this.write(res, tooLarge(this.limits.bodyBytesMax, prepared.route.dataCall));
@@ -261,6 +273,8 @@ export class RestServer {
     if (status < 300) this.counters.status2xx++;
     else if (status < 500) this.counters.status4xx++;
     else this.counters.status5xx++;
+    const tracked = res as TrackedResponse;
+    this.requestStats.record(tracked[kindOf] ?? KIND.OTHER, status, (performance.now() - (tracked[startedAt] ?? performance.now())) / 1000);
     const body = reply.body ?? '';
     // A flat [name, value, …] list: cheaper for node:http than an object it must walk.
     const headers: string[] = reply.contentType === undefined ? [] : ['content-type', reply.contentType];

@@ -16,6 +16,9 @@ import { Listener } from './listener.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
 import { MemberPort } from './member-port.js';
 import { tlsOptions } from './tls.js';
+import { ProcessMetrics } from './process-metrics.js';
+import { LATENCY_BOUNDS_SECONDS, STATUS_CLASSES } from '../http/request-stats.js';
+import type { RuntimeFigures } from '../member/metrics-snapshot.js';
 
 const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BUDGET_RECORDS = 10_000;
@@ -29,6 +32,7 @@ export class MemberRuntime {
   private readonly tlsListeners: { listener: Listener; ssl: SslConfig }[] = [];
   private readonly log: ComponentLogger;
   private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly processMetrics = new ProcessMetrics();
   private stopPromise: Promise<void> | null = null;
 
   constructor(
@@ -119,6 +123,7 @@ export class MemberRuntime {
     this.log.info(this.member.membersLine());
     this.sweepTimer = setInterval(() => this.member.sweep(SWEEP_BUDGET_RECORDS), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
+    this.processMetrics.start();
   }
 
   private async bind(listener: Listener): Promise<number> {
@@ -137,20 +142,50 @@ export class MemberRuntime {
     this.log.info(`REST API enabled; endpoint groups: ${on.join(', ') || 'none'}`);
   }
 
-  private runtimeMetrics(): Record<string, number> {
+  private runtimeMetrics(): RuntimeFigures {
     const out: Record<string, number> = { ...this.rest.counters };
+    let accepted = 0;
+    let refusedUnknown = 0;
+    let refusedTls = 0;
+    let refusedTimeout = 0;
+    let refusedProtocolOff = 0;
+    let tlsHandshakesFailed = 0;
     for (const l of this.listeners) {
-      out.connectionsAccepted = (out.connectionsAccepted ?? 0) + l.counters.accepted;
-      out.connectionsRefused = (out.connectionsRefused ?? 0) + l.counters.refusedUnknown + l.counters.refusedTls + l.counters.refusedTimeout + l.counters.refusedProtocolOff;
-      out.tlsHandshakesFailed = (out.tlsHandshakesFailed ?? 0) + l.tlsHandshakesFailed;
+      accepted += l.counters.accepted;
+      refusedUnknown += l.counters.refusedUnknown;
+      refusedTls += l.counters.refusedTls;
+      refusedTimeout += l.counters.refusedTimeout;
+      refusedProtocolOff += l.counters.refusedProtocolOff;
+      tlsHandshakesFailed += l.tlsHandshakesFailed;
     }
+    out.connectionsAccepted = accepted;
+    out.connectionsRefused = refusedUnknown + refusedTls + refusedTimeout + refusedProtocolOff;
+    out.connectionsRefusedUnknown = refusedUnknown;
+    out.connectionsRefusedTls = refusedTls;
+    out.connectionsRefusedTimeout = refusedTimeout;
+    out.connectionsRefusedProtocolOff = refusedProtocolOff;
+    out.tlsHandshakesFailed = tlsHandshakesFailed;
     const m = this.memberPort.counters;
     out.memberHandshakesRefused = m.handshakesRefused;
     out.memberHandshakesRefusedByPeer = m.handshakesRefusedByPeer;
     out.memberFramesRejected = m.framesRejected;
     out.memberSendsDropped = m.sendsDropped;
     out.memberBytesQueued = this.memberPort.transport.bytesQueued();
-    return out;
+    out.memberDials = m.dials;
+    out.memberDialsFailed = m.dialsFailed;
+    out.memberHandshakesAccepted = m.handshakesAccepted;
+    out.memberMessagesSent = m.messagesSent;
+    out.memberMessagesReceived = m.messagesReceived;
+    out.memberQueuedDropped = m.queuedDropped;
+    out.memberDuplicatesRetired = m.duplicatesRetired;
+    Object.assign(out, this.processMetrics.flat());
+    return {
+      flat: out,
+      statusClasses: STATUS_CLASSES,
+      latencyBoundsSeconds: LATENCY_BOUNDS_SECONDS,
+      requestKinds: this.rest.requestStats.figures(),
+      gc: this.processMetrics.gc(),
+    };
   }
 
   /**
@@ -215,6 +250,7 @@ export class MemberRuntime {
       // Hand replicas off while the ports are still open (members and REST keep working meanwhile).
       await this.member.beginShutdown();
       if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
+      this.processMetrics.stop();
       const closing = this.listeners.map((l) => l.close());
       await this.rest.drain(this.config.properties.shutdownInflightWaitSeconds * 1000);
       this.memberPort.closeAll();

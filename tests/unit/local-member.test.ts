@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { LocalMember } from '../../src/member/local-member.js';
+import { NO_RUNTIME_FIGURES } from '../../src/member/metrics-snapshot.js';
 import type { ClientLiveness, StoredValue } from '../../src/member/member-api.js';
 import { Logger } from '../../src/util/logger.js';
 import { GridError } from '../../src/util/errors.js';
@@ -26,7 +27,7 @@ function member(): { m: LocalMember; stops: string[] } {
     clock: { nowMs: () => 1_000_000, monotonicMs: () => 0 },
     logger: new Logger('OFF', 'text', { write: () => {} }),
     connections: () => ({ http: 2, member: 1 }),
-    runtimeMetrics: () => ({}),
+    runtimeMetrics: () => NO_RUNTIME_FIGURES,
     requestStop: (reason) => stops.push(reason),
     seed: 7,
   });
@@ -66,6 +67,28 @@ test('STARTING until listening, then ACTIVE and ready; counts come from the runt
   assert.equal(info.connectionCount, 2);
   assert.equal(info.allConnectionCount, 3);
   assert.match(m.nodesText(), /^\[Member \[127\.0\.0\.1\]:5701 - [0-9a-f-]{36} this\]\nGrid 0\.1\.0\nNode\.js /);
+});
+
+test('metrics snapshot: a single member owns every entry and item; per map, per queue, waiting polls', () => {
+  const { m } = member();
+  m.setAddress('127.0.0.1', 5701);
+  m.markActive();
+  for (let i = 0; i < 7; i++) m.mapPut('m', `k${i}`, Buffer.from('v'), null);
+  m.mapPut('n', 'k', Buffer.from('v'), null);
+  m.queueOffer('q', Buffer.from('x'), null);
+  void m.queuePoll('w', 30, new Client());
+  const s = m.metricsSnapshot();
+  assert.equal(s.member, '[127.0.0.1]:5701');
+  assert.equal(s.nodeState, 'ACTIVE');
+  assert.equal(s.flat.mapEntries, 8);
+  assert.equal(s.flat.mapEntriesBackup, 0);
+  assert.equal(s.flat.queueItems, 1);
+  assert.equal(s.flat.waitingPolls, 1);
+  assert.equal(s.flat.clusterSafe, 1);
+  assert.equal(s.flat.httpConnections, 2);
+  assert.deepEqual(s.maps, [{ name: 'm', owned: 7, backup: 0 }, { name: 'n', owned: 1, backup: 0 }]);
+  assert.deepEqual(s.queues, [{ name: 'q', owned: 1, backup: 0, waitingPolls: 0 }, { name: 'w', owned: 0, backup: 0, waitingPolls: 1 }]);
+  m.node.stop();
 });
 
 test('PASSIVE refuses writes and polls with 503, keeps reads', async () => {
@@ -126,7 +149,7 @@ test('until it has joined a cluster: not ready, and every data call answers 503 
     clock: { nowMs: () => 1_000_000, monotonicMs: () => 0 },
     logger: new Logger('OFF', 'text', { write: () => {} }),
     connections: () => ({ http: 0, member: 0 }),
-    runtimeMetrics: () => ({}),
+    runtimeMetrics: () => NO_RUNTIME_FIGURES,
     requestStop: () => {},
     seed: 7,
     timers: { setTimeout: () => ({ id: 0 }), clearTimeout: () => {} },

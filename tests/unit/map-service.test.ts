@@ -389,3 +389,18 @@ test('model-based with eviction: what is kept matches the model, count stays <= 
     }
   }
 });
+
+test('entriesBySide splits each map by the partitions this member owns (metrics: owned vs backup)', () => {
+  const h = harness(mapConfig());
+  const keys = Array.from({ length: 200 }, (_, i) => `k${i}`);
+  for (const k of keys) h.put('a', k, 'v', 0);
+  h.put('b', 'only', 'v', 0);
+  // Own the even partitions: the owned side must hold exactly the keys whose partition is even.
+  const owned = Array.from({ length: 271 }, (_, p) => p % 2 === 0);
+  const expectedOwned = keys.filter((k) => (owned[partitionIdOfKey(utf8(k), 271)] as boolean)).length;
+  const sides = h.service.entriesBySide(owned);
+  assert.deepEqual(sides[0], { name: 'a', owned: expectedOwned, backup: 200 - expectedOwned });
+  assert.ok(expectedOwned > 0 && expectedOwned < 200, 'the keys fall on both sides');
+  assert.equal((sides[1]?.owned ?? 0) + (sides[1]?.backup ?? 0), 1);
+  assert.deepEqual(h.service.entriesBySide(new Array<boolean>(271).fill(true))[0], { name: 'a', owned: 200, backup: 0 });
+});

@@ -232,3 +232,15 @@ test('polling many names leaves nothing behind: idle empty queues are dropped', 
   queues.offer('kept', Buffer.from('x'), null);
   assert.deepEqual(queues.queueNames(), ['kept'], 'a queue with items stays');
 });
+
+test('queueSizes reports items and waiting polls per queue (metrics)', () => {
+  const q = service();
+  q.offer('a', Buffer.from('1'), null);
+  q.offer('a', Buffer.from('2'), null);
+  const waiter: PollWaiter = { deliver: () => true };
+  assert.equal(q.pollOrWait('w', waiter), null);
+  assert.deepEqual(q.queueSizes(), [
+    { name: 'a', size: 2, waitingPolls: 0 },
+    { name: 'w', size: 0, waitingPolls: 1 },
+  ]);
+});

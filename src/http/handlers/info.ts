@@ -5,6 +5,8 @@ import type { MemberApi } from '../../member/member-api.js';
 import { empty, json, type HttpReply } from '../reply.js';
 import type { HttpRequest } from '../request.js';
 import { headerCredentials } from '../params.js';
+import { metricsJson, prometheusText } from '../metrics-catalog.js';
+import { PROMETHEUS_CONTENT_TYPE } from '../prometheus.js';
 
 export function cluster(_req: HttpRequest, api: MemberApi): HttpReply {
   const info = api.clusterInfo();
@@ -29,8 +31,45 @@ export function clusterVersion(_req: HttpRequest, api: MemberApi): HttpReply {
   return json(200, { status: 'success', version: api.clusterVersion() });
 }
 
-export function metrics(_req: HttpRequest, api: MemberApi): HttpReply {
-  return json(200, api.metrics());
+/** JSON by default; the Prometheus text when the client's Accept asks for it (wantsPrometheusText). */
+export function metrics(req: HttpRequest, api: MemberApi): HttpReply {
+  const accept = req.headers.accept;
+  if (accept !== undefined && wantsPrometheusText(accept)) return prometheusMetrics(req, api);
+  return json(200, metricsJson(api.metricsSnapshot()), VARY_ACCEPT);
+}
+
+/** `GET /grid/rest/metrics/prometheus`: the text exposition format 0.0.4 whatever the Accept says. */
+export function prometheusMetrics(_req: HttpRequest, api: MemberApi): HttpReply {
+  return { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, ...VARY_ACCEPT }, body: prometheusText(api.metricsSnapshot()) };
+}
+
+const VARY_ACCEPT = { vary: 'Accept' };
+const TEXT_TYPES = new Set(['text/plain', 'application/openmetrics-text']);
+
+/**
+ * Whether an Accept header prefers the text format: a `text/plain` or `application/openmetrics-text`
+ * range with q > 0 whose q is at least that of an explicit `application/json`. Wildcard ranges
+ * alone (curl's default) keep JSON, the form existing users read. OpenMetrics is answered with the
+ * 0.0.4 text, which Prometheus accepts when it asks for OpenMetrics first.
+ */
+export function wantsPrometheusText(accept: string): boolean {
+  let text = 0;
+  let jsonQ = 0;
+  for (const range of accept.split(',')) {
+    const [typePart, ...params] = range.split(';');
+    const type = (typePart ?? '').trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const [k, v] = p.split('=');
+      if ((k ?? '').trim().toLowerCase() === 'q') {
+        const n = Number((v ?? '').trim());
+        q = Number.isFinite(n) ? n : 0;
+      }
+    }
+    if (TEXT_TYPES.has(type)) text = Math.max(text, q);
+    else if (type === 'application/json') jsonQ = Math.max(jsonQ, q);
+  }
+  return text > 0 && text >= jsonQ;
 }
 
 export function license(_req: HttpRequest): HttpReply {
