@@ -305,11 +305,11 @@ const logLevel: CommandSpec = {
 const memberList: CommandSpec = {
   name: 'member-list',
   synopsis: '[MEMBER...]',
-  summary: 'Print or replace the tcp-ip join member list (GET/POST config/tcp-ip/member-list).',
+  summary: 'Print or replace the member\'s tcp-ip join member list (GET/POST config/tcp-ip/member-list).',
   details:
     'Without arguments prints the tcp-ip member list, one address a line. With members (host, host:port or host:p1-p2; as separate ' +
-    'arguments or separated by commas) replaces the list on every member. The member refuses both when tcp-ip join is off. Replacing needs ' +
-    'the CLUSTER_WRITE group.',
+    'arguments or separated by commas) replaces the list. rest.md asks the member to apply it on every member; members of this version ' +
+    'apply it only to themselves, so call each member. The member refuses both when tcp-ip join is off. Replacing needs the CLUSTER_WRITE group.',
   switches: [],
   positionalsMin: 0,
   positionalsMax: 1000,
