@@ -1,16 +1,20 @@
 // Checks the built admin CLI (dist/admin.js) against real members: a two-member cluster with
 // security off (state, change-state on one member read back through the other, nodes, cluster,
 // health and its checks, log-level set/get/reset, member-list, version, a wrong cluster name → exit
-// 1, --json, and last shutdown --cluster stopping both members), a dead address → exit 3, a member
-// with security on (realm user: wrong password → 1, right one → 0, from --password-file and from
-// GRID_ADMIN_* too, Basic credentials for GET log-level, the password never printed, shutdown
-// --member stopping it), and an HTTPS member (the test CA → 0, no CA → 3, --insecure → 0 with a
-// warning, plain HTTP → 3). How: every CLI run is a child process whose stdout, stderr and exit
+// 1, --json, and last shutdown --cluster: the member called stops; a todo test records that the
+// other one does not, a member bug), a dead address → exit 3, a member with security on (realm
+// user: wrong password → 1, right one → 0, from --password-file and from GRID_ADMIN_* too, Basic
+// credentials for GET log-level, the password never printed, shutdown --member stopping it), an
+// HTTPS member (the test CA → 0, no CA → 3, --insecure → 0 with a warning, plain HTTP → 3), and
+// local fake servers: no answer within --timeout → 3, an answer over the size cap → 3, a 200 that
+// is not the member's JSON → 1. How: every CLI run is a child process whose stdout, stderr and exit
 // status are checked; member state is read back with raw HTTP, not only through the CLI.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT, startMember, type MemberProcess } from '../harness/member-process.js';
@@ -163,6 +167,48 @@ test('a dead address exits 3 (text and --json)', async () => {
   assert.match(r.stderr, /^grid-admin: health: 127\.0\.0\.1:\d+: cannot reach the member: connect ECONNREFUSED .*\nhint: nothing listens there/);
   const j = await expect(3, ['--address', `127.0.0.1:${port}`, 'state', '--json']);
   assert.equal((JSON.parse(j.stdout) as { code: string }).code, 'ECONNREFUSED');
+});
+
+test('a server that never answers is exit 3 after --timeout; an oversized answer is exit 3; a non-Grid answer is exit 1', async () => {
+  const silent = net.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const big = http.createServer((_req, res) => {
+    if (_req.url === '/grid/health') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>not a member</html>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    let left = 17;
+    const write = (): void => {
+      while (left > 0) {
+        left--;
+        if (!res.write(chunk)) {
+          res.once('drain', write);
+          return;
+        }
+      }
+      res.end();
+    };
+    write();
+  });
+  await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
+  try {
+    const started = Date.now();
+    const r = await expect(3, ['--address', `127.0.0.1:${(silent.address() as net.AddressInfo).port}`, 'state', '--timeout', '1']);
+    assert.match(r.stderr, /no answer: no complete answer within 1 s\nhint: the member did not answer in time/);
+    assert.ok(Date.now() - started < 10_000);
+    const bigPort = (big.address() as net.AddressInfo).port;
+    const o = await expect(3, ['--address', `127.0.0.1:${bigPort}`, 'cluster']);
+    assert.match(o.stderr, /answer larger than 16777216 bytes/);
+    const h = await expect(1, ['--address', `127.0.0.1:${bigPort}`, 'health']);
+    assert.match(h.stderr, /answered HTTP 200 OK with an unexpected answer \(expected a JSON object\): "<html>not a member<\/html>"/);
+  } finally {
+    silent.close();
+    big.closeAllConnections();
+    big.close();
+  }
 });
 
 const PASSWORD = 'pw-Admin-7x!';
