@@ -2,7 +2,8 @@
 // p1 is the cluster name and p2 is ignored by the member; security on, p1/p2 are a realm user and
 // password. Sources, highest first: flags (--cluster-name, --user, --password, --password-file),
 // then GRID_ADMIN_CLUSTER_NAME / GRID_ADMIN_USER / GRID_ADMIN_PASSWORD; the cluster name defaults to
-// "dev". A user from any source means security is on and wins over a cluster name. The body is
+// "dev". A user means security is on; a flag beats the environment (--cluster-name overrides
+// GRID_ADMIN_USER, --user overrides GRID_ADMIN_CLUSTER_NAME). The body is
 // `p1&p2&params`, each value percent-encoded with encodeURIComponent (so `&`, `+`, `%` and spaces
 // in a name or password arrive as they are) and sent as application/x-www-form-urlencoded. GETs that
 // need credentials with security on get them in `Authorization: Basic`, and only when a user is
