@@ -1,5 +1,5 @@
 // Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data,
-// the router and path code) never import node:net/node:fs/node:http or the runtime, and never call
+// the router and path code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
 // Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
 // no index.ts barrels;
 // package.json has no runtime dependencies.
@@ -21,7 +21,15 @@ function files(dir: string): string[] {
 
 const SRC = path.join(REPO_ROOT, 'src');
 const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation'].map((d) => path.join(SRC, d));
-const CORE_FILES = [...CORES.flatMap((d) => (fs.existsSync(d) ? files(d) : [])), path.join(SRC, 'http', 'router.ts'), path.join(SRC, 'http', 'path.ts')];
+/** The admin CLI's I/O edge: the one file of src/admin/ allowed node:http / node:https and a timer. */
+const ADMIN_EDGE = path.join(SRC, 'admin', 'http-client.ts');
+const ADMIN_CORE = files(path.join(SRC, 'admin')).filter((f) => f !== ADMIN_EDGE);
+const CORE_FILES = [...CORES.flatMap((d) => (fs.existsSync(d) ? files(d) : [])), path.join(SRC, 'http', 'router.ts'), path.join(SRC, 'http', 'path.ts'), ...ADMIN_CORE];
+
+test('the admin core is checked as a core, and its edge exists', () => {
+  assert.ok(ADMIN_CORE.some((f) => f.endsWith(path.join('admin', 'run.ts'))), 'src/admin/run.ts is among the cores');
+  assert.ok(fs.existsSync(ADMIN_EDGE));
+});
 
 test('cores do no I/O and read no clock or randomness directly', () => {
   for (const file of CORE_FILES) {
