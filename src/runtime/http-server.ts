@@ -169,6 +169,11 @@ export class RestServer {
     // Put the sniffed bytes back first, then let node:http adopt the socket and read on.
     socket.unshift(head);
     this.server.emit('connection', socket);
+    // node:http feeds its parser straight from a TLS handle, which goes on delivering the rest of a
+    // decrypted record after a pause; a paused parser refuses those bytes (HPE_PAUSED) and they are
+    // lost. A 'data' listener makes node:http read through the stream instead, where a pause stops
+    // the bytes before the parser (holdBack). Plain TCP stops at once and keeps the faster path.
+    if ((socket as Socket & { encrypted?: boolean }).encrypted === true) socket.on('data', ignoreData);
     socket.resume();
   }
 
@@ -478,6 +483,9 @@ export class RestServer {
     for (const w of waiters) w();
   }
 }
+
+/** The listener that switches node:http to reading a TLS socket through the stream (see accept()). */
+function ignoreData(): void {}
 
 const TOO_LARGE = Symbol('tooLarge');
 const ABORTED = Symbol('aborted');
