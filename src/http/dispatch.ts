@@ -77,12 +77,21 @@ export class Dispatcher {
     return dataCall ? dataError(internal) : jsonError(internal);
   }
 
+  /**
+   * An error found before routing (a bad escape, broken framing): a data path still answers like a
+   * data call (empty body, Grid-Error), every other path with JSON.
+   */
+  requestError(method: string, rawTarget: string, e: GridError): HttpReply {
+    const target = originForm(rawTarget);
+    return this.errorReply(DATA_TARGET.test(target), e, method, target);
+  }
+
   private pathError(method: string, target: string, e: GridError): HttpReply {
-    // A data path with a bad escape still answers like a data call: empty body, Grid-Error.
-    const isData = /^\/grid\/rest\/(maps|queues)\//.test(target);
-    return this.errorReply(isData, e, method, target);
+    return this.errorReply(DATA_TARGET.test(target), e, method, target);
   }
 }
+
+const DATA_TARGET = /^\/grid\/rest\/(maps|queues)\//;
 
 /** `/grid/health`, anything under it, with or without a query. */
 function isHealthTarget(target: string): boolean {

@@ -1,7 +1,8 @@
 // node:http underneath, our own routing on top. Connections arrive from the unified listener (or a
 // dedicated REST listener) already sniffed as HTTP. This file owns the HTTP limits: header bytes
 // (431), body bytes (413, then close), headers timeout and idle keep-alive timeout, requests in
-// flight per connection, `Expect: 100-continue`, and graceful close.
+// flight per connection (back-pressure), request framing (Transfer-Encoding), `Expect:
+// 100-continue`, staged closes and graceful stop.
 //
 // Invariants:
 // - Responses always carry Content-Length; node:http writes pipelined responses in request order.
@@ -12,12 +13,24 @@
 // - `activeRequests` counts requests not yet answered on live connections; a connection's close
 //   releases all of its requests, answered or not, so a graceful stop never waits for a request
 //   whose connection is gone.
+// - Every request that is read gets an answer or its connection closes; no malformed request is met
+//   with silence. A connection that must close (an answer marked close, a parse error, `Connection:
+//   close`) is `closing` from that moment: nothing read after that point is served, and once the
+//   answers due are written it closes in stages (RFC 9112 §9.6): FIN first, then what the client
+//   still sends is read and discarded for at most LINGER_MS / LINGER_BYTES_MAX, then destroy. A
+//   close with unread bytes would otherwise make the kernel send a reset that can throw away the
+//   final answer before the client reads it.
+// - A connection with `pipelineMax` requests in flight is not read from until answers drain (the
+//   same `_paused` protocol node:http uses for its own write back-pressure), so a client may pipeline
+//   any number of requests and gets every answer in order. Requests already read in the same socket
+//   read are still served; `pipelineMax + PIPELINE_READ_SLACK` is a hard backstop (503, then close).
 // - The hot path (a GET answered synchronously) allocates no promise and no closure per request;
 //   its metrics are two numbers on the response object and a few typed-array writes (request-stats.ts).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Prepared } from '../http/dispatch.js';
+import { transferCodingError } from '../http/framing.js';
 import { KIND, RequestStats, resolveKind } from '../http/request-stats.js';
 import { dataError, fail, type HttpReply } from '../http/reply.js';
 import type { HttpRequest } from '../http/request.js';
@@ -41,6 +54,26 @@ const REASONS: Readonly<Record<number, string>> = {
   500: 'Internal Server Error',
 };
 
+/** How long a closing connection is still read (and discarded) after its FIN (RFC 9112 §9.6). */
+const LINGER_MS = 2000;
+/** How many bytes a closing connection may still send before it is destroyed. */
+const LINGER_BYTES_MAX = 1 << 20;
+/**
+ * Requests one socket read can carry beyond `pipelineMax` before the pause takes effect: node:http
+ * parses a whole read (64 KiB; a pipelined GET can be as short as about 26 bytes, so about 2,500)
+ * before it stops. Measured: pipelineMax 100 behind a waiting poll peaks at about 1,340 in flight
+ * with 47-byte GETs. Beyond `pipelineMax` + this, the member refuses (503, then close) rather than
+ * grow without bound.
+ */
+const PIPELINE_READ_SLACK = 4096;
+
+/**
+ * The parts of node:http's socket state this file steers: `_paused` is node's own "stop reading
+ * this connection" flag (node re-checks it before it resumes a socket, and pauses its parser after
+ * the current read when it is set); `parser` is the connection's HTTP parser while node owns it.
+ */
+type NodeHttpSocket = Socket & { _paused?: boolean; parser?: { pause(): void; resume(): void } | null };
+
 type Routed = Extract<Prepared, { kind: 'route' }>;
 
 /** Per-connection bookkeeping. */
@@ -52,6 +85,15 @@ class Connection {
   readonly startQueue: (() => void)[] = [];
   /** A parse error that arrived while answers were pending: sent after the last one. */
   deferredError: string | null = null;
+  /** A close is decided: nothing read from now on is served; the answers due are still written. */
+  closing = false;
+  /** The staged close has begun (FIN sent; reading only to discard). */
+  lingering = false;
+  /** Reading is held back because `pipelineMax` requests are in flight. */
+  heldBack = false;
+  /** The request read last, and its response: a parse error mid-body belongs to it. */
+  lastRequest: IncomingMessage | null = null;
+  lastResponse: ServerResponse | null = null;
   closed = false;
   constructor(readonly socket: Socket) {}
 }
@@ -128,9 +170,18 @@ export class RestServer {
     (socket as TrackedSocket)[connectionOf] = connection;
     this.sockets.add(socket);
     socket.once('close', () => this.onClose(connection));
+    // node:http ends a connection after an answer marked close with destroySoon(): FIN, then destroy
+    // as soon as the FIN is written, with the client's unread bytes still in the kernel (a reset).
+    // The staged close replaces it for this socket.
+    socket.destroySoon = this.stagedDestroySoon;
     // Put the sniffed bytes back first, then let node:http adopt the socket and read on.
     socket.unshift(head);
     this.server.emit('connection', socket);
+    // node:http feeds its parser straight from a TLS handle, which goes on delivering the rest of a
+    // decrypted record after a pause; a paused parser refuses those bytes (HPE_PAUSED) and they are
+    // lost. A 'data' listener makes node:http read through the stream instead, where a pause stops
+    // the bytes before the parser (holdBack). Plain TCP stops at once and keeps the faster path.
+    if ((socket as Socket & { encrypted?: boolean }).encrypted === true) socket.on('data', ignoreData);
     socket.resume();
   }
 
@@ -141,10 +192,65 @@ export class RestServer {
   private onClose(connection: Connection): void {
     this.sockets.delete(connection.socket);
     connection.closed = true;
+    connection.closing = true;
     this.activeRequests -= connection.inFlight;
     connection.inFlight = 0;
     connection.startQueue.length = 0;
+    connection.lastRequest = null;
+    connection.lastResponse = null;
     if (this.activeRequests === 0) this.notifyIdle();
+  }
+
+  /** Replaces node:http's socket.destroySoon(); `this` is the socket (one function for all sockets). */
+  private readonly stagedDestroySoon = ((server: RestServer) =>
+    function (this: TrackedSocket): void {
+      const connection = this[connectionOf];
+      if (connection === undefined) this.destroy();
+      else server.stagedClose(connection);
+    })(this);
+
+  /**
+   * RFC 9112 §9.6: half-close once the answers due are written, keep reading and discarding what the
+   * client still sends (bounded in time and bytes), then destroy. node:http is detached from the
+   * socket first, so nothing read now is parsed as a request.
+   */
+  private stagedClose(connection: Connection): void {
+    connection.closing = true;
+    if (connection.lingering) return;
+    connection.lingering = true;
+    const socket = connection.socket as NodeHttpSocket;
+    if (socket.destroyed) return;
+    if (!socket.writableEnded) socket.end();
+    // Adding a 'data' listener is node:http's own signal to stop feeding its parser straight from the
+    // handle; removing its listener first leaves ours as the only reader.
+    socket.removeAllListeners('data');
+    let discarded = 0;
+    socket.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > LINGER_BYTES_MAX) socket.destroy();
+    });
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    socket.once('close', () => clearTimeout(timer));
+    socket._paused = false;
+    socket.resume();
+  }
+
+  /** Stops reading a connection that has `pipelineMax` requests in flight (node:http's own protocol). */
+  private holdBack(connection: Connection): void {
+    connection.heldBack = true;
+    const socket = connection.socket as NodeHttpSocket;
+    if (socket._paused === true) return;
+    socket._paused = true;
+    socket.pause();
+  }
+
+  private release(connection: Connection): void {
+    connection.heldBack = false;
+    const socket = connection.socket as NodeHttpSocket;
+    if (socket._paused !== true || connection.lingering) return;
+    socket._paused = false;
+    socket.parser?.resume();
+    socket.resume();
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
@@ -158,16 +264,33 @@ export class RestServer {
       res.destroy();
       return;
     }
+    // A close is decided (an answer marked close, a parse error): what was read after that point is
+    // never served. The staged close detaches node:http once the answers due are written.
+    if (connection.closing) return;
     connection.inFlight++;
     this.activeRequests++;
+    connection.lastRequest = req;
+    connection.lastResponse = res;
     (res as TrackedResponse)[connectionOf] = connection;
     res.once('close', this.onResponseClose);
-    if (connection.inFlight > this.limits.pipelineMax) {
-      this.write(res, { ...fail(503, 'too many requests in flight on this connection', { 'retry-after': '1' }), close: true });
-      return;
+    if (connection.inFlight >= this.limits.pipelineMax) {
+      if (connection.inFlight > this.limits.pipelineMax + PIPELINE_READ_SLACK) {
+        this.write(res, { ...fail(503, 'too many requests in flight on this connection', { 'retry-after': '1' }), close: true });
+        return;
+      }
+      this.holdBack(connection);
     }
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
+    // Framing comes first: a body that cannot be delimited makes every later byte ambiguous.
+    const codings = req.headers['transfer-encoding'];
+    if (codings !== undefined) {
+      const framing = transferCodingError(codings);
+      if (framing !== null) {
+        this.write(res, { ...this.dispatcher.requestError(method, target, framing), close: true });
+        return;
+      }
+    }
     let prepared: Prepared;
     try {
       prepared = this.dispatcher.prepare(method, target);
@@ -200,7 +323,8 @@ export class RestServer {
 
   /** Reads the body (if any), then hands the request to its handler, then lets the next one start. */
   private start(connection: Connection, req: IncomingMessage, res: ServerResponse, routed: Routed, expectsContinue: boolean, declared: number | null): void {
-    if (connection.closed) return;
+    // Already answered: its body broke while it waited for its turn (a parse error); it never runs.
+    if (connection.closed || res.writableEnded) return;
     if (!hasBody(req)) {
       this.execute(req, res, routed, null);
       return;
@@ -263,7 +387,12 @@ export class RestServer {
     if (connection.closed) return;
     connection.inFlight--;
     this.activeRequests--;
-    if (connection.inFlight === 0 && connection.deferredError !== null) connection.socket.end(connection.deferredError);
+    if (connection.heldBack && connection.inFlight < this.limits.pipelineMax) this.release(connection);
+    if (connection.inFlight === 0 && connection.deferredError !== null) {
+      connection.socket.write(connection.deferredError);
+      connection.deferredError = null;
+      this.stagedClose(connection);
+    }
     if (this.activeRequests === 0) this.notifyIdle();
   }
 
@@ -284,35 +413,65 @@ export class RestServer {
     if (reply.close === true || this.stopping) {
       headers.push('connection', 'close');
       res.shouldKeepAlive = false;
+      // Nothing read after this request is served. node:http calls destroySoon() once this answer
+      // is written, which is the staged close (see accept()).
+      if (reply.close === true) {
+        const connection = (res as TrackedResponse)[connectionOf];
+        if (connection !== undefined) connection.closing = true;
+      }
     }
     res.sendDate = false;
     res.writeHead(status, headers);
     res.end(body);
-    if (reply.close === true) {
-      // Make sure nothing more is read from this connection (for example the rest of a refused body).
-      res.once('finish', () => res.socket?.destroySoon());
-    }
   }
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-    this.counters.clientErrors++;
     const connection = (socket as TrackedSocket)[connectionOf];
+    if (connection === undefined) {
+      // Not a socket we accepted (cannot happen: this server never listens itself).
+      socket.destroy();
+      return;
+    }
+    // A closing connection has had its last answer; the parser's complaints about what follows
+    // (including its own errors while it is paused) are noise.
+    if (connection.closing) return;
+    this.counters.clientErrors++;
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
-    // Bytes after a `Connection: close` request are ignored; the answers due are still sent.
+    // Bytes after a `Connection: close` request are ignored; the answers due are still sent (node:http
+    // closes after the last one, in stages).
     if (err.code === 'HPE_CLOSED_CONNECTION') {
-      if (connection === undefined || connection.inFlight === 0) socket.end();
+      connection.closing = true;
+      if (connection.inFlight === 0) this.stagedClose(connection);
       return;
     }
     const error = clientErrorOf(err.code, this.limits.headerBytesMax);
-    const body = JSON.stringify({ status: 'fail', message: error.message });
     this.log.fine('client error', { code: error.code, parser: err.code ?? null, remote: socket.remoteAddress ?? null });
+    // The parser reads one request at a time, so an error while the last request's body is still
+    // arriving (a bad chunk size, a missing CRLF, a body timeout) belongs to that request: it is
+    // answered through its own response, in order after the earlier ones, and its handler never runs
+    // (it may still be waiting for its turn to start, or be reading its body).
+    const req = connection.lastRequest;
+    const res = connection.lastResponse;
+    if (req !== null && res !== null && !req.complete && !res.writableEnded) {
+      const reader = (req as Partial<ReadingRequest>)[bodyOf];
+      this.write(res, { ...this.dispatcher.requestError(req.method ?? 'GET', req.url ?? '/', error), close: true });
+      reader?.finish(ABORTED);
+      return;
+    }
+    connection.closing = true;
+    const body = JSON.stringify({ status: 'fail', message: error.message });
     const answer = `HTTP/1.1 ${error.status} ${REASONS[error.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
-    // Earlier requests of this connection are answered first; the error closes the connection after.
-    if (connection !== undefined && connection.inFlight > 0) connection.deferredError = answer;
-    else socket.end(answer);
+    // An error in a new request's head: the earlier requests of this connection are answered first;
+    // the error and the close come after the last of them.
+    if (connection.inFlight > 0) {
+      connection.deferredError = answer;
+      return;
+    }
+    socket.write(answer);
+    this.stagedClose(connection);
   }
 
   /** Stops taking new requests on kept-alive connections and waits (bounded) for in-flight ones. */
@@ -338,6 +497,9 @@ export class RestServer {
     for (const w of waiters) w();
   }
 }
+
+/** The listener that switches node:http to reading a TLS socket through the stream (see accept()). */
+function ignoreData(): void {}
 
 const TOO_LARGE = Symbol('tooLarge');
 const ABORTED = Symbol('aborted');

@@ -2,7 +2,7 @@
 // real member processes: cluster state and its changes (PASSIVE refuses data writes with 503 and
 // still serves reads), version, nodes, log level, tcp-ip member list, license, the persistence calls,
 // parameter-count 400s and credential 403s on every POST in the documented order, Basic credentials,
-// WAN 404/501, CP 503, memberShutdown and clusterShutdown stopping the process with exit status 0,
+// WAN 404/501, CP 503 (credentials first when security is on), memberShutdown and clusterShutdown stopping the process with exit status 0,
 // and security on: realm users, wrong passwords, GET endpoints that need a Basic header, the audit log.
 // How: raw HTTP against one member with every group on (security off), one with security on, and a
 // third stopped by memberShutdown; each stop is observed as the process exiting, with a deadline.
@@ -120,8 +120,10 @@ describe('security off (cluster name as credentials)', () => {
     assert.equal((await request(port, 'GET', '/grid/health')).status, 200, 'no shutdown ran');
   });
 
-  test('CP calls answer 503 "CP subsystem is not enabled", whatever the body', async () => {
-    for (const path of CP_POSTS) assertJson(await post(path, 'dummy'), 'HTTP/1.1 503 Service Unavailable', { status: 'fail', message: 'CP subsystem is not enabled' });
+  test('CP calls answer 503 "CP subsystem is not enabled", whatever the body (security off asks for nothing)', async () => {
+    for (const path of CP_POSTS) {
+      for (const body of ['dummy', 'dummy&&&&', 'dev&', '']) assertJson(await post(path, body), 'HTTP/1.1 503 Service Unavailable', { status: 'fail', message: 'CP subsystem is not enabled' });
+    }
     for (const path of CP_GETS) assertJson(await request(port, 'GET', path), 'HTTP/1.1 503 Service Unavailable', { status: 'fail', message: 'CP subsystem is not enabled' });
   });
 
@@ -325,7 +327,7 @@ describe('security on (realm users)', () => {
     request(port, 'POST', path, { body, headers });
 
   before(async () => {
-    member = await startMember({ args: ['--rest-groups', 'CLUSTER_WRITE,DATA'], xml: XML_SECURE });
+    member = await startMember({ args: ['--rest-groups', 'CLUSTER_WRITE,DATA,CP'], xml: XML_SECURE });
     port = member.port;
   });
   after(async () => {
@@ -355,6 +357,28 @@ describe('security on (realm users)', () => {
     assert.equal(cs.text(), '"ACTIVE"');
     assert.equal((await request(port, 'GET', '/grid/health')).status, 200);
     assert.equal((await request(port, 'GET', '/grid/health/ready')).status, 200);
+  });
+
+  test('CP calls check credentials before anything else: POSTs from the body or Basic, GETs from Basic; each attempt is audited', async () => {
+    const unavailable = { status: 'fail', message: 'CP subsystem is not enabled' };
+    for (const path of CP_POSTS) {
+      assertJson(await post(path, 'dummy'), BAD, { status: 'fail', message: 'This endpoint expects at least 2 parameters' });
+      assertJson(await post(path, 'admin&wrong'), FORBIDDEN, UNAUTHENTICATED);
+      assertJson(await post(path, 'dev&'), FORBIDDEN, UNAUTHENTICATED);
+      assertJson(await post(path, '', basic('admin', 'wrong')), FORBIDDEN, UNAUTHENTICATED);
+      assertJson(await post(path, `admin&${PASSWORD}`), 'HTTP/1.1 503 Service Unavailable', unavailable);
+      assertJson(await post(path, '', basic('admin', PASSWORD)), 'HTTP/1.1 503 Service Unavailable', unavailable);
+    }
+    for (const path of CP_GETS) {
+      assertJson(await request(port, 'GET', path), FORBIDDEN, UNAUTHENTICATED);
+      assertJson(await request(port, 'GET', path, { headers: basic('admin', 'wrong') }), FORBIDDEN, UNAUTHENTICATED);
+      assertJson(await request(port, 'GET', path, { headers: basic('admin', PASSWORD) }), 'HTTP/1.1 503 Service Unavailable', unavailable);
+    }
+    assert.equal((await post('/grid/rest/cp-subsystem/reset', 'cpaudit&wrong-cp-pw')).status, 403);
+    const line = (await member.waitForOutput(/^.*\[audit\].*cpaudit.*$/m, 5000))[0];
+    assert.match(line, /cp-subsystem\/reset/);
+    assert.match(line, /fail/);
+    assert.doesNotMatch(member.stdout(), /wrong-cp-pw/);
   });
 
   test('map and queue calls take no credentials', async () => {

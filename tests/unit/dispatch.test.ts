@@ -5,6 +5,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { Dispatcher, type Prepared } from '../../src/http/dispatch.js';
+import { GridError } from '../../src/util/errors.js';
 import { buildRoutes } from '../../src/http/routes.js';
 import type { MemberApi } from '../../src/member/member-api.js';
 import type { EndpointGroup } from '../../src/config/types.js';
@@ -149,4 +150,46 @@ test('a routed info call runs its handler', async () => {
   const r = await d.run(p as Extract<Prepared, { kind: 'route' }>, request(p, 'GET'));
   assert.equal(r.status, 200);
   assert.equal(r.body, '{"name":"grid-test"}');
+});
+
+// rest.md §2: HEAD is classified like GET, and answers what GET answers before any handler runs.
+// Every registered pattern is made concrete and cut at every depth, with and without a trailing `/`,
+// an extra segment and a query; with every group off and with every group on, HEAD and GET must
+// reach the same decision (the same refusal, or both a route). Regression: HEAD /grid/rest/maps with
+// DATA off once answered 200 (a tail route matched fewer segments than the group table counts).
+test('HEAD and GET reach the same decision on every edge of every route, groups off and on', () => {
+  const routes = buildRoutes();
+  const paths = new Set<string>(['/', '/grid', '/grid/', '/grid/rest', '/grid/rest/']);
+  for (const { pattern } of routes.list()) {
+    const segments = pattern.replace(/:[A-Za-z]+/g, 'x').replace(/\*[A-Za-z]+/g, 'k').split('/');
+    for (let i = 2; i <= segments.length; i++) {
+      const path = segments.slice(0, i).join('/');
+      for (const variant of [path, `${path}/`, `${path}/extra`, `${path}?q=1`]) paths.add(variant);
+    }
+  }
+  const decision = (p: Prepared): string => (p.kind === 'reply' ? `${p.reply.status} ${String(p.reply.body ?? '')}` : 'route');
+  for (const on of [false, true]) {
+    const api = { restEnabled: () => true, groupEnabled: () => on } as Partial<MemberApi> as MemberApi;
+    const d = new Dispatcher(routes, api, { internalError: () => {} });
+    for (const path of paths) {
+      assert.equal(decision(d.prepare('HEAD', path)), decision(d.prepare('GET', path)), `groups ${on ? 'on' : 'off'}: HEAD vs GET ${path}`);
+    }
+  }
+  const dataOff = dispatcher(fakeApi({ groups: ['CLUSTER_READ', 'HEALTH_CHECK'] }));
+  assert.equal(reply(dataOff.prepare('HEAD', '/grid/rest/maps')).status, 404);
+  assert.equal(reply(dataOff.prepare('HEAD', '/grid/rest/maps/')).status, 403);
+});
+
+test('an error found before routing answers like the path: data paths with Grid-Error, others JSON', () => {
+  const d = dispatcher(fakeApi());
+  const e = new GridError('ERR_HTTP_TRANSFER_CODING', 'transfer coding \'gzip\' is not supported (only chunked)');
+  const data = d.requestError('POST', '/grid/rest/maps/m/k', e);
+  assert.equal(data.status, 501);
+  assert.equal(data.body ?? '', '');
+  assert.equal(data.headers?.['grid-error'], e.message);
+  const absolute = d.requestError('POST', 'http://h:1/grid/rest/queues/q', e);
+  assert.equal(absolute.headers?.['grid-error'], e.message);
+  const mgmt = d.requestError('POST', '/grid/rest/management/cluster/state', e);
+  assert.equal(mgmt.status, 501);
+  assert.equal(mgmt.body, JSON.stringify({ status: 'fail', message: e.message }));
 });

@@ -52,3 +52,48 @@ const cases: [string, string, string | null][] = [
 test('every row of the group table', () => {
   for (const [method, path, group] of cases) assert.equal(classifyGroup(method, seg(path)), group, `${method} ${path}`);
 });
+
+// HEAD is classified like GET (rest.md §2): every edge of the table, including the ones where the
+// group depends on the segment count (a data path needs the `/` that starts a name) or the method.
+const HEAD_EDGES: [string, string | null][] = [
+  ['/grid/rest/maps', null],
+  ['/grid/rest/maps/', 'DATA'],
+  ['/grid/rest/maps/m', 'DATA'],
+  ['/grid/rest/maps/m/k/', 'DATA'],
+  ['/grid/rest/queues', null],
+  ['/grid/rest/queues/', 'DATA'],
+  ['/grid/rest/queues/q/size', 'DATA'],
+  ['/grid/rest/wan', null],
+  ['/grid/rest/wan/', 'WAN'],
+  ['/grid/rest/wan/sync/progress/u', 'WAN'],
+  ['/grid/rest/cp-subsystem', null],
+  ['/grid/rest/cp-subsystem/', 'CP'],
+  ['/grid/rest/cp-subsystem/groups', 'CP'],
+  ['/grid/health', 'HEALTH_CHECK'],
+  ['/grid/health/', 'HEALTH_CHECK'],
+  ['/grid/health/node-state', 'HEALTH_CHECK'],
+  ['/grid/rest/cluster', 'CLUSTER_READ'],
+  ['/grid/rest/cluster/', null],
+  ['/grid/rest/instance', 'CLUSTER_READ'],
+  ['/grid/rest/metrics', 'CLUSTER_READ'],
+  ['/grid/rest/license', 'CLUSTER_READ'],
+  ['/grid/rest/log-level', 'CLUSTER_READ'],
+  ['/grid/rest/log-level/reset', null],
+  ['/grid/rest/config/tcp-ip/member-list', 'CLUSTER_READ'],
+  ['/grid/rest/config/tcp-ip', null],
+  ['/grid/rest/management/cluster/version', 'CLUSTER_READ'],
+  ['/grid/rest/management/cluster/state', null],
+  ['/grid/rest/management/cluster/nodes', null],
+  ['/grid/rest/management/cluster/changeState', null],
+  ['/grid/rest/management/cluster/forceStart', 'PERSISTENCE'],
+  ['/grid/rest/management/cluster', null],
+  ['/grid/rest', null],
+  ['/grid', null],
+];
+
+test('HEAD is classified exactly like GET on every edge of the table', () => {
+  for (const [path, group] of HEAD_EDGES) {
+    assert.equal(classifyGroup('GET', seg(path)), group, `GET ${path}`);
+    assert.equal(classifyGroup('HEAD', seg(path)), group, `HEAD ${path}`);
+  }
+});

@@ -6,6 +6,7 @@ import { GridError } from '../../util/errors.js';
 import type { MemberApi } from '../../member/member-api.js';
 import { fail, type HttpReply } from '../reply.js';
 import type { HttpRequest } from '../request.js';
+import { requireHeaderCredentialsWhenSecure } from './info.js';
 import { authenticated } from './management.js';
 
 function unknownReplication(api: MemberApi, name: string): GridError {
@@ -31,7 +32,20 @@ export function wanProgress(req: HttpRequest): HttpReply {
   throw new GridError('ERR_WAN_UNKNOWN', `no WAN sync or consistency check has the id '${req.params.uuid ?? ''}'`);
 }
 
-export function cpCall(_req: HttpRequest, api: MemberApi): HttpReply {
+/**
+ * A CP call (rest.md §9). With security on, credentials first (rest.md §7 lists cp-subsystem
+ * `groups`, `members` and `reset` among the calls that need them when security asks): a POST takes
+ * them as every management POST does (body `p1&p2`, or `Authorization: Basic`), so a body without
+ * them is 400 and wrong ones are 403; a GET has no body and needs `Authorization: Basic`, like
+ * `GET log-level`. Every attempt is audited. With security off nothing is asked: rest.md §9 says
+ * every CP call of a member without a CP subsystem answers 503, whatever its body.
+ */
+export function cpCall(req: HttpRequest, api: MemberApi): HttpReply {
+  const endpoint = `cp-subsystem/${req.segments.slice(3).join('/')}`;
+  if (api.securityEnabled()) {
+    if (req.method === 'POST') authenticated(req, api, 0, endpoint);
+    else requireHeaderCredentialsWhenSecure(req, api, endpoint);
+  }
   const count = api.cpMemberCount();
   if (count === 0) throw new GridError('ERR_CP_DISABLED', 'CP subsystem is not enabled');
   throw new GridError('ERR_CP_DISABLED', `CP subsystem is not available: it needs ${count} CP members and this version runs no CP subsystem`);
