@@ -70,7 +70,7 @@ describe('node state on every member', () => {
     await joiner.waitForOutput(/no new members are admitted|FROZEN/, 15_000).catch(() => null);
     assert.equal(await nodeState(port as number), 'STARTING');
     assert.equal((await request(port as number, 'GET', '/grid/health/ready')).status, 503);
-    assert.equal((await request(port as number, 'GET', '/grid/health')).json().nodeState, 'STARTING');
+    assert.equal(((await request(port as number, 'GET', '/grid/health')).json() as { nodeState: string }).nodeState, 'STARTING');
     await changeState(a, 'active');
     await waitSettled([...ports, port as number], 4, 30_000);
     assert.equal(await nodeState(port as number), 'ACTIVE');

@@ -49,7 +49,7 @@ test('a call forwarded before its member left the cluster is not acknowledged by
 
   cluster.until('c joins again', () => cluster.settled(members), 120_000);
   cluster.until('the put is answered', () => put.result !== null, 30_000);
-  assert.equal(put.result?.kind, 'ok');
+  assert.equal((put.result as LocalResult | null)?.kind, 'ok');
   assert.deepEqual(cluster.valuesOnReplicas(a, 'm', key), ['v', 'v'], 'owner and backup hold the value');
   cluster.stop();
 });
