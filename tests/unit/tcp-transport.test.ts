@@ -480,7 +480,7 @@ test('dial failures: refused (nothing listens) is told apart from a peer that ac
   // Nothing listens: the kernel refuses.
   const closedPort = await freePort();
   a.t.send(`127.0.0.1:${closedPort}`, cancel(1));
-  await waitFor(() => a.unreachable.length === 1, 5000);
+  await waitFor(() => a.unreachable.length === 1, 'the refused dial');
   assert.deepEqual(a.unreachable[0], { address: `127.0.0.1:${closedPort}`, refused: true });
   // A program on the port that accepts and closes every connection: a failure, not a refusal.
   const closer = net.createServer((socket) => socket.destroy());
@@ -488,17 +488,17 @@ test('dial failures: refused (nothing listens) is told apart from a peer that ac
   cleanups.push(() => new Promise<void>((resolve) => closer.close(() => resolve())));
   const closerAddress = `127.0.0.1:${(closer.address() as net.AddressInfo).port}`;
   a.t.send(closerAddress, cancel(2));
-  await waitFor(() => a.unreachable.some((u) => u.address === closerAddress), 5000);
+  await waitFor(() => a.unreachable.some((u) => u.address === closerAddress), 'the failed dial to the closer');
   assert.deepEqual(a.unreachable.find((u) => u.address === closerAddress), { address: closerAddress, refused: false });
   // A member that stops: its open connection closes (reported once), then its port refuses.
   const b = await startNode(B);
   a.t.send(b.address, cancel(3));
-  await waitFor(() => b.received.length === 1, 5000);
+  await waitFor(() => b.received.length === 1, 'B to receive the message');
   await b.stop();
-  await waitFor(() => a.disconnected.length === 1, 5000);
+  await waitFor(() => a.disconnected.length === 1, 'the closed connection to B');
   assert.deepEqual(a.disconnected, [{ uuid: B, address: b.address }]);
   a.t.send(b.address, cancel(4));
-  await waitFor(() => a.unreachable.some((u) => u.address === b.address), 5000);
+  await waitFor(() => a.unreachable.some((u) => u.address === b.address), 'the refused dial to B');
   assert.deepEqual(a.unreachable.find((u) => u.address === b.address), { address: b.address, refused: true });
 });
 
@@ -506,6 +506,6 @@ test('a handshake refused by a member of another cluster is not a failed dial', 
   const a = await startNode(A);
   const other = await startNode(C, { clusterName: 'other' });
   a.t.send(other.address, cancel(1));
-  await waitFor(() => a.refused.length === 1, 5000);
+  await waitFor(() => a.refused.length === 1, 'the refusal by the other cluster');
   assert.deepEqual(a.unreachable, []);
 });
