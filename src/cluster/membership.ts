@@ -18,7 +18,12 @@
 //   the old one at once; a member whose master restarted suspects the old master at once (its
 //   process is gone), so the mastership claim starts without waiting for the heartbeat timeout.
 // - Heartbeats every heartbeatIntervalMs on the monotonic clock; silence for maxNoHeartbeatMs makes
-//   a member suspected. The master removes suspects at once; when the master is suspected, the
+//   a member suspected. Refused reconnects suspect sooner (connection-monitor.ts): when the
+//   connection to a member closes it is dialled every connectionMonitorIntervalMs, and
+//   connectionMonitorMaxFaults refused dials (ECONNREFUSED: its process is gone) suspect it. A
+//   non-master only tells the master (memberSuspected); the master removes a member on its own
+//   evidence alone (its own refused dials, or the heartbeat timeout), so one member's local trouble
+//   never removes another. The master removes suspects at once; when the master is suspected, the
 //   oldest non-suspected member asks the others to accept it (claim) and takes over with those that
 //   accept.
 // - Split brain: the master probes every address it knows of (join addresses and every member it
@@ -28,6 +33,7 @@
 //   leaves too. The host replays the data it held into the larger cluster (ClusterNode).
 import type { MemberWire, Message, MessageOf, TableWire, ViewWire } from './messages.js';
 import { message } from './messages.js';
+import { ConnectionMonitor } from './connection-monitor.js';
 import type { Peer, Transport } from './transport.js';
 import type { Clock, TimerHandle, Timers } from '../util/clock.js';
 import type { ComponentLogger } from '../util/logger.js';
@@ -37,6 +43,10 @@ export interface MembershipOptions {
   readonly joinAddresses: readonly string[];
   readonly heartbeatIntervalMs: number;
   readonly maxNoHeartbeatMs: number;
+  /** grid.connection.monitor.interval: ms between re-dials of a member whose connection closed, and between counted refusals. */
+  readonly connectionMonitorIntervalMs: number;
+  /** grid.connection.monitor.max.faults: refused reconnects that suspect a member. */
+  readonly connectionMonitorMaxFaults: number;
   readonly joinBatchQuietMs: number;
   readonly joinBatchMaxMs: number;
   /** How long a member without a master keeps asking before it may claim mastership. */
@@ -126,11 +136,24 @@ export class Membership {
   private acceptedClaimant: string | null = null;
   private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
   private readonly unreachable = new Map<string, number>();
+  /** Refused reconnects per member (the second failure detector). */
+  private readonly monitor: ConnectionMonitor;
+  private monitorTimer: TimerHandle | null = null;
   private lastPublishMs = 0;
   private tickTimer: TimerHandle | null = null;
   private stopped = false;
   private joinAddresses: string[];
-  readonly counters = { viewsPublished: 0, membersRemoved: 0, claims: 0, merges: 0, clustersFounded: 0, restartsDetected: 0, leftCluster: 0 };
+  readonly counters = {
+    viewsPublished: 0,
+    membersRemoved: 0,
+    claims: 0,
+    merges: 0,
+    clustersFounded: 0,
+    restartsDetected: 0,
+    leftCluster: 0,
+    /** Members this one suspected because their reconnects were refused. */
+    refusalSuspicions: 0,
+  };
 
   constructor(
     private readonly opts: MembershipOptions,
@@ -142,6 +165,12 @@ export class Membership {
   ) {
     this.joinStartMs = clock.monotonicMs();
     this.joinAddresses = opts.joinAddresses.filter((a) => a !== addressOf(opts.self));
+    this.monitor = new ConnectionMonitor({
+      intervalMs: opts.connectionMonitorIntervalMs,
+      maxFaults: opts.connectionMonitorMaxFaults,
+      // After the heartbeat timeout the other detector has decided anyway.
+      watchMs: opts.maxNoHeartbeatMs,
+    });
   }
 
   // ── queries ──────────────────────────────────────────────────────────────────────────────────
@@ -211,6 +240,9 @@ export class Membership {
     this.stopped = true;
     if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
     this.tickTimer = null;
+    if (this.monitorTimer !== null) this.timers.clearTimeout(this.monitorTimer);
+    this.monitorTimer = null;
+    this.monitor.clear();
   }
 
   private tick(): void {
@@ -265,9 +297,77 @@ export class Membership {
     });
   }
 
-  /** The transport could not connect to an address. */
-  onUnreachable(address: string): void {
-    this.unreachable.set(address, this.clock.monotonicMs());
+  /**
+   * The transport could not connect to an address; `refused`: the connection was refused
+   * (ECONNREFUSED), a fault against the member listed there.
+   */
+  onUnreachable(address: string, refused = false): void {
+    const now = this.clock.monotonicMs();
+    this.unreachable.set(address, now);
+    if (!refused || !this.joinedFlag) return;
+    // By uuid: only the incarnation this member lists at that address. A new one that listens
+    // there accepts dials, so it is never refused.
+    for (const x of this.members) {
+      if (x.uuid === this.opts.self.uuid || addressOf(x) !== address || this.suspects.has(x.uuid)) continue;
+      const r = this.monitor.refused(x.uuid, address, now);
+      if (r.kind === 'counted') this.log.fine(`reconnect to member ${address} (${x.uuid}) refused (${r.faults} of ${this.opts.connectionMonitorMaxFaults})`);
+      else if (r.kind === 'suspect') this.suspectRefused(x, `${r.faults} reconnect(s) refused in ${Math.round(r.spanMs)} ms (connection refused: its process is gone)`);
+      this.scheduleMonitor();
+    }
+  }
+
+  /** The open connection to a peer closed: if it is a member, dial it again at once and keep watching. */
+  onDisconnected(peer: Peer): void {
+    if (!this.joinedFlag || peer.uuid === this.opts.self.uuid || this.suspects.has(peer.uuid)) return;
+    const x = this.member(peer.uuid);
+    if (x === undefined) return;
+    this.monitor.watch(x.uuid, addressOf(x), this.clock.monotonicMs());
+    this.redial(addressOf(x));
+    this.scheduleMonitor();
+  }
+
+  /** A dial is what tells a dead process from a live one: any message to the address makes one. */
+  private redial(address: string): void {
+    this.transport.send(address, message('heartbeat', { membersVersion: this.membersVersion, masterUuid: this.members[0]?.uuid ?? '', suspects: [...this.suspects] }));
+  }
+
+  private scheduleMonitor(): void {
+    if (this.monitorTimer !== null || this.stopped || this.monitor.size === 0) return;
+    this.monitorTimer = this.timers.setTimeout(() => {
+      this.monitorTimer = null;
+      if (this.stopped) return;
+      this.monitor.retain((u) => this.isMember(u) && !this.suspects.has(u));
+      for (const d of this.monitor.due(this.clock.monotonicMs())) this.redial(d.address);
+      this.scheduleMonitor();
+    }, this.monitor.intervalMs);
+  }
+
+  /**
+   * Reconnects to `x` were refused maxFaults times. The master removes it; a non-master suspects it
+   * (a claim may follow if it is the master) and tells the master, which checks for itself.
+   */
+  private suspectRefused(x: MemberWire, why: string): void {
+    this.counters.refusalSuspicions++;
+    this.suspects.add(x.uuid);
+    this.log.warning(`member ${addressOf(x)} (${x.uuid}) suspected: ${why}`);
+    if (this.isMaster) {
+      this.removeMembers([x.uuid], 'reconnects refused');
+      return;
+    }
+    const master = this.members[0];
+    if (master !== undefined && master.uuid !== x.uuid) this.transport.send(addressOf(master), message('memberSuspected', { uuid: x.uuid, reason: why }));
+    this.maybeClaim();
+  }
+
+  /** Master: a member reports refused reconnects to `uuid`. Its word removes nobody: dial it ourselves. */
+  private onMemberSuspected(from: Peer, m: MessageOf<'memberSuspected'>): void {
+    if (!this.isMaster || !this.isMember(from.uuid)) return;
+    const x = this.member(m.body.uuid);
+    if (x === undefined || x.uuid === this.opts.self.uuid || this.suspects.has(x.uuid)) return;
+    this.log.info(`member ${from.address} suspects ${addressOf(x)} (${x.uuid}): ${m.body.reason}; checking its connection`);
+    this.monitor.watch(x.uuid, addressOf(x), this.clock.monotonicMs());
+    this.redial(addressOf(x));
+    this.scheduleMonitor();
   }
 
   private found(reason: string): void {
@@ -311,6 +411,9 @@ export class Membership {
           this.leave(`merging into the cluster of ${m.body.masterAddress}: ${m.body.reason}`, true);
           this.masterAddressHint = m.body.masterAddress;
         }
+        return true;
+      case 'memberSuspected':
+        this.onMemberSuspected(from, m);
         return true;
       case 'notMember':
         if (this.joinedFlag && this.master !== null && from.uuid === this.master.uuid) this.leave('the master removed this member');
@@ -483,6 +586,7 @@ export class Membership {
     const now = this.clock.monotonicMs();
     for (const x of this.members) if (!this.lastHeard.has(x.uuid) || !wasJoined) this.lastHeard.set(x.uuid, now);
     for (const s of [...this.suspects]) if (!this.isMember(s)) this.suspects.delete(s);
+    this.monitor.retain((u) => this.isMember(u));
     this.host.onView(view, previous);
   }
 
@@ -495,6 +599,7 @@ export class Membership {
     this.members = [];
     this.membersVersion = 0;
     this.suspects.clear();
+    this.monitor.clear();
     this.joiners.clear();
     this.claim = null;
     this.unjoinedPeers.clear();
@@ -518,6 +623,7 @@ export class Membership {
     }
     this.lastHeard.set(from.uuid, this.clock.monotonicMs());
     this.heardSinceAdmitted.add(from.uuid);
+    this.monitor.forget(from.uuid);
     if (this.suspects.delete(from.uuid)) this.log.info(`member ${from.address} is heard again`);
     if (this.isMaster && m.body.membersVersion < this.membersVersion) {
       // It missed a view: send it again.
@@ -557,6 +663,7 @@ export class Membership {
       this.suspects.delete(u);
       this.lastHeard.delete(u);
       this.heardSinceAdmitted.delete(u);
+      this.monitor.forget(u);
     }
     this.log.info(`removed ${[...drop].join(', ')} (${reason})`);
     this.host.onMembersRemoved([...drop]);

@@ -130,6 +130,8 @@ export const MESSAGE_SCHEMAS = {
   shutdownMemberAck: { uuid: 'str' },
   /** POST config/tcp-ip/member-list through one member: every member takes the new join list. */
   memberListSet: { members: ['str'] },
+  /** A non-master whose reconnects to a member were refused tells the master (it decides). */
+  memberSuspected: { uuid: 'str', reason: 'str' },
   /** The caller's client went away: stop a waiting poll (by the invoke's callId). */
   pollCancel: { callId: 'u53' },
   /** Master → a member that is not in its member list: you were removed; rejoin. */
@@ -184,6 +186,7 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   mergeTo: 32,
   shutdownMemberAck: 33,
   memberListSet: 34,
+  memberSuspected: 35,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -11,6 +11,10 @@
 // - Inbound messages reach the handler with the peer's identity from its handshake.
 // - A peer that turns out to be another cluster (cluster-name mismatch) or incompatible is reported
 //   through onRefused and never delivers messages; nobody shuts down because of it.
+// - A failed dial says whether the peer's host refused the connection (ECONNREFUSED: nothing
+//   listens at that port, as after a process died) or failed otherwise (a timeout, an unreachable
+//   host, a reset). Only the first is evidence of a dead process: a paused process or a dropped
+//   network makes dials hang, never refused. A refused handshake is neither (onRefused).
 import type { Message } from './messages.js';
 
 export interface Peer {
@@ -23,8 +27,14 @@ export interface TransportHandler {
   onMessage(from: Peer, message: Message): void;
   /** A handshake with `address` was refused (soft: another cluster; hard: incompatible). */
   onRefused(address: string, reason: string, hard: boolean): void;
-  /** A dial to `address` failed (nothing listens there, or it did not answer in time). */
-  onUnreachable?(address: string): void;
+  /**
+   * A dial to `address` failed. `refused`: the connection itself was refused (ECONNREFUSED, nothing
+   * listens there); false for every other failure (timeout, unreachable host, reset, closed before
+   * the handshake finished).
+   */
+  onUnreachable?(address: string, refused: boolean): void;
+  /** The open connection to `peer` closed (either side, any cause) and no other one to it is open. */
+  onDisconnected?(peer: Peer): void;
 }
 
 export interface Transport {

@@ -182,6 +182,8 @@ export interface GridProperties {
   readonly partitionCount: number; // grid.partition.count
   readonly heartbeatIntervalSeconds: number; // grid.heartbeat.interval.seconds
   readonly maxNoHeartbeatSeconds: number; // grid.max.no.heartbeat.seconds
+  readonly connectionMonitorIntervalMs: number; // grid.connection.monitor.interval (100 ms between counted refusals)
+  readonly connectionMonitorMaxFaults: number; // grid.connection.monitor.max.faults (3 refused reconnects suspect a member)
   readonly operationCallTimeoutMs: number; // grid.operation.call.timeout.millis
   readonly gracefulShutdownMaxWaitSeconds: number; // grid.graceful.shutdown.max.wait.seconds
   readonly restHeaderBytesMax: number; // grid.rest.header.bytes.max (16 KiB)

@@ -56,6 +56,8 @@ interface Call {
 export class Invoker {
   private nextCallId = 1;
   private readonly remote = new Map<number, Call>();
+  /** Calls waiting out a retry delay (not in flight): a member removal wakes those aimed at it. */
+  private readonly backingOff = new Set<Call>();
   readonly counters = { forwarded: 0, retries: 0, timeouts: 0, indeterminate: 0 };
 
   constructor(
@@ -160,15 +162,24 @@ export class Invoker {
     call.retries++;
     const delay = Math.min(this.opts.retryDelayMaxMs, this.opts.retryDelayMinMs * 2 ** Math.min(call.retries - 1, 10));
     if (call.timer !== null) this.timers.clearTimeout(call.timer);
+    this.backingOff.add(call);
     call.timer = this.timers.setTimeout(() => {
       call.timer = null;
+      this.backingOff.delete(call);
       this.attempt(call);
     }, delay);
+  }
+
+  /** Runs a call again soon with its backoff reset: its target left, so the next owner is a new one. */
+  private retrySoon(call: Call): void {
+    call.retries = 0;
+    this.retryLater(call);
   }
 
   private finish(call: Call, r: LocalResult): void {
     if (call.done) return;
     call.done = true;
+    this.backingOff.delete(call);
     if (call.timer !== null) this.timers.clearTimeout(call.timer);
     if (call.callId !== 0) this.remote.delete(call.callId);
     call.callback(r);
@@ -207,9 +218,20 @@ export class Invoker {
     this.finish(call, { kind: 'ok', outcome: outcomeFromWire(call.op.code, b) });
   }
 
-  /** A member left: calls in flight to it are retried (idempotent) or end indeterminate. */
+  /**
+   * A member left: calls in flight to it are retried (idempotent) or end indeterminate, and calls
+   * waiting to retry it go again; both at once (the shortest retry delay), without waiting for their
+   * attempt timeouts or a grown backoff: the table that removed it names the promoted owner.
+   */
   onMemberRemoved(uuid: string): void {
     this.dropRemote((call) => call.target === uuid);
+    for (const call of [...this.backingOff]) {
+      if (call.target !== uuid) continue;
+      this.backingOff.delete(call);
+      if (call.timer !== null) this.timers.clearTimeout(call.timer);
+      call.timer = null;
+      this.retrySoon(call);
+    }
   }
 
   /**
@@ -228,7 +250,7 @@ export class Invoker {
       this.remote.delete(callId);
       if (call.timer !== null) this.timers.clearTimeout(call.timer);
       call.timer = null;
-      if (call.idempotent) this.retryLater(call);
+      if (call.idempotent) this.retrySoon(call);
       else {
         this.counters.indeterminate++;
         this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_INDETERMINATE', 'the member running this queue call left before answering; it may or may not have taken effect', { retryAfterSeconds: 1 }) });

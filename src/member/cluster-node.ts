@@ -161,6 +161,8 @@ export class ClusterNode implements TransportHandler {
         joinAddresses: [],
         heartbeatIntervalMs: c.properties.heartbeatIntervalSeconds * 1000,
         maxNoHeartbeatMs: c.properties.maxNoHeartbeatSeconds * 1000,
+        connectionMonitorIntervalMs: c.properties.connectionMonitorIntervalMs,
+        connectionMonitorMaxFaults: c.properties.connectionMonitorMaxFaults,
         joinBatchQuietMs: this.t.joinBatchQuietMs,
         joinBatchMaxMs: this.t.joinBatchMaxMs,
         claimAfterMs: this.t.claimAfterMs,
@@ -353,9 +355,14 @@ export class ClusterNode implements TransportHandler {
     this.membership.onUnreachable(address);
   }
 
-  /** The transport could not connect to an address. */
-  onUnreachable(address: string): void {
-    this.membership.onUnreachable(address);
+  /** The transport could not connect to an address; `refused`: ECONNREFUSED (nothing listens there). */
+  onUnreachable(address: string, refused = false): void {
+    this.membership.onUnreachable(address, refused);
+  }
+
+  /** The open connection to a peer closed: membership re-dials it to tell a dead process from a live one. */
+  onDisconnected(peer: Peer): void {
+    this.membership.onDisconnected(peer);
   }
 
   private sendTo(uuid: string, m: Message): void {

@@ -60,7 +60,8 @@ export class MemberRuntime {
     this.memberPort.transport.setHandler({
       onMessage: (from, message) => member.onMessage(from, message),
       onRefused: (address) => member.node.onRefused(address),
-      onUnreachable: (address) => member.node.onUnreachable(address),
+      onUnreachable: (address, refused) => member.node.onUnreachable(address, refused),
+      onDisconnected: (peer) => member.node.onDisconnected(peer),
     });
     const dispatcher = new Dispatcher(buildRoutes(), this.member, {
       internalError: (error, method, target) => {

@@ -124,6 +124,8 @@ class Connection {
   /** Set when the peer refused our handshake; reported to the handler outside the read loop. */
   refusal: { readonly reason: string; readonly hard: boolean } | null = null;
   failure = '';
+  /** The errno code of the first socket error (`ECONNREFUSED` tells a dead process from a silent one). */
+  failureCode = '';
   readonly reader: FrameReader;
 
   constructor(
@@ -344,8 +346,11 @@ export class TcpTransport implements Transport {
     this.connections.add(c);
     c.timer = this.timer(c, 'the handshake did not finish in time');
     c.socket.on('data', (chunk: Buffer) => this.onBytes(c, chunk));
-    c.socket.on('error', (e: Error) => {
-      if (c.failure === '') c.failure = e.message;
+    c.socket.on('error', (e: NodeJS.ErrnoException) => {
+      if (c.failure === '') {
+        c.failure = e.message;
+        c.failureCode = e.code ?? '';
+      }
     });
     c.socket.once('end', () => this.onPeerEnd(c));
     c.socket.once('close', () => this.onClose(c));
@@ -603,10 +608,15 @@ export class TcpTransport implements Transport {
         this.counters.dialsFailed++;
         this.noteFailure(c.dialAddress, false);
         this.log.fine(`could not connect to ${c.dialAddress}: ${c.failure || 'connection closed'}`);
-        this.handler.onUnreachable?.(c.dialAddress);
+        // Only the kernel's refusal counts as "nothing listens there"; a dial that hung until the
+        // handshake timeout, or was accepted and then closed, proves nothing about the process.
+        this.handler.onUnreachable?.(c.dialAddress, c.failureCode === 'ECONNREFUSED');
       }
     } else if (wasOpen) {
       this.log.fine(`connection to member ${c.describe()} closed${c.failure === '' ? '' : `: ${c.failure}`}`);
+      // A duplicate retired in favour of another open connection is not a lost peer.
+      const peer = c.peer as Peer;
+      if (!this.closed && !this.byUuid.has(peer.uuid)) this.handler.onDisconnected?.(peer);
     }
   }
 

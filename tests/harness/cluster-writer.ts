@@ -55,6 +55,8 @@ export class RecordingWriter {
   /** Offered items by item text. */
   readonly offers = new Map<string, OfferRecord>();
   readonly failures: Failure[] = [];
+  /** Every request's port, send time and answer time (ms since the writer started), answered or not. */
+  readonly timings: { readonly port: number; readonly sentMs: number; readonly doneMs: number; readonly ok: boolean }[] = [];
   acked = 0;
   attempted = 0;
   private readonly alive: Set<number>;
@@ -153,12 +155,14 @@ export class RecordingWriter {
     const sentMs = this.elapsedMs();
     try {
       const res = await this.client(loop, port).request(method, path, { body, headers: { 'Content-Type': 'text/plain' } });
+      this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: res.status === 200 });
       if (res.status === 200) {
         this.acked++;
         return true;
       }
       this.failures.push({ port, what, status: res.status, detail: res.headers['grid-error'] ?? '', sentMs, atMs: this.elapsedMs() });
     } catch (e) {
+      this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: false });
       this.failures.push({ port, what, status: 0, detail: (e as Error).message, sentMs, atMs: this.elapsedMs() });
     }
     return false;

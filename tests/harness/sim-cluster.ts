@@ -65,7 +65,12 @@ export class ScenarioCluster {
         timings: SCENARIO_TIMINGS,
         onShutdownRequested: () => {},
       });
-      transport.setHandler({ onMessage: (from, m) => node.onMessage(from, m), onRefused: (a) => node.onRefused(a) });
+      transport.setHandler({
+        onMessage: (from, m) => node.onMessage(from, m),
+        onRefused: (a) => node.onRefused(a),
+        onUnreachable: (a, refused) => node.onUnreachable(a, refused),
+        onDisconnected: (peer) => node.onDisconnected(peer),
+      });
       return { address, node };
     });
     this.members.forEach((m, i) => world.after(i * 200, `start ${i}`, () => m.node.start(m.address.split(':')[0] as string, 5701, addresses)));

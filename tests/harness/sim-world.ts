@@ -18,6 +18,15 @@
 //   messages delivered to it wait, in the order they fell due, and all run when it resumes, late,
 //   against the view it had. Its connections stay open, as TCP's do to a stopped process.
 // - Partitions may be one-way (block: A hears B, B does not hear A).
+// - Three ways a member stops answering, as the transport tells them apart (issue #11):
+//   * dead (crash(), the default: kill -9, OOM): its kernel closes its connections, so every peer
+//     with an open connection to it is told (onDisconnected) one delay later, and every later dial
+//     is refused (onUnreachable(address, true), one delay after the message that dialled);
+//   * silent (crash(address, 'silent'): power loss, a cable pulled): nothing is told, messages
+//     vanish, dials hang (never refused);
+//   * paused (pause()): connections stay open, messages wait; nothing is refused.
+//   Across a partition nothing is told either way: neither the close nor a refusal crosses it.
+//   An address where no process ever ran drops messages silently, as before.
 // - The real twin is runtime/'s TCP transport; both implement src/cluster/transport.ts.
 import type { Message, MessageKind } from '../../src/cluster/messages.js';
 import { decodeMessage, encodeBody, MESSAGE_TYPES } from '../../src/cluster/messages.js';
@@ -268,6 +277,8 @@ interface InFlight {
 export class SimTransport implements Transport {
   /** @internal */ handler: TransportHandler | null = null;
   /** @internal */ alive = true;
+  /** @internal Crashed silently: dials to it hang instead of being refused. */
+  silent = false;
   /** @internal Addresses known to be of another cluster: send() returns false at once. */
   readonly refused = new Set<string>();
   /** @internal Addresses whose refusal is on its way back. */
@@ -589,12 +600,38 @@ export class SimWorld {
    * connections close, dropping what they carry. Its timers are NOT touched here: the test calls
    * timersFor(id).cancelAll(), since only it knows which id the member used.
    */
-  crash(address: string): void {
+  crash(address: string, mode: 'dead' | 'silent' = 'dead'): void {
     const t = this.transports.get(address);
     if (t === undefined || !t.alive) return;
     t.alive = false;
+    t.silent = mode === 'silent';
+    if (mode === 'dead') {
+      // The kernel closes the dead process's sockets: each peer with an open connection hears it.
+      for (const c of this.connections.values()) {
+        if (!c.open || (c.a !== address && c.b !== address) || c.a === c.b) continue;
+        const other = this.transports.get(c.a === address ? c.b : c.a);
+        if (other === undefined || !other.alive || this.partitioned(address, other.address)) continue;
+        const peer = t.peer;
+        this.notify(other, `closed ${address}->${other.address}`, () => other.handler?.onDisconnected?.(peer));
+      }
+    }
     this.closeConnectionsOf(address);
-    this.note(`crash ${address}`);
+    this.note(`crash ${address}${mode === 'silent' ? ' (silent)' : ''}`);
+  }
+
+  /** Runs `fn` on `t` one network delay from now (later if t is paused then), unless t died. */
+  private notify(t: SimTransport, label: string, fn: () => void): void {
+    const k = this.knobs;
+    const run = (): void => {
+      if (!t.alive) return;
+      const pause = this.paused.get(t.address);
+      if (pause !== undefined) {
+        pause.waiting.push({ label, live: () => t.alive, run });
+        return;
+      }
+      fn();
+    };
+    this.after(k.delayMsMin + this.random.nextInt(k.delayMsMax - k.delayMsMin + 1), label, run);
   }
 
   private closeConnectionsOf(address: string): void {
@@ -807,7 +844,10 @@ export class SimWorld {
     bump(m.conn.inFlightBytes, m.from.address, -m.body.length);
     if (this.connections.get(pairKey(m.from.address, m.to)) !== m.conn) return void this.drop(m.kind, 'closed', true);
     const target = this.transports.get(m.to);
-    if (target === undefined || !target.alive) return void this.drop(m.kind, 'unreachable', true);
+    if (target === undefined || !target.alive) {
+      if (target !== undefined && !target.silent && !this.partitioned(m.from.address, m.to)) this.refuseDial(m);
+      return void this.drop(m.kind, 'unreachable', true);
+    }
     if (this.partitioned(m.from.address, m.to)) return void this.drop(m.kind, 'partition', true);
     if (target.clusterName !== m.from.clusterName) {
       this.refuse(m.from, m.to);
@@ -819,6 +859,18 @@ export class SimWorld {
     this.watch?.('deliver', m.from.address, m.to, message, this.virtualMs);
     bump(this.delivered, m.kind);
     target.handler.onMessage(m.from.peer, message);
+  }
+
+  /**
+   * A message reached a dead process's address: the connection it opened is refused (ECONNREFUSED).
+   * The connection goes, so the next send dials again, and the sender hears of it one delay later.
+   */
+  private refuseDial(m: InFlight): void {
+    const key = pairKey(m.from.address, m.to);
+    if (this.connections.get(key) === m.conn) this.connections.delete(key);
+    const from = m.from;
+    const to = m.to;
+    this.notify(from, `refused dial ${from.address}->${to}`, () => from.handler?.onUnreachable?.(to, true));
   }
 
   /** The handshake answer travels back; once it arrives the sender knows and is told (soft refusal). */

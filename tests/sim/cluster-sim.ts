@@ -15,7 +15,12 @@
 //     in-doubt poll, which is counted); outside a split brain no item is polled or queued twice;
 //     inside one (a member was removed while alive: cluster.md) duplicates are allowed and counted;
 //   - a member restarted while its old incarnation was still listed never founds a cluster of its
-//     own when nothing cut it off (cluster.md, "A member restarted at the address of a listed member").
+//     own when nothing cut it off (cluster.md, "A member restarted at the address of a listed member");
+//   - (one fault at a time) a crashed member whose dials are refused (a dead process, not a silent
+//     one) is removed within the refusal window (REFUSAL_REMOVAL_MS; longer for a master, which
+//     needs a claim); a member paused for less than PAUSE_KEPT_MS (under the heartbeat timeout) is
+//     never removed. Crashes are dead (refused) or, one in three, silent (dropped; removed by the
+//     heartbeat timeout as before).
 // A failure throws with `seed=N`; `npx tsx scripts/sim.ts --seed N` replays it with a trace.
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
@@ -113,6 +118,16 @@ interface SimMember {
 
 export class SimFailureReport extends Error {}
 
+/**
+ * A dead member is out of its master's list this soon after its crash: the refusal rule (3 faults
+ * 100 ms apart, dialled on the close) plus network delays, with room to spare.
+ */
+const REFUSAL_REMOVAL_MS = 1000;
+/** A dead master: its successor also needs a claim (asked at once; a refused claim is asked again the next second). */
+const REFUSAL_MASTER_REMOVAL_MS = 3500;
+/** Pauses this short stay under the heartbeat timeout (10 s) with a heartbeat interval and lost heartbeats to spare. */
+const PAUSE_KEPT_MS = 7000;
+
 export function runClusterSim(o: SimRunOptions): SimReport {
   const seed = o.seed >>> 0;
   const rnd = new SimWorld(seed).randomFor('scenario');
@@ -169,16 +184,21 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       timings: TIMINGS,
       onShutdownRequested: () => {},
     });
-    transport.setHandler({ onMessage: (from, m) => node.onMessage(from, m), onRefused: (a) => node.onRefused(a) });
+    transport.setHandler({
+      onMessage: (from, m) => node.onMessage(from, m),
+      onRefused: (a) => node.onRefused(a),
+      onUnreachable: (a, refused) => node.onUnreachable(a, refused),
+      onDisconnected: (peer) => node.onDisconnected(peer),
+    });
     const [host, port] = address.split(':') as [string, string];
     node.start(host, Number(port), addresses.slice(0, memberCount + 1));
     const m: SimMember = { id: slot, address, uuid, node, transport, alive: true };
     members.push(m);
     return m;
   };
-  const crash = (m: SimMember): void => {
+  const crash = (m: SimMember, mode: 'dead' | 'silent' = 'dead'): void => {
     m.alive = false;
-    world.crash(m.address);
+    world.crash(m.address, mode);
     world.timersFor(`${m.address}/${m.uuid}`).cancelAll();
     m.node.stop();
   };
@@ -254,9 +274,26 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     if (fault === 0 && victims.length > 2) {
       // Crash one member (backup-count 1: one down at a time), then let the cluster repair.
       const victim = victims[rnd.nextInt(victims.length)] as SimMember;
-      faultLog(`crash ${victim.address}`);
-      crash(victim);
+      const silent = rnd.next() < 1 / 3;
+      const wasMaster = victim.node.membership.isMaster;
+      faultLog(`crash ${victim.address}${wasMaster ? ' (master)' : ''}${silent ? ' (silent)' : ''}`);
+      crash(victim, silent ? 'silent' : 'dead');
       crashes++;
+      if (!silent && o.overlap !== true) {
+        // A dead process refuses every reconnect: the survivors' master drops it within the window.
+        const windowMs = wasMaster ? REFUSAL_MASTER_REMOVAL_MS : REFUSAL_REMOVAL_MS;
+        // Watched every 50 ms: a later fault (the next round may pause the new master) must not hide it.
+        const crashedAtMs = world.timeMs;
+        const removed = (): boolean => live().some((m) => m.node.membership.isMaster && !m.node.membership.isMember(victim.uuid));
+        const watch = (): void => {
+          if (removed()) return;
+          if (world.timeMs - crashedAtMs >= windowMs) {
+            fail(`${victim.address} (${victim.uuid}) crashed ${windowMs} ms ago and refuses every reconnect, but no master has removed it: ${describe(live())}`);
+          }
+          world.after(50, 'check refusal removal', watch);
+        };
+        world.after(50, 'check refusal removal', watch);
+      }
     } else if (fault === 1) {
       // Restart a crashed slot with a new identity, or join the spare slot while migrations run.
       const dead = members.filter((m) => !m.alive && !bouncing.has(m.id) && !members.some((x) => x.alive && x.id === m.id));
@@ -300,6 +337,16 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       pauses++;
       disturb(pauseMs);
       world.after(pauseMs, 'resume', () => world.resume(victim.address));
+      if (pauseMs < PAUSE_KEPT_MS && o.overlap !== true) {
+        // Under the heartbeat timeout, and a stopped process refuses nothing: nobody may remove it.
+        const leftBefore = victim.node.membership.counters.leftCluster;
+        world.after(pauseMs + 3000, 'check pause kept', () => {
+          const master = masterOf(live());
+          if (victim.node.membership.counters.leftCluster !== leftBefore || master === undefined || !master.node.membership.isMember(victim.uuid)) {
+            fail(`${victim.address} (${victim.uuid}), paused for ${pauseMs} ms (under the heartbeat timeout), was removed`);
+          }
+        });
+      }
     } else if (fault === 5 && victims.length > 2) {
       // A long partition: a minority (at most half, rounded down) cut off past the heartbeat timeout.
       const shuffled = victims.map((m) => ({ m, r: rnd.next() })).sort((a, b) => a.r - b.r).map((x) => x.m);

@@ -123,6 +123,8 @@ test('defaults: every grid property has its documented default', () => {
     partitionCount: 271,
     heartbeatIntervalSeconds: 1,
     maxNoHeartbeatSeconds: 10,
+    connectionMonitorIntervalMs: 100,
+    connectionMonitorMaxFaults: 3,
     operationCallTimeoutMs: 60000,
     gracefulShutdownMaxWaitSeconds: 600,
     restHeaderBytesMax: 16384,
@@ -709,6 +711,11 @@ test('rule: partition count 1..32768', () => {
   assert.equal(okXml('<properties><property name="grid.partition.count">32768</property></properties>').properties.partitionCount, 32768);
   assert.equal(okXml('<properties><property name="grid.partition.count">1</property></properties>').properties.partitionCount, 1);
   assert.match(failXml('<properties><property name="grid.partition.count">0</property></properties>'), /property grid.partition.count: expected an integer 1..32768, got "0"/);
+  // Refusal-based detection: at least one fault, at least 10 ms between counted faults, integers only.
+  assert.match(failXml('<properties><property name="grid.connection.monitor.max.faults">0</property></properties>'), /property grid.connection.monitor.max.faults: expected an integer 1..1000, got "0"/);
+  assert.match(failXml('<properties><property name="grid.connection.monitor.interval">9</property></properties>'), /property grid.connection.monitor.interval: expected an integer 10..60000, got "9"/);
+  assert.match(failXml('<properties><property name="grid.connection.monitor.interval">100.5</property></properties>'), /property grid.connection.monitor.interval: expected an integer/);
+  assert.equal(okXml('<properties><property name="grid.connection.monitor.interval">10</property><property name="grid.connection.monitor.max.faults">1</property></properties>').properties.connectionMonitorIntervalMs, 10);
   assert.match(failXml('<properties><property name="grid.partition.count">32769</property></properties>'), /expected an integer 1..32768, got "32769"/);
 });
 

@@ -3,7 +3,8 @@
 // wait in whole ms, and every message the invoker sends encodes with the member-protocol codec (a
 // fractional wait once crashed the member from a retry timer: `op.timeoutMs: expected an integer`).
 // Also: an idempotent call re-sent after the attempt timeout, and a queue offer that gets no answer
-// ending indeterminate at its deadline. Time is a fake clock and a hand-driven timer list.
+// ending indeterminate at its deadline; calls waiting on a removed owner going to the promoted one
+// at once (issue #11). Time is a fake clock and a hand-driven timer list.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeBody, message, type Message } from '../../src/cluster/messages.js';
@@ -107,4 +108,49 @@ test('a queue offer with no answer ends indeterminate at its deadline, sent once
   assert.equal(results.length, 1);
   const r = results[0] as Extract<LocalResult, { kind: 'error' }>;
   assert.equal(r.error.code, 'ERR_CLUSTER_INDETERMINATE');
+});
+
+// Issue #11: a write waiting on a member that the master removed goes to the promoted owner as soon
+// as the table that removed it is in, whatever backoff it had built up retrying the dead owner.
+test('a removed owner: waiting calls go to the promoted owner at once, not after their grown backoff', () => {
+  const time = new FakeTime();
+  const sent: { address: string; m: Message }[] = [];
+  let owner = 'dead';
+  const transport: Transport = {
+    send: (address, m) => {
+      sent.push({ address, m });
+      return true;
+    },
+    disconnect: () => {},
+    connectionCount: () => 1,
+  };
+  const invoker = new Invoker(
+    { attemptTimeoutMs: 3000, retryDelayMinMs: 10.5, retryDelayMaxMs: 500 },
+    { selfUuid: 'self', ownerOf: () => owner, addressOf: (u) => (u === 'dead' ? '10.0.0.2:5701' : '10.0.0.3:5701'), runLocal: () => assert.fail('not local') },
+    transport,
+    { nowMs: () => 1_700_000_000_000 + time.nowMs, monotonicMs: () => time.nowMs },
+    time,
+  );
+  const results: LocalResult[] = [];
+  const deadPeer = { uuid: 'dead', address: '10.0.0.2:5701' };
+  // Two puts: one in flight to the dead owner, one waiting out its backoff, each after six "retry" answers.
+  for (const key of ['in-flight', 'backing-off']) {
+    invoker.invoke(1, ClusterNode.op(OP.MAP_PUT, 'm', Buffer.from(key), Buffer.from('v')), 60_000, (r) => results.push(r));
+    for (let i = 0; i < 6; i++) {
+      const last = sent[sent.length - 1]?.m as Extract<Message, { kind: 'invoke' }>;
+      invoker.onResult(deadPeer, message('invokeResult', { ...okBody, status: STATUS.RETRY }, last.callId));
+      time.advance(600);
+    }
+  }
+  // The second put is answered "retry" once more: it now waits 500 ms (its grown backoff).
+  const last = sent[sent.length - 1]?.m as Extract<Message, { kind: 'invoke' }>;
+  invoker.onResult(deadPeer, message('invokeResult', { ...okBody, status: STATUS.RETRY }, last.callId));
+  const before = sent.length;
+  owner = 'promoted';
+  invoker.onMemberRemoved('dead');
+  time.advance(15);
+  const resent = sent.slice(before);
+  assert.equal(resent.length, 2, `both puts re-sent within 15 ms of the removal, got ${resent.length}`);
+  assert.ok(resent.every((s) => s.address === '10.0.0.3:5701'), 'to the promoted owner');
+  assert.equal(results.length, 0);
 });

@@ -2,7 +2,8 @@
 // time then scheduling order, run/runFor/step/runUntil semantics, a livelock guard), per-member
 // timers (Node-like delays, clearTimeout, cancelAll), and the simulated network (per-link FIFO unless
 // reordering is on, real encode/decode on every message, loss, duplication, partitions and heal,
-// one-way blocks, pauses (timers and deliveries wait and run late, in order), crash and restart, cluster-name refusals, connection counts, counters). Determinism is checked by
+// one-way blocks, pauses (timers and deliveries wait and run late, in order), crash and restart, cluster-name refusals, connection counts, counters),
+// and a dead process (peers told of the close, dials refused) apart from a silent one and a paused one. Determinism is checked by
 // running one randomized scenario twice per seed and comparing traces and fingerprints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,14 +18,18 @@ const C = 'c.sim:5701';
 interface Inbox {
   readonly got: { from: Peer; message: Message }[];
   readonly refused: { address: string; reason: string; hard: boolean }[];
+  readonly unreachable: { address: string; refused: boolean }[];
+  readonly disconnected: Peer[];
 }
 
 function member(world: SimWorld, address: string, uuid: string, clusterName?: string): { t: SimTransport; inbox: Inbox } {
   const t = world.transportFor(address, uuid, clusterName === undefined ? {} : { clusterName });
-  const inbox: Inbox = { got: [], refused: [] };
+  const inbox: Inbox = { got: [], refused: [], unreachable: [], disconnected: [] };
   t.setHandler({
     onMessage: (from, m) => void inbox.got.push({ from, message: m }),
     onRefused: (addr, reason, hard) => void inbox.refused.push({ address: addr, reason, hard }),
+    onUnreachable: (addr, refused) => void inbox.unreachable.push({ address: addr, refused }),
+    onDisconnected: (peer) => void inbox.disconnected.push(peer),
   });
   return { t, inbox };
 }
@@ -453,4 +458,57 @@ test('randomFor depends on the seed and the name only', () => {
   assert.equal(new SimWorld(5).randomFor('m1').next(), x);
   assert.notEqual(new SimWorld(5).randomFor('m2').next(), x);
   assert.notEqual(new SimWorld(6).randomFor('m1').next(), x);
+});
+
+test('a dead process: peers with an open connection hear the close, and every later dial is refused', () => {
+  const w = new SimWorld(5);
+  const a = member(w, A, 'ua');
+  const b = member(w, B, 'ub');
+  a.t.send(B, numbered(1));
+  w.runFor(20);
+  w.crash(B);
+  w.runFor(20);
+  assert.deepEqual(a.inbox.disconnected, [{ uuid: 'ub', address: B }]);
+  a.t.send(B, numbered(2));
+  a.t.send(B, numbered(3));
+  w.runFor(20);
+  assert.ok(a.inbox.unreachable.length >= 1 && a.inbox.unreachable.every((u) => u.address === B && u.refused), JSON.stringify(a.inbox.unreachable));
+  // A new process at the address accepts: no more refusals.
+  const before = a.inbox.unreachable.length;
+  const b2 = member(w, B, 'ub2');
+  a.t.send(B, numbered(4));
+  w.runFor(20);
+  assert.equal(a.inbox.unreachable.length, before);
+  assert.deepEqual(numbers(b2.inbox), [4]);
+  void b;
+});
+
+test('a silent process and a paused one refuse nothing; a paused peer hears a close when it resumes', () => {
+  const w = new SimWorld(6);
+  const a = member(w, A, 'ua');
+  member(w, B, 'ub');
+  member(w, C, 'uc');
+  a.t.send(B, numbered(1));
+  a.t.send(C, numbered(1));
+  w.runFor(20);
+  w.crash(B, 'silent');
+  w.pause(C, 'c-timers');
+  a.t.send(B, numbered(2));
+  a.t.send(C, numbered(2));
+  w.runFor(100);
+  assert.deepEqual(a.inbox.disconnected, []);
+  assert.deepEqual(a.inbox.unreachable, []);
+  // A paused member hears of a dead peer only when it runs again.
+  const w2 = new SimWorld(7);
+  const x = member(w2, A, 'ua');
+  member(w2, B, 'ub');
+  x.t.send(B, numbered(1));
+  w2.runFor(20);
+  w2.pause(A, 'a-timers');
+  w2.crash(B);
+  w2.runFor(100);
+  assert.deepEqual(x.inbox.disconnected, []);
+  w2.resume(A);
+  w2.runFor(10);
+  assert.deepEqual(x.inbox.disconnected, [{ uuid: 'ub', address: B }]);
 });

@@ -9,7 +9,9 @@
 // ports are dialled with TLS; frames carry the type number, call id and URGENT flag; with a source
 // address (grid.socket.bind.any=false) outgoing connections leave from it, over TCP and TLS, both
 // ends log the socket's two addresses, and an address the machine does not have fails the dial
-// without throwing.
+// without throwing. Failed dials say whether they were refused (ECONNREFUSED: a dead process) or
+// failed otherwise (a peer that accepts and closes), a refused handshake is neither, and a closed
+// member connection is reported once (issue #11).
 // How: TcpTransport instances behind the real Listener (sniffing, TLS) on OS-chosen ports, and raw
 // sockets speaking the protocol by hand where a peer must misbehave. Every wait polls a condition
 // with a deadline; no test sleeps or asserts on durations.
@@ -51,6 +53,8 @@ interface Node {
   readonly address: string;
   readonly received: { from: Peer; message: Message }[];
   readonly refused: { address: string; reason: string; hard: boolean }[];
+  readonly unreachable: { address: string; refused: boolean }[];
+  readonly disconnected: Peer[];
   readonly lines: string[];
   stop(): Promise<void>;
 }
@@ -78,9 +82,13 @@ async function startNode(uuid: string, options: Partial<TcpTransportOptions> = {
   });
   const received: Node['received'] = [];
   const refused: Node['refused'] = [];
+  const unreachable: Node['unreachable'] = [];
+  const disconnected: Node['disconnected'] = [];
   t.setHandler({
     onMessage: (from, m) => received.push({ from, message: m }),
     onRefused: (address, reason, hard) => refused.push({ address, reason, hard }),
+    onUnreachable: (address, isRefused) => unreachable.push({ address, refused: isRefused }),
+    onDisconnected: (peer) => disconnected.push(peer),
   });
   const listener = new Listener({
     name: 'test port',
@@ -103,7 +111,7 @@ async function startNode(uuid: string, options: Partial<TcpTransportOptions> = {
     await listener.close();
   };
   cleanups.push(stop);
-  return { t, uuid, port, address: `127.0.0.1:${port}`, received, refused, lines, stop };
+  return { t, uuid, port, address: `127.0.0.1:${port}`, received, refused, unreachable, disconnected, lines, stop };
 }
 
 const cancel = (n: number): Message => message('pollCancel', { callId: n }, n);
@@ -465,4 +473,39 @@ test('on a TLS-only port members dial each other with TLS', async () => {
   assert.equal(untrusting.t.send(b.address, cancel(1)), true);
   await waitFor(() => untrusting.t.counters.dialsFailed === 1, 'the TLS verification to fail the dial');
   assert.equal(b.received.length, 20);
+});
+
+test('dial failures: refused (nothing listens) is told apart from a peer that accepts and closes; a closed connection is reported', async () => {
+  const a = await startNode(A);
+  // Nothing listens: the kernel refuses.
+  const closedPort = await freePort();
+  a.t.send(`127.0.0.1:${closedPort}`, cancel(1));
+  await waitFor(() => a.unreachable.length === 1, 'the refused dial');
+  assert.deepEqual(a.unreachable[0], { address: `127.0.0.1:${closedPort}`, refused: true });
+  // A program on the port that accepts and closes every connection: a failure, not a refusal.
+  const closer = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => closer.listen(0, '127.0.0.1', () => resolve()));
+  cleanups.push(() => new Promise<void>((resolve) => closer.close(() => resolve())));
+  const closerAddress = `127.0.0.1:${(closer.address() as net.AddressInfo).port}`;
+  a.t.send(closerAddress, cancel(2));
+  await waitFor(() => a.unreachable.some((u) => u.address === closerAddress), 'the failed dial to the closer');
+  assert.deepEqual(a.unreachable.find((u) => u.address === closerAddress), { address: closerAddress, refused: false });
+  // A member that stops: its open connection closes (reported once), then its port refuses.
+  const b = await startNode(B);
+  a.t.send(b.address, cancel(3));
+  await waitFor(() => b.received.length === 1, 'B to receive the message');
+  await b.stop();
+  await waitFor(() => a.disconnected.length === 1, 'the closed connection to B');
+  assert.deepEqual(a.disconnected, [{ uuid: B, address: b.address }]);
+  a.t.send(b.address, cancel(4));
+  await waitFor(() => a.unreachable.some((u) => u.address === b.address), 'the refused dial to B');
+  assert.deepEqual(a.unreachable.find((u) => u.address === b.address), { address: b.address, refused: true });
+});
+
+test('a handshake refused by a member of another cluster is not a failed dial', async () => {
+  const a = await startNode(A);
+  const other = await startNode(C, { clusterName: 'other' });
+  a.t.send(other.address, cancel(1));
+  await waitFor(() => a.refused.length === 1, 'the refusal by the other cluster');
+  assert.deepEqual(a.unreachable, []);
 });
