@@ -1,7 +1,8 @@
 // The HTTP benchmark: a Grid member against a bare node:http server, in the same run, under the same
 // load (DESIGN.md habit 8); with them, a 3-member cluster (backup-count 1) loaded through its first
 // member (cluster.ts). Then the rebalance benchmark (a 4th member joins 3 holding 1,000,000 entries,
-// cluster.ts), and the memory and micro benchmarks, when their scripts exist.
+// cluster.ts), and the memory, micro and failover (kill -9 of one of 3 members, failover.ts)
+// benchmarks, when their scripts exist.
 //
 // Flow: start the servers as child processes (bare-server.ts, `node dist/member.js`, and the cluster's
 // three members), wait for each to be ready, preload the 10,000 keys into each, then for map GET and
@@ -74,6 +75,7 @@ interface Flags {
   readonly generator: GeneratorChoice;
   readonly skipMemory: boolean;
   readonly skipMicro: boolean;
+  readonly skipFailover: boolean;
   readonly skipCluster: boolean;
   readonly skipRebalance: boolean;
   readonly onlyRebalance: boolean;
@@ -90,6 +92,7 @@ const usage = `usage: npm run bench -- [flags]
   --generator G     node | wrk (default: wrk when installed or installable, else node)
   --skip-memory     do not run scripts/bench/memory.ts
   --skip-micro      do not run scripts/bench/micro.ts
+  --skip-failover   do not run scripts/bench/failover.ts (kill -9 of one of 3 members holding 1,000,000 entries)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
   --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
   --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
@@ -108,6 +111,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let generator: GeneratorChoice = 'auto';
   let skipMemory = false;
   let skipMicro = false;
+  let skipFailover = false;
   let skipCluster = false;
   let skipRebalance = false;
   let onlyRebalance = false;
@@ -155,6 +159,9 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-micro':
         skipMicro = true;
         break;
+      case '--skip-failover':
+        skipFailover = true;
+        break;
       case '--skip-cluster':
         skipCluster = true;
         break;
@@ -197,6 +204,7 @@ function parseFlags(argv: readonly string[]): Flags {
     generator,
     skipMemory,
     skipMicro,
+    skipFailover: skipFailover || skipCluster || bareVsBare,
     skipCluster: skipCluster || bareVsBare,
     skipRebalance: skipRebalance || skipCluster || bareVsBare,
     onlyRebalance,
@@ -376,7 +384,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -455,6 +463,7 @@ async function main(): Promise<number> {
     for (const [name, skip, nodeArgs] of [
       ['memory', flags.skipMemory, ['--expose-gc', '--import', 'tsx']],
       ['micro', flags.skipMicro, ['--import', 'tsx']],
+      ['failover', flags.skipFailover, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);
