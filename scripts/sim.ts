@@ -2,6 +2,8 @@
 //   npx tsx scripts/sim.ts --seed 42                  replay one seed with the members' logs and faults
 //   npx tsx scripts/sim.ts --seeds 1-10000 --jobs 2   run a range (split over N processes), print
 //                                                     failures and a summary with a JSON line
+//   --silent-crashes                                  every crash silent (the model the seeds pinned
+//                                                     before the refusal-based detector were found with)
 //   --overlap                                         let faults overlap (the next one 3 s after the
 //                                                     previous, whether it is over or not)
 // Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
@@ -30,7 +32,7 @@ interface Totals {
 }
 
 function usage(message: string): never {
-  process.stderr.write(`sim: ${message}\nusage: sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap]\n`);
+  process.stderr.write(`sim: ${message}\nusage: sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap] [--silent-crashes]\n`);
   process.exit(2);
 }
 
@@ -41,10 +43,11 @@ function seedOf(text: string | undefined, what: string): number {
   return n;
 }
 
-function parse(args: string[]): { seeds: [number, number]; verbose: boolean; jobs: number; json: boolean; overlap: boolean } {
+function parse(args: string[]): { seeds: [number, number]; verbose: boolean; jobs: number; json: boolean; overlap: boolean; silent: boolean } {
   let seeds: [number, number] = [1, 500];
   let verbose = false;
   let overlap = false;
+  let silent = false;
   let jobs = 1;
   let json = false;
   for (let i = 0; i < args.length; i++) {
@@ -68,12 +71,13 @@ function parse(args: string[]): { seeds: [number, number]; verbose: boolean; job
       jobs = Number(t);
     } else if (a === '--json') json = true;
     else if (a === '--overlap') overlap = true;
+    else if (a === '--silent-crashes') silent = true;
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap]\n');
+      process.stdout.write('sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap] [--silent-crashes]\n');
       process.exit(0);
     } else usage(`unknown option ${JSON.stringify(a)}`);
   }
-  return { seeds, verbose, jobs, json, overlap };
+  return { seeds, verbose, jobs, json, overlap, silent };
 }
 
 function emptyTotals(): Totals {
@@ -93,7 +97,7 @@ function add(t: Totals, r: SimReport): void {
   t.duplicatedItems += r.duplicatedItems;
 }
 
-function runRange(from: number, to: number, verbose: boolean, quiet: boolean, overlap: boolean): Totals {
+function runRange(from: number, to: number, verbose: boolean, quiet: boolean, overlap: boolean, silent: boolean): Totals {
   const totals = emptyTotals();
   const partition = process.env.SIM_WATCH_PARTITION;
   const kind = process.env.SIM_WATCH_KIND;
@@ -101,11 +105,11 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean, ov
   for (let seed = from; seed <= to; seed++) {
     totals.seeds++;
     try {
-      const r = runClusterSim({ seed, verbose, overlap, ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
+      const r = runClusterSim({ seed, verbose, overlap, ...(silent ? { crashes: 'silent' as const } : {}), ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
       add(totals, r);
       if (verbose) console.log(JSON.stringify(r));
     } catch (e) {
-      const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/sim.ts --seed ${seed}${overlap ? ' --overlap' : ''})`;
+      const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/sim.ts --seed ${seed}${overlap ? ' --overlap' : ''}${silent ? ' --silent-crashes' : ''})`;
       totals.failures.push(line);
       if (!quiet) console.log(line);
     }
@@ -113,7 +117,7 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean, ov
   return totals;
 }
 
-async function runJobs(from: number, to: number, jobs: number, overlap: boolean): Promise<Totals> {
+async function runJobs(from: number, to: number, jobs: number, overlap: boolean, silent: boolean): Promise<Totals> {
   const self = fileURLToPath(import.meta.url);
   const count = to - from + 1;
   const per = Math.ceil(count / jobs);
@@ -122,7 +126,7 @@ async function runJobs(from: number, to: number, jobs: number, overlap: boolean)
     const end = Math.min(to, start + per - 1);
     parts.push(
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [...process.execArgv, self, '--seeds', `${start}-${end}`, '--json', ...(overlap ? ['--overlap'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const child = spawn(process.execPath, [...process.execArgv, self, '--seeds', `${start}-${end}`, '--json', ...(overlap ? ['--overlap'] : []), ...(silent ? ['--silent-crashes'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
         let out = '';
         child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
         child.on('error', reject);
@@ -150,7 +154,7 @@ async function runJobs(from: number, to: number, jobs: number, overlap: boolean)
 const o = parse(process.argv.slice(2));
 const startedMs = Date.now();
 const [from, to] = o.seeds;
-const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o.overlap) : runRange(from, to, o.verbose, o.json, o.overlap);
+const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o.overlap, o.silent) : runRange(from, to, o.verbose, o.json, o.overlap, o.silent);
 const wallSeconds = Math.round((Date.now() - startedMs) / 100) / 10;
 if (o.json) {
   process.stdout.write(`${JSON.stringify(totals)}\n`);

@@ -47,7 +47,7 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   int('grid.queue.poll.timeout.seconds.max', 'queuePollTimeoutSecondsMax', 300, 0, 86400),
   int('grid.queue.waiters.max', 'queueWaitersMax', 100000, 0, 10000000),
   int('grid.member.frame.bytes.max', 'memberFrameBytesMax', 67108864, 65536, 1073741824),
-  int('grid.shutdown.inflight.wait.seconds', 'shutdownInflightWaitSeconds', 30, 0, 3600),
+  int('grid.shutdown.inflight.wait.seconds', 'shutdownInflightWaitSeconds', 20, 0, 3600),
   int('grid.socket.sniff.timeout.millis', 'sniffTimeoutMs', 10000, 1, 600000),
   { kind: 'boolean', name: 'grid.socket.bind.any', key: 'socketBindAny', defaultValue: true },
   { kind: 'boolean', name: 'grid.http.healthcheck.enabled', key: 'httpHealthcheckEnabled', defaultValue: false },

@@ -195,7 +195,7 @@ export interface GridProperties {
   readonly queuePollTimeoutSecondsMax: number; // grid.queue.poll.timeout.seconds.max (300)
   readonly queueWaitersMax: number; // grid.queue.waiters.max (100000 waiting polls per member)
   readonly memberFrameBytesMax: number; // grid.member.frame.bytes.max (64 MiB)
-  readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (30)
+  readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (20: a stop without hand-off fits Kubernetes' 30 s grace)
   readonly sniffTimeoutMs: number; // grid.socket.sniff.timeout.millis (10000): first bytes must arrive by then
   readonly socketBindAny: boolean; // grid.socket.bind.any (true): false binds only the chosen address
   readonly httpHealthcheckEnabled: boolean; // grid.http.healthcheck.enabled (false): HEALTH_CHECK served even with REST off

@@ -160,3 +160,19 @@ export async function startMember(options: StartOptions = {}): Promise<MemberPro
     },
   };
 }
+
+/** A member with REST on and security on: realm `rest` with user `admin` (this password) and a member identity. */
+export function secureMemberXml(password: string): string {
+  return `<grid>
+  <network><rest-api enabled="true"/></network>
+  <security enabled="true">
+    <realms>
+      <realm name="rest">
+        <authentication><simple><user username="admin" password="${password}"/></simple></authentication>
+        <identity><username-password username="member" password="member-pw"/></identity>
+      </realm>
+    </realms>
+    <member-authentication realm="rest"/>
+  </security>
+</grid>`;
+}

@@ -9,7 +9,7 @@ import { OP } from '../../src/data/replica-store.js';
 import type { LocalResult } from '../../src/invocation/invoker.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { Logger } from '../../src/util/logger.js';
-import { SimWorld } from './sim-world.js';
+import { SimWorld, wireNode } from './sim-world.js';
 
 export const SCENARIO_TIMINGS: Partial<ClusterTimings> = { joinBatchQuietMs: 300, joinBatchMaxMs: 1500, claimAfterMs: 1500, claimTimeoutMs: 2000, migrationTickMs: 100, attemptTimeoutMs: 3000, mergeProbeIntervalMs: 2000 };
 
@@ -65,12 +65,7 @@ export class ScenarioCluster {
         timings: SCENARIO_TIMINGS,
         onShutdownRequested: () => {},
       });
-      transport.setHandler({
-        onMessage: (from, m) => node.onMessage(from, m),
-        onRefused: (a) => node.onRefused(a),
-        onUnreachable: (a, refused) => node.onUnreachable(a, refused),
-        onDisconnected: (peer) => node.onDisconnected(peer),
-      });
+      wireNode(transport, node);
       return { address, node };
     });
     this.members.forEach((m, i) => world.after(i * 200, `start ${i}`, () => m.node.start(m.address.split(':')[0] as string, 5701, addresses)));

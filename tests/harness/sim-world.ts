@@ -900,3 +900,13 @@ export class SimWorld {
 function pairKey(a: string, b: string): string {
   return a < b ? `${a} ${b}` : `${b} ${a}`;
 }
+
+/** Hands everything the simulated transport hears to the member's ClusterNode, as member-runtime does. */
+export function wireNode(transport: SimTransport, node: { onMessage(from: Peer, m: Message): void; onRefused(a: string): void; onUnreachable(a: string, refused?: boolean): void; onDisconnected(peer: Peer): void }): void {
+  transport.setHandler({
+    onMessage: (from, m) => node.onMessage(from, m),
+    onRefused: (a) => node.onRefused(a),
+    onUnreachable: (a, refused) => node.onUnreachable(a, refused),
+    onDisconnected: (peer) => node.onDisconnected(peer),
+  });
+}

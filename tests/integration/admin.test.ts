@@ -17,7 +17,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, startMember, type MemberProcess } from '../harness/member-process.js';
+import { REPO_ROOT, startMember, type MemberProcess, secureMemberXml } from '../harness/member-process.js';
 import { freePorts, killAll, startClusterMember, waitSettled } from '../harness/cluster.js';
 import { request } from '../harness/raw-http.js';
 
@@ -209,18 +209,7 @@ test('a server that never answers is exit 3 after --timeout; an oversized answer
 });
 
 const PASSWORD = 'pw-Admin-7x!';
-const XML_SECURE = `<grid>
-  <network><rest-api enabled="true"/></network>
-  <security enabled="true">
-    <realms>
-      <realm name="rest">
-        <authentication><simple><user username="admin" password="${PASSWORD}"/></simple></authentication>
-        <identity><username-password username="member" password="member-pw"/></identity>
-      </realm>
-    </realms>
-    <member-authentication realm="rest"/>
-  </security>
-</grid>`;
+const XML_SECURE = secureMemberXml(PASSWORD);
 
 describe('a member with security on', () => {
   let member: MemberProcess;

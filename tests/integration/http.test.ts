@@ -477,7 +477,7 @@ describe('REST disabled', () => {
   test('after pipelined requests were dropped by a close, SIGTERM still stops the member at once (exit 0)', async () => {
     // The requests above each had a second, pipelined request that the close dropped unanswered.
     // Nothing is in flight any more, so the graceful stop must not wait for them
-    // (grid.shutdown.inflight.wait.seconds is 30 s here).
+    // (grid.shutdown.inflight.wait.seconds is 20 s here).
     const start = Date.now();
     const code = await off.stop('SIGTERM', 5_000);
     assert.equal(code, 0);

@@ -8,7 +8,7 @@
 // third stopped by memberShutdown; each stop is observed as the process exiting, with a deadline.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMember, type MemberProcess } from '../harness/member-process.js';
+import { startMember, type MemberProcess, secureMemberXml } from '../harness/member-process.js';
 import { request, type RawResponse } from '../harness/raw-http.js';
 
 const ALL_GROUPS = ['--rest-groups', 'DATA,CLUSTER_WRITE,WAN,CP,PERSISTENCE'];
@@ -21,18 +21,7 @@ const XML_TCP = `<grid>
 </grid>`;
 
 const PASSWORD = 'pw-Zq7-unique';
-const XML_SECURE = `<grid>
-  <network><rest-api enabled="true"/></network>
-  <security enabled="true">
-    <realms>
-      <realm name="rest">
-        <authentication><simple><user username="admin" password="${PASSWORD}"/></simple></authentication>
-        <identity><username-password username="member" password="member-pw"/></identity>
-      </realm>
-    </realms>
-    <member-authentication realm="rest"/>
-  </security>
-</grid>`;
+const XML_SECURE = secureMemberXml(PASSWORD);
 
 /** Every POST of the management, WAN and CP areas with the parameter count the docs give (credentials included). */
 const COUNTED_POSTS: [string, number][] = [

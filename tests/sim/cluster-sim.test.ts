@@ -4,8 +4,8 @@
 // is checked). A failing seed is printed with the command that replays it with the members' logs.
 // Faults come one at a time (each over, the cluster settled, before the next); the second test lets
 // them overlap. The third pins the seeds that found each distinct cause of a lost write or a stuck
-// cluster (docs/cluster.md, "Found by the simulation"), run as they were found (overlapping); each
-// failed before its fix.
+// cluster (docs/cluster.md, "Found by the simulation"), run as they were found (overlapping, and
+// with silent crashes: the crash model before the refusal-based detector); each failed before its fix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runClusterSim } from './cluster-sim.js';
@@ -77,9 +77,9 @@ test('cluster simulation: the seeds that found each fixed cause still pass (over
   const failures: string[] = [];
   for (const [seed, cause] of REGRESSIONS) {
     try {
-      runClusterSim({ seed, overlap: true });
+      runClusterSim({ seed, overlap: true, crashes: 'silent' });
     } catch (e) {
-      failures.push(`seed ${seed} (${cause}): ${(e as Error).message}`);
+      failures.push(`seed ${seed} (${cause}): ${(e as Error).message}\n  replay: npx tsx scripts/sim.ts --seed ${seed} --overlap --silent-crashes`);
     }
   }
   assert.deepEqual(failures, []);

@@ -136,7 +136,7 @@ test('defaults: every grid property has its documented default', () => {
     queuePollTimeoutSecondsMax: 300,
     queueWaitersMax: 100000,
     memberFrameBytesMax: 67108864,
-    shutdownInflightWaitSeconds: 30,
+    shutdownInflightWaitSeconds: 20,
     sniffTimeoutMs: 10000,
     socketBindAny: true,
     httpHealthcheckEnabled: false,
