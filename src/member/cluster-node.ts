@@ -779,9 +779,12 @@ export class ClusterNode implements TransportHandler {
 
   // ── information ──────────────────────────────────────────────────────────────────────────────
 
-  /** Replicas in the table below the wanted count, locally receiving data, or writes awaiting acks. */
+  /** Replicas in the table below the wanted count, locally receiving data, writes awaiting acks, or data still to hand back after a split. */
   isSafe(): boolean {
     if (!this.membership.joined || this.partitions.migrationQueueSize > 0 || this.partitions.activeMigrations > 0 || this.replicator.syncing || this.replicator.staleCount > 0) return false;
+    // Data handed back after a split may be its only copy until the hand-back is done: stopping
+    // this member now would lose it.
+    if (this.replay.pending > 0 || this.replay.inFlight > 0) return false;
     const dataMembers = this.membership.list.filter((m) => !m.lite).length;
     const wanted = Math.min(this.width, dataMembers);
     const t = this.partitions.table;
