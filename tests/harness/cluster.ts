@@ -4,22 +4,40 @@
 // request writer and response parser of connection.ts / raw-http.ts, so load loops measure the
 // member and not connection set-up. Every wait is bounded by a deadline; nothing sleeps for a
 // fixed time to wait for a state.
+import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import { startMember, type MemberProcess } from './member-process.js';
 import { httpRequest } from './connection.js';
 import { parseResponses, request, type RawResponse } from './raw-http.js';
 
+/**
+ * Ports below the kernel's ephemeral range (32768 and up on Linux), so that no port the OS hands out
+ * meanwhile (a member started with --port 0 by a test running beside this one, or any client
+ * socket) can take one of them between this check and the member's bind: a port from `listen(0)`
+ * was such a port, and a concurrent test file once took one (EADDRINUSE). Each port is checked by
+ * binding it on every interface, as a member does; two test processes picking the same random port
+ * in the range is what remains, at odds of about n²/12,000.
+ */
+const PORT_RANGE_START = 20_000;
+const PORT_RANGE_END = 32_000;
+
 export async function freePorts(n: number): Promise<number[]> {
-  const servers: net.Server[] = [];
   const ports: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const s = net.createServer();
-    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-    servers.push(s);
-    ports.push((s.address() as net.AddressInfo).port);
+  for (let tries = 0; ports.length < n; tries++) {
+    if (tries > 1000) throw new Error(`no ${n} free ports in ${PORT_RANGE_START}..${PORT_RANGE_END - 1}`);
+    const port = PORT_RANGE_START + randomInt(PORT_RANGE_END - PORT_RANGE_START);
+    if (ports.includes(port) || !(await bindable(port))) continue;
+    ports.push(port);
   }
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   return ports;
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
+  });
 }
 
 /** A named map or queue with its own backup count and (optionally) merge policy. */
@@ -71,6 +89,21 @@ export function memberXml(port: number, peers: readonly (number | string)[], opt
 
 export function startClusterMember(port: number, peers: readonly number[], options: MemberXmlOptions = {}): Promise<MemberProcess> {
   return startMember({ xml: memberXml(port, peers, options), args: ['--port', String(port)] });
+}
+
+/**
+ * One member per port, all joining each other. When one fails to start, the ones already started
+ * are killed before the error goes on: left running, they would keep the test file from exiting.
+ */
+export async function startClusterMembers(ports: readonly number[], options: MemberXmlOptions = {}): Promise<MemberProcess[]> {
+  const members: MemberProcess[] = [];
+  try {
+    for (const port of ports) members.push(await startClusterMember(port, ports, options));
+  } catch (e) {
+    await killAll(members);
+    throw e;
+  }
+  return members;
 }
 
 /** Polls `f` (every 100 ms) until it returns non-null; throws naming `what` and the last error after `deadlineMs`. */

@@ -15,7 +15,7 @@
 // bounded by a deadline.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freePorts, killAll, memberXml, until, waitSettled, type MemberXmlOptions } from '../harness/cluster.js';
+import { freePorts, killAll, memberXml, startClusterMembers, until, waitSettled, type MemberXmlOptions } from '../harness/cluster.js';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
 import { request } from '../harness/raw-http.js';
 
@@ -24,9 +24,14 @@ const STOP_BOUND_MS = 20_000;
 
 async function startCluster(n: number, options: MemberXmlOptions = FAST): Promise<{ ports: number[]; members: MemberProcess[] }> {
   const ports = await freePorts(n);
-  const members: MemberProcess[] = [];
-  for (const port of ports) members.push(await startMember({ xml: memberXml(port, ports, options), args: ['--port', String(port)] }));
-  await waitSettled(ports, n, 30_000);
+  const members = await startClusterMembers(ports, options);
+  try {
+    await waitSettled(ports, n, 30_000);
+  } catch (e) {
+    // Left running, the members would keep this test file from ever exiting.
+    await killAll(members);
+    throw e;
+  }
   return { ports, members };
 }
 

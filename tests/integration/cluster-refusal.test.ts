@@ -12,7 +12,7 @@
 import test, { type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MemberProcess } from '../harness/member-process.js';
-import { clusterOf, freePorts, killAll, logTail, sizeIs, startClusterMember, until, waitSettled } from '../harness/cluster.js';
+import { clusterOf, freePorts, killAll, logTail, sizeIs, startClusterMembers, until, waitSettled } from '../harness/cluster.js';
 import { RecordingWriter, verifyMaps } from '../harness/cluster-writer.js';
 
 const SEED = Number(process.env['CLUSTER_SEED'] ?? 20261126);
@@ -21,9 +21,13 @@ const BOUND_MS = 5000;
 
 async function threeMembers(): Promise<{ ports: number[]; members: MemberProcess[]; victimIndex: number }> {
   const ports = await freePorts(3);
-  const members: MemberProcess[] = [];
-  for (const p of ports) members.push(await startClusterMember(p, ports));
-  await waitSettled(ports, 3, 30_000);
+  const members = await startClusterMembers(ports);
+  try {
+    await waitSettled(ports, 3, 30_000);
+  } catch (e) {
+    await killAll(members);
+    throw e;
+  }
   const master = (await clusterOf(ports[0]!)).members[0]!.address;
   const masterIndex = ports.findIndex((p) => `[127.0.0.1]:${p}` === master);
   assert.ok(masterIndex >= 0, `the master ${master} is one of ours`);
