@@ -3,6 +3,7 @@
 // call for a partition owned elsewhere is forwarded over the member protocol.
 import type { EndpointGroup, LogLevel } from '../config/types.js';
 import type { MetricsSnapshot } from './metrics-snapshot.js';
+import type { ClusterState, NodeState } from './states.js';
 
 /** Who made a management call: the user (or cluster name) it carried and where it came from. */
 export interface Actor {
@@ -14,8 +15,7 @@ export function describeActor(a: Actor): string {
   return `'${a.user}' from ${a.source === '' ? 'an unknown address' : a.source}`;
 }
 
-export type NodeState = 'STARTING' | 'ACTIVE' | 'PASSIVE' | 'SHUTTING_DOWN' | 'SHUT_DOWN';
-export type ClusterState = 'ACTIVE' | 'NO_MIGRATION' | 'FROZEN' | 'PASSIVE' | 'IN_TRANSITION';
+export type { ClusterState, NodeState } from './states.js';
 export const REQUESTABLE_CLUSTER_STATES: readonly ClusterState[] = ['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'];
 
 export interface StoredValue {

@@ -2,7 +2,7 @@
 // (the flat object `GET /grid/rest/metrics` has always answered), plus the figures that come per map,
 // per queue, per request kind and per GC kind. The HTTP layer turns one snapshot into JSON or into
 // the Prometheus text format (src/http/metrics-catalog.ts); nothing here does I/O.
-import type { ClusterState, NodeState } from './member-api.js';
+import type { ClusterState, NodeState } from './states.js';
 
 export interface MapFigures {
   readonly name: string;
