@@ -25,7 +25,13 @@ const el = (name: string, attrs: Attrs = {}, body: string | number | boolean | r
 /** What a masked secret prints as. */
 export const MASKED = '****';
 
-const SECRET_PROPERTY = /pass(word|wd)?|secret|token|(^|[._-])key($|[._-])|credential/i;
+const SECRET_PROPERTY = /pass(word|wd)?|pwd|(^|[._-])pw($|[._-])|secret|token|(^|[._-])key($|[._-])|credential/i;
+/** camelCase keys (`apiKey`, `licenseKey`): case matters, or "monkey" would count. */
+const SECRET_PROPERTY_CAMEL = /[a-z](Key|Secret|Token|Password)($|[._-])/;
+
+function secretName(name: string): boolean {
+  return SECRET_PROPERTY.test(name) || SECRET_PROPERTY_CAMEL.test(name);
+}
 
 export interface PrintOptions {
   /** Print passwords and secret-looking properties as they are (default: masked). */
@@ -37,7 +43,7 @@ export function printConfig(c: Config, options: PrintOptions = {}): string {
   const children: Out[] = [
     el('cluster-name', {}, c.clusterName),
     el('instance-name', {}, c.instanceName),
-    el('properties', {}, properties(c, secret)),
+    el('properties', {}, properties(c, secret, secretValues(c))),
     el('lite-member', { enabled: c.liteMember }),
     el('logging', { level: c.logging.level, format: c.logging.format }),
     network(c),
@@ -51,11 +57,21 @@ export function printConfig(c: Config, options: PrintOptions = {}): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<!-- ${note} -->\n${render(el('grid', {}, children), '')}`;
 }
 
-function properties(c: Config, secret: (value: string) => string): Out[] {
+/** Every password of the configuration: a property holding one of them is a secret whatever its name (a placeholder's source). */
+function secretValues(c: Config): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const r of c.security.realms) {
+    for (const u of r.users) if (u.password !== '') out.add(u.password);
+    if (r.identity !== null && r.identity.password !== '') out.add(r.identity.password);
+  }
+  return out;
+}
+
+function properties(c: Config, secret: (value: string) => string, secrets: ReadonlySet<string>): Out[] {
   const grid = GRID_PROPERTY_SPECS.map((p) => el('property', { name: p.name }, c.properties[p.key]));
   const others = Object.entries(c.rawProperties)
     .filter(([name]) => !isGridPropertyName(name))
-    .map(([name, value]) => el('property', { name }, SECRET_PROPERTY.test(name) ? secret(value) : value));
+    .map(([name, value]) => el('property', { name }, secretName(name) || secrets.has(value) ? secret(value) : value));
   return [...grid, ...others];
 }
 

@@ -258,9 +258,9 @@ export class Invoker {
     }
   }
 
-  /** Stop: every pending call ends unavailable. */
+  /** Stop: every pending call ends unavailable, those in flight and those waiting to be retried. */
   failAll(): void {
-    for (const call of [...this.remote.values()]) {
+    for (const call of [...this.remote.values(), ...this.backingOff]) {
       this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the member is stopping', { retryAfterSeconds: 1 }) });
     }
   }

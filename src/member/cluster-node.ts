@@ -178,7 +178,11 @@ export class ClusterNode implements TransportHandler {
         joinRefusal: () => this.joinRefusal(),
         onView: (view, previous) => this.onView(view, previous),
         onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
-        onClaimed: (views) => this.partitions.adoptNewest(views.map((v) => v.table)),
+        onClaimed: (views) => {
+          this.partitions.adoptNewest(views.map((v) => v.table));
+          // The newest table may still name members that left before the claim.
+          this.partitions.promoteDeparted();
+        },
         onLeftCluster: (reason) => this.onLeftCluster(reason),
         onFoundedCluster: () => {},
       },
@@ -331,6 +335,9 @@ export class ClusterNode implements TransportHandler {
         if (this.lock?.txId === m.body.txId) this.lock = null;
         return;
       case 'shutdownMember':
+        // Only from a member of this member's cluster: the initiator resends by address, and a new
+        // process at a stopped member's address (restarted meanwhile) must not take it as its own.
+        if (!this.membership.joined || !this.membership.isMember(from.uuid)) return;
         // Acknowledge every copy (the initiator resends until it hears back), act on the first.
         this.clusterStopping = true;
         if (m.callId !== 0) this.o.transport.send(from.address, message('shutdownMemberAck', { uuid: this.o.uuid }, m.callId));

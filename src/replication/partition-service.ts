@@ -225,7 +225,9 @@ export class PartitionService {
       if (this.departedInTable().size > 0) this.log.warning(`${removed.length} member(s) left while the cluster state forbids promotions: their partitions stay assigned to them and are unavailable until the cluster is ACTIVE or NO_MIGRATION again`);
       return;
     }
-    this.promote(gone, `after ${removed.length} member(s) left`);
+    // Members that left earlier and are still in the table (a master died before publishing its
+    // promotion, or a claimer adopted a table from before a FROZEN period) go to their backups too.
+    this.promote(new Set([...gone, ...this.departedInTable()]), `after ${removed.length} member(s) left`);
   }
 
   /** Master, when promotions are allowed again: the partitions of members that left meanwhile go to their backups. */

@@ -91,6 +91,8 @@ class Connection {
   lingering = false;
   /** Reading is held back because `pipelineMax` requests are in flight. */
   heldBack = false;
+  /** The request at the limit still has body bytes to read: hold back once its body is in (bodyDone). */
+  holdPending = false;
   /** The request read last, and its response: a parse error mid-body belongs to it. */
   lastRequest: IncomingMessage | null = null;
   lastResponse: ServerResponse | null = null;
@@ -265,8 +267,12 @@ export class RestServer {
       return;
     }
     // A close is decided (an answer marked close, a parse error): what was read after that point is
-    // never served. The staged close detaches node:http once the answers due are written.
-    if (connection.closing) return;
+    // never served. The staged close detaches node:http once the answers due are written; until then
+    // nothing more is parsed (or a client could queue requests without bound behind a waiting one).
+    if (connection.closing) {
+      this.holdBack(connection);
+      return;
+    }
     connection.inFlight++;
     this.activeRequests++;
     connection.lastRequest = req;
@@ -278,7 +284,10 @@ export class RestServer {
         this.write(res, { ...fail(503, 'too many requests in flight on this connection', { 'retry-after': '1' }), close: true });
         return;
       }
-      this.holdBack(connection);
+      // Not while this request's own body is still to come (always so after a 100 Continue): paused,
+      // node:http would never read it. Its body's end holds back instead.
+      if (hasBody(req) && !req.complete) connection.holdPending = true;
+      else this.holdBack(connection);
     }
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
@@ -371,6 +380,11 @@ export class RestServer {
 
   /** Called once per body: the whole body, or TOO_LARGE, or ABORTED. */
   bodyDone(reader: BodyReader, body: Buffer | typeof TOO_LARGE | typeof ABORTED): void {
+    const connection = reader.connection;
+    if (connection.holdPending) {
+      connection.holdPending = false;
+      if (connection.inFlight >= this.limits.pipelineMax && !connection.closed) this.holdBack(connection);
+    }
     if (body === TOO_LARGE) this.write(reader.res, tooLarge(this.limits.bodyBytesMax, reader.routed.route.dataCall));
     else if (body !== ABORTED) this.execute(reader.req, reader.res, reader.routed, body);
     this.startNext(reader.connection);
@@ -387,7 +401,7 @@ export class RestServer {
     if (connection.closed) return;
     connection.inFlight--;
     this.activeRequests--;
-    if (connection.heldBack && connection.inFlight < this.limits.pipelineMax) this.release(connection);
+    if (connection.heldBack && connection.inFlight < this.limits.pipelineMax && !connection.closing) this.release(connection);
     if (connection.inFlight === 0 && connection.deferredError !== null) {
       connection.socket.write(connection.deferredError);
       connection.deferredError = null;

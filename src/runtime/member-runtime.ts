@@ -6,6 +6,7 @@ import { BIND_ANY_HOST, type AddressChoice } from '../config/bind-address.js';
 import type { Config, SslConfig } from '../config/types.js';
 import fs from 'node:fs';
 import os from 'node:os';
+import tls from 'node:tls';
 import path from 'node:path';
 import { buildRoutes } from '../http/routes.js';
 import { Dispatcher } from '../http/dispatch.js';
@@ -98,7 +99,10 @@ export class MemberRuntime {
     const advanced = c.advancedNetwork.enabled ? c.advancedNetwork : null;
     let memberPortNumber: number;
     if (advanced !== null) {
-      const memberListener = new Listener({ ...base, name: 'member endpoint', port: advanced.memberEndpoint?.port ?? c.network.port, http: null, member, tls: null, log: this.log });
+      // Without a REST endpoint, grid.http.healthcheck.enabled serves the health group on the member
+      // endpoint, so probes still have a port to call.
+      const healthOnMember = advanced.restEndpoint === null && p.httpHealthcheckEnabled ? http : null;
+      const memberListener = new Listener({ ...base, name: 'member endpoint', port: advanced.memberEndpoint?.port ?? c.network.port, http: healthOnMember, member, tls: null, log: this.log });
       const restSsl = advanced.restEndpoint?.ssl;
       memberPortNumber = await this.bind(memberListener);
       if (advanced.restEndpoint !== null) {
@@ -210,6 +214,8 @@ export class MemberRuntime {
       return;
     }
     try {
+      // Every key and certificate must load (and match) before any listener switches: all or none.
+      for (const f of fresh) tls.createSecureContext(f.options);
       for (const f of fresh) f.listener.reloadTls(f.options);
     } catch (e) {
       this.log.severe(`SIGHUP: the new TLS key or certificate was refused (${e instanceof Error ? e.message : String(e)}); the certificates in use stay`);
@@ -223,7 +229,8 @@ export class MemberRuntime {
   /**
    * SIGQUIT: writes Node's diagnostic report (JavaScript and native stacks, heap, handles, resource
    * usage) to the working directory, or the temporary directory when that is not writable, and
-   * keeps running.
+   * keeps running. The environment is left out (it may hold secrets: GRID_* passwords), and the file
+   * is readable by the member's user only and never overwrites an existing one.
    */
   writeDiagnostics(): void {
     const name = `grid-report-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.json`;
@@ -231,8 +238,10 @@ export class MemberRuntime {
       const file = path.join(dir, name);
       try {
         fs.accessSync(dir, fs.constants.W_OK);
-        const written = process.report.writeReport(file);
-        if (written !== '' && fs.existsSync(file)) {
+        const report = process.report.getReport() as unknown as Record<string, unknown>;
+        delete report['environmentVariables'];
+        fs.writeFileSync(file, JSON.stringify(report, null, 2), { mode: 0o600, flag: 'wx' });
+        if (fs.existsSync(file)) {
           this.log.warning(`SIGQUIT: diagnostic report written to ${file}; the member keeps running`);
           return;
         }

@@ -261,6 +261,56 @@ describe('pipelining beyond grid.rest.pipeline.max (1000 by default)', () => {
   });
 });
 
+describe('the request at the pipeline limit still gets its body read', () => {
+  let one: MemberProcess;
+  before(async () => {
+    one = await startMember({ args: ['--rest-groups', 'DATA'], xml: '<grid><properties><property name="grid.rest.pipeline.max">1</property></properties></grid>' });
+  });
+  after(async () => {
+    await one.stop('SIGKILL');
+  });
+
+  /** Writes `head`, then (after the 100 Continue, or after a pause) `body`; resolves with everything read until `expect` answers. */
+  const twoStep = (head: string, body: string, waitFor100: boolean): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect({ host: '127.0.0.1', port: one.port });
+      let data = '';
+      let sent = false;
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no answer in 10 s; got ${JSON.stringify(data)}`));
+      }, 10_000);
+      const sendBody = (): void => {
+        if (sent) return;
+        sent = true;
+        socket.write(body);
+      };
+      socket.on('data', (chunk: Buffer) => {
+        data += chunk.toString('latin1');
+        if (waitFor100 && data.includes('100 Continue')) sendBody();
+        if (/HTTP\/1\.1 200 [^\r]*\r\n[\s\S]*\r\n\r\n/.test(data.replace(/HTTP\/1\.1 100 Continue\r\n\r\n/, ''))) {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(data);
+        }
+      });
+      socket.on('error', reject);
+      socket.on('connect', () => {
+        socket.write(head);
+        if (!waitFor100) setTimeout(sendBody, 300);
+      });
+    });
+
+  test('grid.rest.pipeline.max=1: a POST whose body comes later, and one behind Expect: 100-continue, are answered 200', async () => {
+    const later = await twoStep('POST /grid/rest/maps/m/late HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n', 'hello', false);
+    assert.match(later, /^HTTP\/1\.1 200 /);
+    const cont = await twoStep('POST /grid/rest/maps/m/cont HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n', 'world', true);
+    assert.match(cont, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    const r = await request(one.port, 'GET', '/grid/rest/maps/m/cont');
+    assert.equal(r.text(), 'world');
+  });
+});
+
 describe('staged close (RFC 9112 §9.6)', () => {
   // The client goes on sending after the member decided to close, and reads nothing for a while, as
   // a slow client would. A member that destroys the connection while bytes are still arriving makes

@@ -75,6 +75,8 @@ describe('signals', () => {
       assert.equal(path.dirname(file), fs.realpathSync(cwd), 'written to the working directory');
       const report = JSON.parse(fs.readFileSync(file, 'utf8')) as { header?: unknown; javascriptStack?: unknown; libuv?: unknown };
       assert.ok(report.header !== undefined && report.javascriptStack !== undefined && report.libuv !== undefined, 'a Node diagnostic report');
+      assert.equal((report as Record<string, unknown>)['environmentVariables'], undefined, 'the environment (secrets) is left out');
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'readable by the member user only');
       assert.equal((await request(m.port, 'GET', '/grid/health/node-state')).status, 200, 'still serving after SIGQUIT');
       m.child.kill('SIGUSR1');
       await m.waitForOutput(/SIGUSR1 ignored/);

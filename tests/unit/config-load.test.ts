@@ -1150,10 +1150,12 @@ test('print-config: round trip of a file using every element, plus env and flag 
 });
 
 test('print-config masks passwords and secret-looking properties unless --show-secrets', () => {
-  const setup = xml(FULL.replace('password="pw"', 'password="s3cret-identity"'), { env: { GRID_PROPERTY_DB_PASSWORD: 'hunter2', GRID_PROPERTY_API_TOKEN: 'tok-1', GRID_PROPERTY_APP_ZONE: 'z1' } });
+  const setup = xml(FULL.replace('password="pw"', 'password="s3cret-identity"'), {
+    env: { GRID_PROPERTY_DB_PASSWORD: 'hunter2', GRID_PROPERTY_API_TOKEN: 'tok-1', GRID_PROPERTY_APP_ZONE: 'z1', GRID_PROPERTY_ADMIN_PWD: 'pwd-9', GRID_PROPERTY_IDENTITY_SOURCE: 's3cret-identity' },
+  });
   const original = ok(setup).config;
   const masked = printed(setup, false);
-  assert.doesNotMatch(masked, /s3cret-identity|hunter2|tok-1/);
+  assert.doesNotMatch(masked, /s3cret-identity|hunter2|tok-1|pwd-9/, 'by name, and a property holding a password whatever its name');
   for (const u of original.security.realms.flatMap((r) => r.users)) if (u.password !== '') assert.ok(!masked.includes(`password="${u.password}"`), 'user password masked');
   assert.match(masked, /<username-password username="[^"]*" password="\*\*\*\*"\/>/);
   assert.match(masked, /<property name="db.password">\*\*\*\*<\/property>/);
