@@ -2,15 +2,10 @@
 // test can run every refusal. Anything out of range is a UsageError (exit status 2), never a default
 // taken silently.
 
-export const MERGE_POLICIES = [
-  'PassThroughMergePolicy',
-  'PutIfAbsentMergePolicy',
-  'LatestUpdateMergePolicy',
-  'HigherHitsMergePolicy',
-  'LatestAccessMergePolicy',
-  'ExpirationTimeMergePolicy',
-  'DiscardMergePolicy',
-] as const;
+import { MERGE_POLICIES } from '../../src/config/types.js';
+
+/** The merge policies of config.md, the register maps' set (one map each). */
+export { MERGE_POLICIES };
 
 /**
  * The register map's short name for a policy: lower case, without the `MergePolicy` suffix

@@ -716,11 +716,6 @@ export class ClusterNode implements TransportHandler {
     return this.joinedOnce;
   }
 
-  /** Whether a clusterShutdown is under way (started here or told by another member). */
-  get isClusterStopping(): boolean {
-    return this.clusterStopping;
-  }
-
   // ── graceful leave ───────────────────────────────────────────────────────────────────────────
 
   /** Moves every replica this member holds to others (through the master), bounded by maxWaitMs. */

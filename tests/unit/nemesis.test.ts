@@ -8,6 +8,7 @@
 // from .ci/run, not here.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { MERGE_POLICIES } from '../../src/config/types.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { checkOnceReads, checkQueue, checkRegister, countsByKind, judgeRegisters, registerLostByReads, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
 import { dropScript } from '../../scripts/nemesis/firewall.js';
@@ -24,15 +25,7 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     members: 5,
     rate: 200,
     clients: 10,
-    registerPolicies: [
-      'PassThroughMergePolicy',
-      'PutIfAbsentMergePolicy',
-      'LatestUpdateMergePolicy',
-      'HigherHitsMergePolicy',
-      'LatestAccessMergePolicy',
-      'ExpirationTimeMergePolicy',
-      'DiscardMergePolicy',
-    ],
+    registerPolicies: [...MERGE_POLICIES],
     maxNoHeartbeatSeconds: 10,
     help: false,
   });
