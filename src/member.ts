@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     randomHex: (bytes) => randomBytes(bytes).toString('hex'),
     version: MEMBER_VERSION,
     // What this version runs; the loader refuses the rest with the setting's location.
-    supports: { persistence: false, wanReplication: false, cpSubsystem: false, tls: true },
+    supports: { persistence: false, wanReplication: true, cpSubsystem: false, tls: true },
     localInterfaces: interfaces,
   });
   if (result.kind === 'exit') exitWith(result.code, result.stdout, result.stderr);

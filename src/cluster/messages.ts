@@ -57,6 +57,33 @@ const ENTRY = {
 
 const QUEUE = { name: 'str', nextItemId: 'u53', items: [{ id: 'u53', value: 'bytes', contentType: 'strOrNull' }] } as const;
 
+/**
+ * One WAN event (wan.md "Events and queues"): a map write of one partition, with the entry's
+ * metadata for puts. `kind`: 1 put, 2 remove, 3 clear (key empty), 4 sync put (full or delta sync).
+ * `version` is the source partition's data version of the write (of the snapshot, for sync puts);
+ * `policy` the merge-policy code (merge-policy.ts) the target applies; `origin` the cluster the write
+ * was first made in.
+ */
+const WAN_EVENT = {
+  partitionId: 'u32',
+  version: 'u53',
+  kind: 'u8',
+  map: 'str',
+  key: 'bytes',
+  value: 'bytes',
+  contentType: 'strOrNull',
+  creationTimeMs: 'f64',
+  updateTimeMs: 'f64',
+  lastAccessTimeMs: 'f64',
+  entryVersion: 'u53',
+  hits: 'u53',
+  policy: 'u8',
+  origin: 'str',
+} as const;
+
+/** Part of one partition's WAN queue for one publisher ("replication/publisherId"), in queue order. */
+const WAN_QUEUE = { publisher: 'str', events: [WAN_EVENT] } as const;
+
 export const MESSAGE_SCHEMAS = {
   /**
    * Joiner → any configured address: "who is master; let me in". A master also sends it as a
@@ -105,6 +132,8 @@ export const MESSAGE_SCHEMAS = {
     last: 'bool',
     entries: [ENTRY],
     queues: [QUEUE],
+    /** The partition's WAN queues (their events in order; one queue may span chunks). */
+    wan: [WAN_QUEUE],
   },
   snapshotAck: { transferId: 'u53', index: 'u32', ok: 'bool' },
   /** Master → source (the partition's owner): copy partition to destination. */
@@ -136,6 +165,31 @@ export const MESSAGE_SCHEMAS = {
   pollCancel: { callId: 'u53' },
   /** Master → a member that is not in its member list: you were removed; rejoin. */
   notMember: { membersVersion: 'u32' },
+  /**
+   * WAN source member → a target cluster's member: events of some partitions, each partition's in
+   * source order. Answered by wanBatchAck with the same callId (after applying them, or on receipt).
+   */
+  wanBatch: {
+    sourceCluster: 'str',
+    /** The source cluster's id: the target keeps per-partition order per source cluster. */
+    sourceClusterId: 'str',
+    replication: 'str',
+    publisherId: 'str',
+    ackOnReceipt: 'bool',
+    events: [WAN_EVENT],
+  },
+  wanBatchAck: { ok: 'bool', message: 'str' },
+  /** A partition owner → its backups: events up to these versions reached the target; drop them. */
+  wanAcked: { publisher: 'str', partitionIds: ['u32'], versions: ['u53'] },
+  /**
+   * The coordinator of a sync (or consistency check) → every member: sync the partitions you own.
+   * `maps` empty with `allMaps` = every map whose wan-replication-ref names the replication.
+   */
+  wanSyncStart: { syncId: 'str', kind: 'u8', replication: 'str', publisherId: 'str', maps: ['str'], allMaps: 'bool', creationTimeMs: 'f64', total: 'u32' },
+  /** A member → every member: partitions of a sync it started, finished, or failed (with the reason). */
+  wanSyncReport: { syncId: 'str', kind: 'u8', replication: 'str', publisherId: 'str', creationTimeMs: 'f64', total: 'u32', started: ['u32'], done: ['u32'], failure: 'str' },
+  /** addWanConfig through one member: every member (and later joiners) merges these schemes (JSON). */
+  wanConfigAdd: { schemes: ['str'] },
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -147,6 +201,8 @@ export type OpWire = TypeOf<typeof OP>;
 export type BackupOpWire = TypeOf<typeof BACKUP_OP>;
 export type EntryWire = TypeOf<typeof ENTRY>;
 export type QueueWire = TypeOf<typeof QUEUE>;
+export type WanEventWire = TypeOf<typeof WAN_EVENT>;
+export type WanQueueWire = TypeOf<typeof WAN_QUEUE>;
 
 /** A message as the cores see it: kind, call id, and typed body. */
 export type Message = { [K in MessageKind]: { readonly kind: K; readonly callId: number; readonly body: Body<K> } }[MessageKind];
@@ -187,6 +243,12 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   shutdownMemberAck: 33,
   memberListSet: 34,
   memberSuspected: 35,
+  wanBatch: 36,
+  wanBatchAck: 37,
+  wanAcked: 38,
+  wanSyncStart: 39,
+  wanSyncReport: 40,
+  wanConfigAdd: 41,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));
@@ -200,7 +262,7 @@ export function messageKindOf(type: number): MessageKind | null {
 
 export function encodeBody(message: Message): Buffer {
   const schema = MESSAGE_SCHEMAS[message.kind] as Schema;
-  return encodeWith(schema, message.body as never, message.kind === 'snapshotChunk' ? 64 * 1024 : 128);
+  return encodeWith(schema, message.body as never, message.kind === 'snapshotChunk' || message.kind === 'wanBatch' ? 64 * 1024 : 128);
 }
 
 /** Decodes a frame's payload; an unknown type or a malformed body is ERR_PROTOCOL_MALFORMED. */

@@ -198,6 +198,13 @@ export class MapService {
     for (const store of this.stores) yield* store.exportPartition(partitionId, nowMs);
   }
 
+  /** The live entries of one map in one partition (WAN sync snapshots). */
+  *exportMapPartition(mapName: string, partitionId: number, nowMs: number): Generator<MapEntryExport> {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store !== undefined) yield* store.exportPartition(partitionId, nowMs);
+  }
+
   /** Stores an exported entry with its history, overwriting any entry of that key. */
   importEntry(partitionId: number, entry: MapEntryExport, nowMs: number): void {
     this.checkPartition(partitionId);

@@ -7,7 +7,7 @@
 // on what version N means: the same N writes, in the same order); a backup applies version v only
 // on top of v - 1; a queue item keeps its id on every replica, so a promoted backup serves exactly
 // the items the old owner had stored and backed up.
-import type { BackupOpWire, EntryWire, OpWire, QueueWire } from '../cluster/messages.js';
+import type { BackupOpWire, EntryWire, OpWire, QueueWire, WanQueueWire } from '../cluster/messages.js';
 import type { MapConfig, QueueConfig } from '../config/types.js';
 import type { Random } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
@@ -35,6 +35,12 @@ export const OP = {
   QUEUE_MERGE_REMOVE: 10,
   /** Merge map entries of one partition by a merge policy (value: merge-batch.ts); answers how many were stored. */
   MAP_MERGE: 11,
+  /** WAN target: MAP_MERGE of events from another cluster; key = the origin cluster's name (UTF-8). */
+  WAN_MAP_MERGE: 12,
+  /** WAN target: delete the key; value = the origin cluster's name. */
+  WAN_MAP_REMOVE: 13,
+  /** WAN target: empty the map in this partition; value = the origin cluster's name. */
+  WAN_MAP_CLEAR: 14,
 } as const;
 
 /** Backup operation codes (BackupOpWire.code). Append-only wire numbers. */
@@ -46,7 +52,48 @@ export const BACKUP = {
   QUEUE_REMOVE: 5,
   /** The records a MAP_MERGE stored, with their history (value: merge-batch.ts). */
   MAP_MERGE: 6,
+  /** The records a WAN_MAP_MERGE stored; key = origin cluster name. */
+  WAN_MAP_MERGE: 7,
+  /** WAN_MAP_REMOVE; value = origin cluster name. */
+  WAN_MAP_REMOVE: 8,
+  /** WAN_MAP_CLEAR; value = origin cluster name. */
+  WAN_MAP_CLEAR: 9,
 } as const;
+
+/**
+ * One applied map write, as the store emits it to its mutation listener: on the owner when it runs
+ * the write and on every backup when it applies it, at the same partition data version. WAN (and
+ * the persistence that comes next) consume this stream; nothing else derives map changes.
+ * Expiry, eviction, migration imports and merges of a split brain's data into a partition copy
+ * are not mutations (see docs/wan.md).
+ */
+export interface MapMutation {
+  readonly partitionId: number;
+  /** The partition's data version after the write (owner and backups agree). */
+  readonly version: number;
+  readonly mapName: string;
+  readonly kind: 'put' | 'remove' | 'clear';
+  /** Key bytes (empty for clear); only valid during the call: copy to keep. */
+  readonly key: Uint8Array;
+  /** Write time, to read the stored record back with `maps.peek`. */
+  readonly timeMs: number;
+  /** The cluster a WAN event came from, or null for a write made in this cluster. */
+  readonly origin: string | null;
+  /** Emitted by the partition's owner (true) or by a backup applying the owner's write. */
+  readonly owner: boolean;
+}
+
+export type MutationListener = (m: MapMutation) => void;
+
+/**
+ * Per-partition state kept beside the data by another room (the WAN event queues) that must travel
+ * with the partition: exported into its snapshots, replaced on import, dropped with it.
+ */
+export interface PartitionSidecar {
+  exportPartition(partitionId: number): WanQueueWire[];
+  importPartition(partitionId: number, queues: readonly WanQueueWire[]): void;
+  dropPartition(partitionId: number): void;
+}
 
 export type OpOutcome =
   | { readonly kind: 'value'; readonly value: Buffer | null; readonly contentType: string | null }
@@ -82,6 +129,10 @@ export class ReplicaStore {
   private readonly queuePartitions = new Map<string, number>();
   /** Queue items handed back by a merging side, so a second replica's copy is not stored again. */
   private readonly mergedItems = new MergedItemLog();
+  /** Receives every applied map write (see MapMutation); null = nobody listens (no cost). */
+  mutationListener: MutationListener | null = null;
+  /** State that travels with each partition (the WAN queues), or null. */
+  sidecar: PartitionSidecar | null = null;
 
   constructor(options: ReplicaStoreOptions) {
     this.partitionCount = options.partitionCount;
@@ -121,17 +172,28 @@ export class ReplicaStore {
           return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'map', name: op.name } };
         }
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
-        return this.changed(partitionId, { kind: 'flag', flag: true }, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
+        const r = this.changed(partitionId, { kind: 'flag', flag: true }, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
+        if (this.mutationListener !== null) this.emit(partitionId, op.name, 'put', key, nowMs, null, true);
+        return r;
       }
-      case OP.MAP_REMOVE: {
+      case OP.MAP_REMOVE:
+      case OP.WAN_MAP_REMOVE: {
         const removed = this.maps.remove(op.name, key, partitionId, nowMs);
         if (!removed) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
-        return this.changed(partitionId, { kind: 'done' }, 'map', op.name, BACKUP.MAP_REMOVE, key, EMPTY, null, 0, nowMs);
+        const wan = op.code === OP.WAN_MAP_REMOVE;
+        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, null, 0, nowMs);
+        if (this.mutationListener !== null) this.emit(partitionId, op.name, 'remove', key, nowMs, wan ? originOf(op.value) : null, true);
+        return r;
       }
-      case OP.MAP_CLEAR_PARTITION: {
-        const removed = this.maps.clearInPartition(op.name, partitionId);
-        if (removed === 0) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
-        return this.changed(partitionId, { kind: 'done' }, 'map', op.name, BACKUP.MAP_CLEAR, EMPTY, EMPTY, null, 0, nowMs);
+      case OP.MAP_CLEAR_PARTITION:
+      case OP.WAN_MAP_CLEAR: {
+        // A clear is a write even when the partition held nothing of the map: WAN replicates it (the
+        // target may hold entries this cluster never had), so it needs a version and its backups.
+        this.maps.clearInPartition(op.name, partitionId);
+        const wan = op.code === OP.WAN_MAP_CLEAR;
+        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, null, 0, nowMs);
+        if (this.mutationListener !== null) this.emit(partitionId, op.name, 'clear', EMPTY, nowMs, wan ? originOf(op.value) : null, true);
+        return r;
       }
       case OP.QUEUE_OFFER: {
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
@@ -172,7 +234,9 @@ export class ReplicaStore {
         return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
       }
       case OP.MAP_MERGE:
-        return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs);
+        return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, null);
+      case OP.WAN_MAP_MERGE:
+        return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, originOf(op.key));
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown operation code ${op.code}`);
     }
@@ -185,7 +249,7 @@ export class ReplicaStore {
    * entry's if that is higher. Answers how many entries were stored; the backups get those records
    * in one write. Sizes are checked first, so a refused batch changes nothing.
    */
-  private mergeEntries(partitionId: number, name: string, batch: MapMergeBatch, nowMs: number): OwnerResult {
+  private mergeEntries(partitionId: number, name: string, batch: MapMergeBatch, nowMs: number, origin: string | null): OwnerResult {
     for (const e of batch.entries) this.maps.checkSizes(e.key, e.value);
     const expiry = this.maps.expiryPolicy(name);
     const stored: MergedRecord[] = [];
@@ -210,7 +274,14 @@ export class ReplicaStore {
       stored.push(record);
     }
     if (stored.length === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name } };
-    return this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, BACKUP.MAP_MERGE, EMPTY, encodeMergedRecords(stored), null, 0, nowMs);
+    const originBytes = origin === null ? EMPTY : Buffer.from(origin, 'utf8');
+    const r = this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, origin === null ? BACKUP.MAP_MERGE : BACKUP.WAN_MAP_MERGE, originBytes, encodeMergedRecords(stored), null, 0, nowMs);
+    if (this.mutationListener !== null) for (const rec of stored) this.emit(partitionId, name, 'put', rec.key, nowMs, origin, true);
+    return r;
+  }
+
+  private emit(partitionId: number, mapName: string, kind: MapMutation['kind'], key: Uint8Array, timeMs: number, origin: string | null, owner: boolean): void {
+    this.mutationListener?.({ partitionId, version: this.version(partitionId), mapName, kind, key, timeMs, origin, owner });
   }
 
   /** A poll took `item` (now, or handed to a waiter later): bump the version and describe the backup. */
@@ -250,7 +321,32 @@ export class ReplicaStore {
     if (version !== current + 1) return 'gap';
     this.applyBackupOp(partitionId, op);
     this.versions[partitionId] = version;
+    if (this.mutationListener !== null) this.emitBackup(partitionId, op);
     return 'applied';
+  }
+
+  /** The mutations a backup write stands for (the same ones its owner emitted). */
+  private emitBackup(partitionId: number, op: BackupOpWire): void {
+    switch (op.code) {
+      case BACKUP.MAP_PUT:
+        return this.emit(partitionId, op.name, 'put', op.key, op.timeMs, null, false);
+      case BACKUP.MAP_REMOVE:
+        return this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, null, false);
+      case BACKUP.WAN_MAP_REMOVE:
+        return this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, originOf(op.value), false);
+      case BACKUP.MAP_CLEAR:
+        return this.emit(partitionId, op.name, 'clear', EMPTY, op.timeMs, null, false);
+      case BACKUP.WAN_MAP_CLEAR:
+        return this.emit(partitionId, op.name, 'clear', EMPTY, op.timeMs, originOf(op.value), false);
+      case BACKUP.MAP_MERGE:
+      case BACKUP.WAN_MAP_MERGE: {
+        const origin = op.code === BACKUP.WAN_MAP_MERGE ? originOf(op.key) : null;
+        for (const r of decodeMergedRecords(op.value)) this.emit(partitionId, op.name, 'put', r.key, op.timeMs, origin, false);
+        return;
+      }
+      default:
+        return;
+    }
   }
 
   private applyBackupOp(partitionId: number, op: BackupOpWire): void {
@@ -259,9 +355,11 @@ export class ReplicaStore {
         this.maps.put(op.name, op.key, partitionId, op.value, op.contentType, op.timeMs);
         return;
       case BACKUP.MAP_REMOVE:
+      case BACKUP.WAN_MAP_REMOVE:
         this.maps.remove(op.name, op.key, partitionId, op.timeMs);
         return;
       case BACKUP.MAP_CLEAR:
+      case BACKUP.WAN_MAP_CLEAR:
         this.maps.clearInPartition(op.name, partitionId);
         return;
       case BACKUP.QUEUE_STORE:
@@ -272,6 +370,7 @@ export class ReplicaStore {
         this.queues.removeReplica(op.name, op.itemId);
         return;
       case BACKUP.MAP_MERGE:
+      case BACKUP.WAN_MAP_MERGE:
         for (const r of decodeMergedRecords(op.value)) this.maps.importEntry(partitionId, recordExport(op.name, r), op.timeMs);
         return;
       default:
@@ -285,7 +384,7 @@ export class ReplicaStore {
   }
 
   /** A consistent copy of one partition, taken now (the entries' buffers are immutable views). */
-  exportPartition(partitionId: number, nowMs: number): { version: number; entries: EntryWire[]; queues: QueueWire[] } {
+  exportPartition(partitionId: number, nowMs: number): { version: number; entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[] } {
     const entries: EntryWire[] = [];
     for (const e of this.maps.exportPartition(partitionId, nowMs)) entries.push(toEntryWire(e));
     const queues: QueueWire[] = [];
@@ -293,11 +392,11 @@ export class ReplicaStore {
       const q = this.queues.exportQueue(name);
       if (q !== null && q.items.length > 0) queues.push({ name, nextItemId: q.nextItemId, items: q.items.map((i) => ({ id: i.id, value: i.value, contentType: i.contentType })) });
     }
-    return { version: this.version(partitionId), entries, queues };
+    return { version: this.version(partitionId), entries, queues, wan: this.sidecar?.exportPartition(partitionId) ?? [] };
   }
 
-  /** Replaces a partition's data with a snapshot at `version`. */
-  importPartition(partitionId: number, version: number, entries: readonly EntryWire[], queues: readonly QueueWire[], nowMs: number): void {
+  /** Replaces a partition's data (and its WAN queues) with a snapshot at `version`. */
+  importPartition(partitionId: number, version: number, entries: readonly EntryWire[], queues: readonly QueueWire[], nowMs: number, wan: readonly WanQueueWire[] = []): void {
     this.maps.clearPartition(partitionId);
     for (const name of this.queuesIn(partitionId)) this.queues.dropItems(name);
     for (const e of entries) this.maps.importEntry(partitionId, fromEntryWire(e), nowMs);
@@ -306,6 +405,7 @@ export class ReplicaStore {
       this.queues.restoreQueue(q.name, q.items.map((i) => ({ id: i.id, value: Buffer.from(i.value), contentType: i.contentType })), q.nextItemId);
     }
     this.versions[partitionId] = version;
+    this.sidecar?.importPartition(partitionId, wan);
   }
 
   /** Forgets a partition this member no longer holds a replica of. Waiting polls are returned to the caller. */
@@ -317,6 +417,7 @@ export class ReplicaStore {
       this.queues.dropItems(name);
     }
     this.versions[partitionId] = 0;
+    this.sidecar?.dropPartition(partitionId);
     return waiters;
   }
 
@@ -328,6 +429,11 @@ export class ReplicaStore {
   jumpVersion(partitionId: number): void {
     this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
   }
+}
+
+/** The origin cluster name a WAN write carries (UTF-8 bytes). */
+function originOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
 }
 
 /** The item id a merge operation names in its key (decimal text); -1 when malformed. */

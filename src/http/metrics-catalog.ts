@@ -4,7 +4,7 @@
 // test checks that every scalar JSON key of a real member is read by some family here.
 // The JSON form of the metrics call is built here too, so that both forms come from one snapshot.
 import type { ClusterState, NodeState } from '../member/member-api.js';
-import type { MetricsSnapshot } from '../member/metrics-snapshot.js';
+import type { MetricsSnapshot, WanFigures } from '../member/metrics-snapshot.js';
 import { encodeExposition, type Family, type HistogramSample, type Labels, type MetricType, type ScalarSample } from './prometheus.js';
 
 const NODE_STATES: readonly NodeState[] = ['STARTING', 'ACTIVE', 'PASSIVE', 'SHUTTING_DOWN', 'SHUT_DOWN'];
@@ -40,6 +40,20 @@ function scalar(name: string, type: 'counter' | 'gauge', key: string, help: stri
 
 const counter = (name: string, key: string, help: string): FamilySpec => scalar(name, 'counter', key, help);
 const gauge = (name: string, key: string, help: string): FamilySpec => scalar(name, 'gauge', key, help);
+
+/** A figure per WAN publisher, labelled `replication` and `publisher`. */
+function wanFamily(type: 'gauge' | 'counter', name: string, read: (w: WanFigures) => number, help: string): FamilySpec {
+  return {
+    name,
+    type,
+    labels: ['replication', 'publisher'],
+    help,
+    jsonKeys: [],
+    read: (s) => s.wan.map((w) => ({ labels: [['replication', w.replication], ['publisher', w.publisher]] as Labels, value: read(w) })),
+  };
+}
+const wanGauge = (name: string, read: (w: WanFigures) => number, help: string): FamilySpec => wanFamily('gauge', name, read, help);
+const wanCounter = (name: string, read: (w: WanFigures) => number, help: string): FamilySpec => wanFamily('counter', name, read, help);
 
 /** A gauge with a `state` label: 1 for the current state, 0 for the others. */
 function stateGauge(name: string, states: readonly string[], current: (s: MetricsSnapshot) => string, help: string): FamilySpec {
@@ -198,6 +212,24 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
   counter('grid_member_queued_dropped_total', 'memberQueuedDropped', 'Member-protocol messages accepted but lost because their connection closed first.'),
   counter('grid_member_duplicates_retired_total', 'memberDuplicatesRetired', 'Member-protocol connections retired because another one to the same member was kept.'),
 
+  // ── WAN ───────────────────────────────────────────────────────────────────────────────────────
+  wanGauge('grid_wan_queued_events', (w) => w.queued, 'Write events queued for a WAN publisher in partitions this member owns (queue-capacity bounds it).'),
+  wanGauge('grid_wan_backup_queued_events', (w) => w.backupQueued, 'Write events held in this member\'s backup WAN queues (partitions another member owns).'),
+  wanCounter('grid_wan_sent_events_total', (w) => w.sent, 'Events and sync entries sent to the target by this member, resends included.'),
+  wanCounter('grid_wan_acked_events_total', (w) => w.acked, 'Events and sync entries the target acknowledged.'),
+  wanCounter('grid_wan_dropped_events_total', (w) => w.dropped, 'Events not queued because the queue was full (DISCARD_AFTER_MUTATION, or a publisher not throwing in its state).'),
+  wanCounter('grid_wan_resent_events_total', (w) => w.resent, 'Events sent again after a timeout, a refusal or a lost connection.'),
+  wanGauge('grid_wan_lag_seconds', (w) => w.lagMs / 1000, 'Age of the oldest event queued on this member for the publisher, 0 when its queues are empty.'),
+  wanGauge('grid_wan_syncs_running', (w) => w.syncsRunning, 'Syncs and consistency checks of the publisher that have not ended, as this member knows them.'),
+  {
+    name: 'grid_wan_publisher_state',
+    type: 'gauge',
+    labels: ['replication', 'publisher', 'state'],
+    help: 'State of a WAN publisher on this member: 1 for the current state, 0 for the others.',
+    jsonKeys: [],
+    read: (s) => s.wan.flatMap((w) => ['REPLICATING', 'PAUSED', 'STOPPED'].map((state) => ({ labels: [['replication', w.replication], ['publisher', w.publisher], ['state', state]] as Labels, value: w.state === state ? 1 : 0 }))),
+  },
+
   // ── process ───────────────────────────────────────────────────────────────────────────────────
   gauge('grid_process_heap_used_bytes', 'heapUsedBytes', 'V8 heap in use.'),
   gauge('grid_process_heap_total_bytes', 'heapTotalBytes', 'V8 heap reserved.'),
@@ -256,5 +288,11 @@ export function metricsJson(s: MetricsSnapshot): Record<string, unknown> {
       s.runtime.requestKinds.map((k) => [k.kind, { ...Object.fromEntries(classes.map((c, i) => [c, k.byStatusClass[i] ?? 0])), count: k.count, sumSeconds: k.sumSeconds }]),
     ),
     gc: Object.fromEntries(s.runtime.gc.map((g) => [g.kind, { count: g.count, pauseSeconds: g.pauseSeconds }])),
+    wan: Object.fromEntries(
+      s.wan.map((w) => [
+        `${w.replication}/${w.publisher}`,
+        { state: w.state, queued: w.queued, backupQueued: w.backupQueued, sent: w.sent, acked: w.acked, dropped: w.dropped, resent: w.resent, lagMs: w.lagMs, syncsRunning: w.syncsRunning },
+      ]),
+    ),
   };
 }

@@ -105,7 +105,7 @@ export function buildRoutes(): RouteTable {
   for (const [action, extra] of WAN_ACTIONS) route(['POST'], `/grid/rest/wan/${action}`, wancp.wanAction(action, extra), MGMT);
   route(['POST'], '/grid/rest/wan/addWanConfig', wancp.addWanConfig, MGMT);
   route(['GET'], '/grid/rest/wan/sync/progress/:uuid', wancp.wanProgress, MGMT);
-  route(['GET'], '/grid/rest/wan/consistencyCheck/:uuid', wancp.wanProgress, MGMT);
+  route(['GET'], '/grid/rest/wan/consistencyCheck/:uuid', wancp.wanCheckResult, MGMT);
 
   for (const path of ['groups', 'groups/:group', 'groups/:group/sessions', 'members', 'members/local']) {
     route(['GET'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall, MGMT);

@@ -297,6 +297,7 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
       return { kind: 'flag', flag: b.found };
     case OP.QUEUE_SIZE:
     case OP.MAP_MERGE:
+    case OP.WAN_MAP_MERGE:
       return { kind: 'count', count: b.count };
     default:
       return { kind: 'done' };

@@ -22,6 +22,9 @@ import type { Clock, Random, TimerHandle, Timers } from '../util/clock.js';
 import { GridError, isGridError } from '../util/errors.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
 import type { ClusterState } from './member-api.js';
+import type { WanBatchPublisherConfig } from '../config/types.js';
+import { WanService } from '../wan/wan-service.js';
+import { MAP_KEY_BYTES_MAX_DEFAULT, MAP_VALUE_BYTES_MAX_DEFAULT } from '../data/map-service.js';
 
 const STATE_CODES: Readonly<Record<Exclude<ClusterState, 'IN_TRANSITION'>, number>> = { ACTIVE: 0, NO_MIGRATION: 1, FROZEN: 2, PASSIVE: 3 };
 const STATE_BY_CODE: readonly Exclude<ClusterState, 'IN_TRANSITION'>[] = ['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'];
@@ -43,7 +46,12 @@ export interface ClusterNodeOptions {
   readonly onShutdownRequested: (reason: string) => void;
   /** Another member took a new tcp-ip member list (POST config/tcp-ip/member-list): take it too. */
   readonly onMemberListSet?: (members: readonly string[], from: string) => void;
+  /** A connection to another cluster for a WAN publisher; absent: WAN publishers cannot send. */
+  readonly openWanTransport?: (publisher: WanBatchPublisherConfig, handler: TransportHandler) => Transport;
 }
+
+/** A transport that sends nothing (a member given no way to reach other clusters). */
+const NO_WAN_TRANSPORT: Transport = { send: () => false, disconnect: () => {}, connectionCount: () => 0 };
 
 export interface ClusterTimings {
   readonly joinBatchQuietMs: number;
@@ -89,6 +97,11 @@ const SHUTDOWN_RESEND_MS = 500;
 /** Bytes of one MAP_MERGE batch (also at most half a member-protocol frame). */
 const MERGE_BATCH_BYTES_MAX = 1024 * 1024;
 
+/** Map writes a WAN publisher with a throwing queue-full behaviour refuses (clears never are). */
+function isMapWrite(code: number): boolean {
+  return code === OP.MAP_PUT || code === OP.MAP_PUT_IF_ABSENT || code === OP.MAP_REMOVE || code === OP.MAP_MERGE;
+}
+
 /** A waiting poll on the owner, for a local REST client or a remote caller. */
 class OwnerPoll implements PollWaiter {
   done = false;
@@ -113,6 +126,7 @@ export class ClusterNode implements TransportHandler {
   readonly replicator: Replicator;
   readonly partitions: PartitionService;
   readonly invoker: Invoker;
+  readonly wan: WanService;
   private readonly log: ComponentLogger;
   private readonly t: ClusterTimings;
   private readonly self: Peer;
@@ -255,6 +269,36 @@ export class ClusterNode implements TransportHandler {
       o.clock,
       o.timers,
     );
+    this.wan = new WanService({
+      config: c,
+      clock: o.clock,
+      timers: o.timers,
+      log: o.logger.component('wan'),
+      newUuid: o.newUuid,
+      openTransport: o.openWanTransport ?? (() => NO_WAN_TRANSPORT),
+      keyBytesMax: MAP_KEY_BYTES_MAX_DEFAULT,
+      valueBytesMax: MAP_VALUE_BYTES_MAX_DEFAULT,
+    });
+    this.wan.selfId = o.uuid;
+    this.wan.replyTo = (peer, m) => o.transport.send(peer.address, m);
+    this.wan.attach({
+      store: this.store,
+      clusterName: c.clusterName,
+      clusterId: () => this.membership.id,
+      joined: () => this.membership.joined,
+      isOwner: (p) => this.membership.joined && this.partitions.table.owner(p) === o.uuid,
+      backupsOf: (p) => (this.partitions.table.replicas[p] ?? []).filter((u): u is string => u !== null && u !== o.uuid),
+      memberUuids: () => (this.membership.joined ? this.membership.list.map((m) => m.uuid) : [o.uuid]),
+      sendTo: (u, m) => this.sendTo(u, m),
+      invoke: (p, op, cb) => {
+        this.invoker.invoke(p, op, c.properties.operationCallTimeoutMs, cb);
+      },
+      targetRefusal: () => {
+        if (!this.membership.joined) return 'the receiving member has not joined its cluster';
+        if (this.state === 'PASSIVE' || this.clusterStopping) return 'the target cluster is PASSIVE';
+        return null;
+      },
+    });
   }
 
   // ── life cycle ───────────────────────────────────────────────────────────────────────────────
@@ -280,6 +324,7 @@ export class ClusterNode implements TransportHandler {
     this.membership.stop();
     this.replicator.stop();
     this.partitions.stop();
+    this.wan.stop();
     this.invoker.failAll();
     for (const set of this.ownerPolls.values()) for (const p of set) this.settlePoll(p, { kind: 'ok', outcome: { kind: 'value', value: null, contentType: null } });
   }
@@ -297,6 +342,11 @@ export class ClusterNode implements TransportHandler {
   onMessage(from: Peer, m: Message): void {
     if (this.stopped) return;
     if (this.membership.handle(from, m)) return;
+    if (this.wan.handles(m.kind)) {
+      // A batch may come from another cluster; everything else of this room only from members.
+      if (m.kind === 'wanBatch' || this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.wan.handle(from, m);
+      return;
+    }
     if (this.replicator.handle(from, m)) return;
     if (this.partitions.handle(from, m)) return;
     switch (m.kind) {
@@ -395,7 +445,11 @@ export class ClusterNode implements TransportHandler {
     for (const u of removed) {
       this.invoker.onMemberRemoved(u);
       this.replicator.forgetMember(u);
+      this.wan.onMemberRemoved(u);
     }
+    // Schemes added at run time reach members that joined since (addWanConfig is cluster-wide).
+    const before = new Set(previous.map((m) => m.uuid));
+    for (const m of view.members) if (!before.has(m.uuid) && m.uuid !== this.o.uuid) this.wan.shipAddedTo(m.uuid);
     const changed = removed.length > 0 || previous.length !== view.members.length;
     if (changed) this.log.info(this.membership.membersLine());
     if (this.membership.isMaster) this.partitions.onMembersChanged();
@@ -485,6 +539,7 @@ export class ClusterNode implements TransportHandler {
   }
 
   private onTableApplied(changed: readonly number[]): void {
+    this.wan.onTableApplied(changed);
     for (const p of changed) {
       if (this.partitions.table.owner(p) === this.o.uuid) continue;
       const polls = this.ownerPolls.get(p);
@@ -514,6 +569,7 @@ export class ClusterNode implements TransportHandler {
     }
     let r;
     try {
+      if (this.wan.publishing && isMapWrite(op.code)) this.wan.checkWrite(op.name);
       r = this.store.runOwnerOp(partitionId, op, this.o.clock.nowMs());
     } catch (e) {
       if (!isGridError(e)) throw e;

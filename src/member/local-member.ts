@@ -8,7 +8,7 @@ import type { Clock } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
 import { SeededRandom } from '../util/prng.js';
 import { keyHash, partitionIdOf } from '../partition/partition-id.js';
-import { ClusterNode, type ClusterTimings } from './cluster-node.js';
+import { ClusterNode, type ClusterNodeOptions, type ClusterTimings } from './cluster-node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { Message } from '../cluster/messages.js';
 import { expandJoinAddresses } from '../cluster/join-addresses.js';
@@ -23,6 +23,7 @@ import type {
   Actor,
   Awaitable,
   ClientLiveness,
+  WanControl,
   ClusterInfo,
   ClusterState,
   Credentials,
@@ -56,6 +57,8 @@ export interface MemberEnvironment {
   /** Member identity (tests and simulations pin it). */
   readonly uuid?: string;
   readonly timings?: Partial<ClusterTimings>;
+  /** Connections to other clusters for WAN publishers (runtime: MemberPort.openWanTransport). */
+  readonly openWanTransport?: ClusterNodeOptions['openWanTransport'];
 }
 
 /** A transport for a member that never talks to others. */
@@ -102,6 +105,7 @@ export class LocalMember implements MemberApi {
       ...(env.timings === undefined ? {} : { timings: env.timings }),
       onShutdownRequested: (reason) => env.requestStop(`clusterShutdown from another member: ${reason}`),
       onMemberListSet: (members, from) => this.takeMemberList(members, from),
+      ...(env.openWanTransport === undefined ? {} : { openWanTransport: env.openWanTransport }),
     });
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
@@ -375,6 +379,7 @@ export class LocalMember implements MemberApi {
       },
       maps,
       queues,
+      wan: Object.entries(this.node.wan.figures()).map(([key, f]) => ({ replication: key.slice(0, key.indexOf('/')), publisher: key.slice(key.indexOf('/') + 1), ...f })),
       runtime,
     };
   }
@@ -524,8 +529,28 @@ export class LocalMember implements MemberApi {
     return this.config.persistence.enabled;
   }
   wanReplicationNames(): readonly string[] {
-    return this.config.wanReplications.map((w) => w.name);
+    return this.node.wan.replicationNames();
   }
+  wan(): WanControl {
+    return this.wanControl;
+  }
+  private readonly wanControl: WanControl = {
+    pause: (r, p) => this.node.wan.pause(r, p),
+    resume: (r, p) => this.node.wan.resume(r, p),
+    stop: (r, p) => this.node.wan.stopPublisher(r, p),
+    clearQueues: (r, p) => void this.node.wan.clearQueues(r, p),
+    sync: (r, p, map) => {
+      this.refuseWhenNotJoined();
+      return this.node.wan.startSync(r, p, map);
+    },
+    consistencyCheck: (r, p, map) => {
+      this.refuseWhenNotJoined();
+      return this.node.wan.startConsistencyCheck(r, p, map);
+    },
+    progress: (uuid) => this.node.wan.progress(uuid),
+    checkResult: (uuid) => this.node.wan.checkResult(uuid),
+    addConfig: (json) => this.node.wan.addConfigJson(json),
+  };
   pollTimeoutSecondsMax(): number {
     return this.config.properties.queuePollTimeoutSecondsMax;
   }

@@ -120,6 +120,40 @@ export interface MemberApi {
   cpMemberCount(): number;
   persistenceEnabled(): boolean;
   wanReplicationNames(): readonly string[];
+  /** WAN replication on this member (wan.md); each call throws GridError (404 unknown, 409, 400). */
+  wan(): WanControl;
   /** Maximum seconds a poll may wait (longer requests are capped). */
   pollTimeoutSecondsMax(): number;
+}
+
+export interface WanSyncProgressView {
+  readonly stage: 'STARTED' | 'IN_PROGRESS' | 'FINISHED' | 'FAILED';
+  readonly progress: number;
+  readonly wanReplicationName: string;
+  readonly wanPublisherId: string;
+  readonly creationTime: number;
+}
+
+export interface WanCheckResultView {
+  readonly stage: 'STARTED' | 'IN_PROGRESS' | 'FINISHED' | 'FAILED';
+  readonly checkedPartitions: number;
+  readonly diffPartitions: number;
+  readonly checkedLeaves: number;
+  readonly diffLeaves: number;
+  readonly entriesToSync: number;
+}
+
+/** The WAN management calls of rest.md §8, as the member runs them. */
+export interface WanControl {
+  pause(replication: string, publisherId: string): void;
+  resume(replication: string, publisherId: string): void;
+  stop(replication: string, publisherId: string): void;
+  clearQueues(replication: string, publisherId: string): void;
+  /** sync/map (a map name) or sync/allmaps (null); returns the sync's uuid. */
+  sync(replication: string, publisherId: string, mapName: string | null): string;
+  consistencyCheck(replication: string, publisherId: string, mapName: string): string;
+  progress(uuid: string): WanSyncProgressView | null;
+  checkResult(uuid: string): WanCheckResultView | null;
+  /** addWanConfig: the JSON text of one scheme; deployed on every member. */
+  addConfig(json: string): { addedPublisherIds: string[]; ignoredPublisherIds: string[] };
 }

@@ -94,6 +94,7 @@ export function collectReplay(
         putEntry(partitionId, op.name, unconfirmedPut(store, partitionId, op, nowMs));
         break;
       case BACKUP.MAP_MERGE:
+      case BACKUP.WAN_MAP_MERGE:
         for (const r of decodeMergedRecords(op.value)) putEntry(partitionId, op.name, r);
         break;
       case BACKUP.QUEUE_STORE:

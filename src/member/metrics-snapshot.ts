@@ -59,7 +59,26 @@ export interface MetricsSnapshot {
   readonly flat: Readonly<Record<string, number>>;
   readonly maps: readonly MapFigures[];
   readonly queues: readonly QueueFigures[];
+  /** WAN publishers on this member (wan.md "Events and queues"). */
+  readonly wan: readonly WanFigures[];
   readonly runtime: RuntimeFigures;
+}
+
+/** One WAN publisher's figures on this member. */
+export interface WanFigures {
+  readonly replication: string;
+  readonly publisher: string;
+  readonly state: 'REPLICATING' | 'PAUSED' | 'STOPPED';
+  /** Write events queued in partitions this member owns. */
+  readonly queued: number;
+  readonly backupQueued: number;
+  readonly sent: number;
+  readonly acked: number;
+  readonly dropped: number;
+  readonly resent: number;
+  /** Age of the oldest event queued here (ms), 0 when none. */
+  readonly lagMs: number;
+  readonly syncsRunning: number;
 }
 
 /** A runtime that reports nothing (tests, simulations). */

@@ -11,7 +11,7 @@
 //   applied on top of that snapshot. So an ack always means "this replica holds the write".
 // - A transfer is applied atomically on the receiver: chunks are collected and imported together
 //   after the last one, so a half-received partition is never served or promoted.
-import type { BackupOpWire, EntryWire, Message, MessageOf, QueueWire } from '../cluster/messages.js';
+import type { BackupOpWire, EntryWire, Message, MessageOf, QueueWire, WanQueueWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
 import type { Peer, Transport } from '../cluster/transport.js';
 import type { ReplicaStore } from '../data/replica-store.js';
@@ -54,7 +54,7 @@ interface Outgoing {
   readonly transferId: number;
   readonly partitionId: number;
   readonly target: string;
-  readonly chunks: { entries: EntryWire[]; queues: QueueWire[] }[];
+  readonly chunks: Chunk[];
   readonly version: number;
   next: number;
   timer: TimerHandle | null;
@@ -66,6 +66,7 @@ interface Incoming {
   readonly from: string;
   readonly entries: EntryWire[];
   readonly queues: QueueWire[];
+  readonly wan: WanQueueWire[];
   nextIndex: number;
 }
 
@@ -461,7 +462,7 @@ export class Replicator {
       return;
     }
     const snap = this.store.exportPartition(partitionId, this.clock.nowMs());
-    const chunks = chunk(snap.entries, snap.queues, this.opts.chunkBytesMax);
+    const chunks = chunk(snap.entries, snap.queues, snap.wan, this.opts.chunkBytesMax);
     const o: Outgoing = { transferId: this.nextTransferId++, partitionId, target, chunks, version: snap.version, next: 0, timer: null, done };
     this.outgoing.set(o.transferId, o);
     this.counters.transfersSent++;
@@ -476,7 +477,7 @@ export class Replicator {
       return;
     }
     const last = o.next === o.chunks.length - 1;
-    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, index: o.next, last, entries: c.entries, queues: c.queues }));
+    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, index: o.next, last, entries: c.entries, queues: c.queues, wan: c.wan }));
     o.timer = this.timers.setTimeout(() => this.finishOutgoing(o.transferId, false), this.opts.transferAckTimeoutMs);
   }
 
@@ -516,16 +517,17 @@ export class Replicator {
     if (!this.acceptsDataFrom(from, b.partitionId)) return ack(false);
     let inc = this.incoming.get(b.partitionId);
     if (b.index === 0) {
-      inc = { transferId: b.transferId, from: from.uuid, entries: [], queues: [], nextIndex: 0 };
+      inc = { transferId: b.transferId, from: from.uuid, entries: [], queues: [], wan: [], nextIndex: 0 };
       this.incoming.set(b.partitionId, inc);
     }
     if (inc === undefined || inc.transferId !== b.transferId || inc.from !== from.uuid || inc.nextIndex !== b.index) return ack(false);
     for (const e of b.entries) inc.entries.push(e);
     for (const q of b.queues) inc.queues.push(q);
+    for (const q of b.wan) inc.wan.push(q);
     inc.nextIndex++;
     if (b.last) {
       this.incoming.delete(b.partitionId);
-      this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs());
+      this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs(), inc.wan);
       this.lineage.set(b.partitionId, from.uuid);
       this.host.onPartitionImported(b.partitionId);
       this.resyncAsked.delete(b.partitionId);
@@ -654,13 +656,15 @@ export class Replicator {
 const UNCONFIRMED_MAX = 100_000;
 
 /** Splits a partition snapshot into chunks of about `bytesMax` (always at least one chunk). */
-function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], bytesMax: number): { entries: EntryWire[]; queues: QueueWire[] }[] {
-  const out: { entries: EntryWire[]; queues: QueueWire[] }[] = [];
-  let cur: { entries: EntryWire[]; queues: QueueWire[] } = { entries: [], queues: [] };
+type Chunk = { entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[] };
+
+function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], wan: readonly WanQueueWire[], bytesMax: number): Chunk[] {
+  const out: Chunk[] = [];
+  let cur: Chunk = { entries: [], queues: [], wan: [] };
   let bytes = 0;
   const push = (): void => {
     out.push(cur);
-    cur = { entries: [], queues: [] };
+    cur = { entries: [], queues: [], wan: [] };
     bytes = 0;
   };
   for (const e of entries) {
@@ -676,6 +680,24 @@ function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], byte
     cur.queues.push(q);
     bytes += size;
   }
-  if (cur.entries.length > 0 || cur.queues.length > 0 || out.length === 0) out.push(cur);
+  // A WAN queue may be long: its events are split over chunks, in order (the receiver appends parts).
+  for (const q of wan) {
+    let part: WanQueueWire['events'][number][] = [];
+    const flush = (): void => {
+      if (part.length > 0) cur.wan.push({ publisher: q.publisher, events: part });
+      part = [];
+    };
+    for (const e of q.events) {
+      const size = e.key.length + e.value.length + e.map.length + e.origin.length + 96;
+      if (bytes > 0 && bytes + size > bytesMax) {
+        flush();
+        push();
+      }
+      part.push(e);
+      bytes += size;
+    }
+    flush();
+  }
+  if (cur.entries.length > 0 || cur.queues.length > 0 || cur.wan.length > 0 || out.length === 0) out.push(cur);
   return out;
 }

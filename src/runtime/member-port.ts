@@ -6,7 +6,8 @@
 import crypto from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import type { Config } from '../config/types.js';
+import type { Config, WanBatchPublisherConfig } from '../config/types.js';
+import type { Transport, TransportHandler } from '../cluster/transport.js';
 import type { Identity } from '../cluster/protocol/handshake.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { MEMBER_VERSION } from '../member/version.js';
@@ -15,9 +16,18 @@ import { tlsClientOptions } from './tls.js';
 
 export class MemberPort {
   readonly transport: TcpTransport;
+  /** Outbound connections to other clusters, one transport per WAN publisher (their cluster name). */
+  private readonly wanTransports: TcpTransport[] = [];
+  private localAddress: { host: string; port: number } | null = null;
 
   /** `sourceAddress`: the local address outgoing member connections leave from; null lets the OS choose. */
-  constructor(config: Config, memberUuid: string, sourceAddress: string | null, log: ComponentLogger, cwd = process.cwd()) {
+  constructor(
+    private readonly config: Config,
+    private readonly memberUuid: string,
+    private readonly sourceAddress: string | null,
+    private readonly log: ComponentLogger,
+    private readonly cwd = process.cwd(),
+  ) {
     const { identity, checkIdentity } = memberAuthentication(config);
     this.transport = new TcpTransport({
       clusterName: config.clusterName,
@@ -45,7 +55,40 @@ export class MemberPort {
 
   /** Called once the member port is bound: the address this member advertises in handshakes. */
   setLocalAddress(host: string, port: number): void {
+    this.localAddress = { host, port };
     this.transport.setLocalAddress(host, port);
+    for (const t of this.wanTransports) t.setLocalAddress(host, port);
+  }
+
+  /**
+   * A transport to a WAN publisher's target cluster: the member protocol with the target's cluster
+   * name, this member's identity when security is on here (docs/wan.md), and TLS when this member's
+   * port is TLS-only. It only dials; the target answers on the same connection.
+   */
+  openWanTransport(publisher: WanBatchPublisherConfig, handler: TransportHandler): Transport & { close(): void } {
+    const { identity } = memberAuthentication(this.config);
+    const t = new TcpTransport({
+      clusterName: publisher.clusterName,
+      memberUuid: this.memberUuid,
+      memberVersion: MEMBER_VERSION,
+      partitionCount: this.config.properties.partitionCount,
+      localAddress: this.localAddress,
+      sourceAddress: this.sourceAddress,
+      identity,
+      frameBytesMax: this.config.properties.memberFrameBytesMax,
+      tls: memberTls(this.config, this.cwd),
+      log: this.log,
+    });
+    t.setHandler(handler);
+    this.wanTransports.push(t);
+    return t;
+  }
+
+  /** Open connections to other clusters' members (WAN). */
+  get wanConnectionCount(): number {
+    let n = 0;
+    for (const t of this.wanTransports) n += t.connectionCount();
+    return n;
   }
 
   accept(socket: Socket, head: Buffer): void {
@@ -54,6 +97,7 @@ export class MemberPort {
 
   closeAll(): void {
     this.transport.close();
+    for (const t of this.wanTransports) t.close();
   }
 
   /** The options outbound member connections would use after re-reading the files now (null: no TLS). */

@@ -56,6 +56,7 @@ export class MemberRuntime {
       runtimeMetrics: () => this.runtimeMetrics(),
       requestStop: (reason) => void this.stop(reason),
       seed: Math.floor(Math.random() * 0x7fffffff),
+      openWanTransport: (publisher, handler) => this.memberPort.openWanTransport(publisher, handler),
     });
     const member = this.member;
     this.memberPort.transport.setHandler({

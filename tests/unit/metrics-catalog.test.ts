@@ -90,6 +90,7 @@ function snapshot(): MetricsSnapshot {
       { name: '__proto__', owned: 0, backup: 0 },
     ],
     queues: [{ name: 'jobs', owned: 4, backup: 0, waitingPolls: 1 }],
+    wan: [{ replication: 'to-b', publisher: 'b', state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0 }],
     runtime: {
       flat: {},
       statusClasses: STATUS_CLASSES,
@@ -123,6 +124,10 @@ test('the text of a snapshot parses strictly; every family is there and every sa
   assert.equal(bucket('300'), 2, 'the 400 s request is above the last bound');
   assert.equal(bucket('+Inf'), 3);
   assert.equal(sampleValue(parsed, 'grid_gc_collections_total', { kind: 'minor' }), 3);
+  assert.equal(sampleValue(parsed, 'grid_wan_queued_events', { replication: 'to-b', publisher: 'b' }), 7);
+  assert.equal(sampleValue(parsed, 'grid_wan_lag_seconds', { replication: 'to-b', publisher: 'b' }), 1.5);
+  assert.equal(sampleValue(parsed, 'grid_wan_publisher_state', { replication: 'to-b', publisher: 'b', state: 'PAUSED' }), 1);
+  assert.equal(sampleValue(parsed, 'grid_wan_publisher_state', { replication: 'to-b', publisher: 'b', state: 'REPLICATING' }), 0);
 });
 
 test('the JSON form keeps every scalar key as a number and adds the nested figures', () => {
@@ -135,6 +140,7 @@ test('the JSON form keeps every scalar key as a number and adds the nested figur
   assert.deepEqual(perMap.plain, { owned: 3, backup: 2 });
   assert.deepEqual(Object.keys(perMap), ['plain', 'we"ird\\na\nme', '__proto__'], 'a map named __proto__ is an ordinary key');
   assert.deepEqual((json.perQueue as Record<string, unknown>).jobs, { owned: 4, backup: 0, waitingPolls: 1 });
+  assert.deepEqual((json.wan as Record<string, unknown>)['to-b/b'], { state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0 });
   const byKind = json.requestsByKind as Record<string, Record<string, number>>;
   assert.deepEqual(Object.keys(byKind), [...REQUEST_KINDS]);
   assert.equal(byKind.map_get?.['2xx'], 2);

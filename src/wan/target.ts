@@ -1,0 +1,186 @@
+// The receiving side of WAN replication (wan.md "Transport"): a batch from another cluster's member
+// is checked whole, then applied on the owners of its keys with the merge policy each event carries,
+// partition by partition in the order the events came, and acknowledged (after applying, or on
+// receipt).
+//
+// Invariants:
+// - A batch that is malformed in any event (partition out of range, unknown kind or policy, a key or
+//   value over the store's limits, a bad time) is refused whole before anything is applied.
+// - One partition's events from one source cluster are applied strictly one after another, across
+//   batches (a chain per partition), so they take effect in source order.
+// - Per source cluster and partition, the highest partition version applied so far is kept: an
+//   event older than it (a batch from a member that lost the partition, arriving late) is skipped.
+//   Sync entries are checked against it but never raise it.
+// - Applied events carry their origin cluster, so this cluster republishes them only when the map's
+//   wan-replication-ref allows it and never back to their origin (wan-service.ts).
+import type { MessageOf, OpWire, WanEventWire } from '../cluster/messages.js';
+import { OP } from '../data/replica-store.js';
+import { encodeMapMerge, MERGE_BATCH_ENTRIES_MAX, type MergingEntry } from '../data/merge-batch.js';
+import { mergePolicyOfCode, type MergePolicyName } from '../data/merge-policy.js';
+import { expirationTimeMs, type ExpiryPolicy } from '../data/expiry.js';
+import type { LocalResult } from '../invocation/invoker.js';
+import type { ComponentLogger } from '../util/logger.js';
+import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
+
+/** Bytes of one merge call the target sends to a key owner. */
+const MERGE_CALL_BYTES_MAX = 1024 * 1024;
+/** Source partitions remembered for ordering (source clusters × partitions). */
+const WATERMARKS_MAX = 1_000_000;
+
+export interface TargetHost {
+  readonly partitionCount: number;
+  readonly keyBytesMax: number;
+  readonly valueBytesMax: number;
+  /** Why this cluster takes no WAN writes now (PASSIVE, not joined), or null. */
+  refusal(): string | null;
+  expiryPolicy(mapName: string): ExpiryPolicy;
+  invoke(partitionId: number, op: OpWire, callback: (r: LocalResult) => void): void;
+  reply(ok: boolean, message: string): void;
+  readonly log: ComponentLogger;
+}
+
+export interface TargetCounters {
+  batchesReceived: number;
+  batchesRefused: number;
+  eventsApplied: number;
+  eventsSkippedStale: number;
+  applyFailures: number;
+}
+
+type Step = { partitionId: number; op: OpWire; version: number; sync: boolean; events: number };
+
+export class WanTarget {
+  readonly counters: TargetCounters = { batchesReceived: 0, batchesRefused: 0, eventsApplied: 0, eventsSkippedStale: 0, applyFailures: 0 };
+  /** `${sourceClusterId}/${partitionId}` → the tail of that partition's apply chain. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly watermarks = new Map<string, number>();
+
+  constructor(private readonly opts: { readonly partitionCount: number; readonly keyBytesMax: number; readonly valueBytesMax: number; readonly log: ComponentLogger }) {}
+
+  /** Checks and applies one batch; `host.reply` is called exactly once. */
+  onBatch(m: MessageOf<'wanBatch'>, host: TargetHost): void {
+    this.counters.batchesReceived++;
+    const b = m.body;
+    const problem = this.check(b.events) ?? (b.sourceClusterId === '' ? 'no source cluster id' : null);
+    if (problem !== null) {
+      this.counters.batchesRefused++;
+      this.opts.log.warning(`WAN batch from cluster ${b.sourceCluster} (${b.replication}/${b.publisherId}) refused: ${problem}`);
+      host.reply(false, problem);
+      return;
+    }
+    const refusal = host.refusal();
+    if (refusal !== null) {
+      this.counters.batchesRefused++;
+      host.reply(false, refusal);
+      return;
+    }
+    if (b.ackOnReceipt) host.reply(true, '');
+    const byPartition = new Map<number, WanEventWire[]>();
+    for (const e of b.events) {
+      let list = byPartition.get(e.partitionId);
+      if (list === undefined) byPartition.set(e.partitionId, (list = []));
+      list.push(e);
+    }
+    const done: Promise<string | null>[] = [];
+    for (const [p, events] of byPartition) {
+      const key = `${b.sourceClusterId}/${p}`;
+      const previous = this.chains.get(key) ?? Promise.resolve();
+      const run = previous.then(() => this.applyPartition(key, p, events, host));
+      const tail = run.then(() => undefined);
+      this.chains.set(key, tail);
+      void tail.then(() => {
+        if (this.chains.get(key) === tail) this.chains.delete(key);
+      });
+      done.push(run);
+    }
+    void Promise.all(done).then((results) => {
+      const failure = results.find((r) => r !== null) ?? null;
+      if (failure !== null) this.counters.applyFailures++;
+      if (!b.ackOnReceipt) host.reply(failure === null, failure ?? '');
+    });
+  }
+
+  /** Applies one partition's events in order; resolves with a failure message or null. */
+  private async applyPartition(key: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Promise<string | null> {
+    const steps = this.plan(key, partitionId, events, host);
+    for (const step of steps) {
+      const r = await new Promise<LocalResult>((resolve) => host.invoke(step.partitionId, step.op, resolve));
+      if (r.kind !== 'ok') return r.kind === 'error' ? r.error.message : 'the key owner could not be reached in time';
+      this.counters.eventsApplied += step.events;
+      if (!step.sync) {
+        const w = this.watermarks.get(key) ?? 0;
+        if (step.version > w) {
+          if (!this.watermarks.has(key) && this.watermarks.size >= WATERMARKS_MAX) this.watermarks.clear();
+          this.watermarks.set(key, step.version);
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Turns a partition's events into calls: runs of puts become merge calls; removes and clears go one by one. */
+  private plan(key: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Step[] {
+    const steps: Step[] = [];
+    const watermark = this.watermarks.get(key) ?? 0;
+    let run: { map: string; policy: MergePolicyName; origin: string; entries: MergingEntry[]; bytes: number; version: number; sync: boolean } | null = null;
+    const flush = (): void => {
+      if (run === null) return;
+      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: encodeMapMerge({ policy: run.policy, entries: run.entries }), contentType: null, timeoutMs: 0 };
+      steps.push({ partitionId, op, version: run.version, sync: run.sync, events: run.entries.length });
+      run = null;
+    };
+    for (const e of events) {
+      if (e.version < watermark) {
+        this.counters.eventsSkippedStale++;
+        continue;
+      }
+      const sync = e.kind === EVENT_SYNC_PUT;
+      if (e.kind === EVENT_PUT || sync) {
+        const policy = mergePolicyOfCode(e.policy) as MergePolicyName;
+        const bytes = 64 + e.key.length + e.value.length;
+        if (run !== null && (run.map !== e.map || run.policy !== policy || run.origin !== e.origin || run.sync !== sync || run.entries.length >= MERGE_BATCH_ENTRIES_MAX || run.bytes + bytes > MERGE_CALL_BYTES_MAX)) flush();
+        if (run === null) run = { map: e.map, policy, origin: e.origin, entries: [], bytes: 0, version: e.version, sync };
+        run.entries.push({
+          key: e.key,
+          value: e.value,
+          contentType: e.contentType,
+          creationTimeMs: e.creationTimeMs,
+          updateTimeMs: e.updateTimeMs,
+          lastAccessTimeMs: e.lastAccessTimeMs,
+          expirationTimeMs: expirationTimeMs(host.expiryPolicy(e.map), e.updateTimeMs, e.lastAccessTimeMs),
+          hits: e.hits,
+          version: e.entryVersion,
+        });
+        run.bytes += bytes;
+        run.version = Math.max(run.version, e.version);
+        continue;
+      }
+      flush();
+      const origin = Buffer.from(e.origin, 'utf8');
+      const op: OpWire =
+        e.kind === EVENT_REMOVE
+          ? { code: OP.WAN_MAP_REMOVE, name: e.map, key: e.key, value: origin, contentType: null, timeoutMs: 0 }
+          : { code: OP.WAN_MAP_CLEAR, name: e.map, key: Buffer.alloc(0), value: origin, contentType: null, timeoutMs: 0 };
+      steps.push({ partitionId, op, version: e.version, sync: false, events: 1 });
+    }
+    flush();
+    return steps;
+  }
+
+  /** The first thing wrong with a batch's events, or null. */
+  private check(events: readonly WanEventWire[]): string | null {
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i] as WanEventWire;
+      const at = `event ${i}`;
+      if (e.partitionId >= this.opts.partitionCount) return `${at}: partition ${e.partitionId} is out of range (this cluster has ${this.opts.partitionCount})`;
+      if (e.kind !== EVENT_PUT && e.kind !== EVENT_REMOVE && e.kind !== EVENT_CLEAR && e.kind !== EVENT_SYNC_PUT) return `${at}: unknown event kind ${e.kind}`;
+      if (e.map === '') return `${at}: no map name`;
+      if (e.kind !== EVENT_CLEAR && e.key.length === 0) return `${at}: empty key`;
+      if (e.key.length > this.opts.keyBytesMax) return `${at}: key of ${e.key.length} bytes is larger than ${this.opts.keyBytesMax}`;
+      if (e.value.length > this.opts.valueBytesMax) return `${at}: value of ${e.value.length} bytes is larger than ${this.opts.valueBytesMax}`;
+      if ((e.kind === EVENT_PUT || e.kind === EVENT_SYNC_PUT) && mergePolicyOfCode(e.policy) === null) return `${at}: unknown merge policy code ${e.policy}`;
+      if (!Number.isFinite(e.creationTimeMs) || !Number.isFinite(e.updateTimeMs) || !Number.isFinite(e.lastAccessTimeMs)) return `${at}: a time that is not finite`;
+    }
+    return null;
+  }
+}

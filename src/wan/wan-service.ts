@@ -1,0 +1,655 @@
+// WAN replication on one member (wan.md): the publishers of every configured scheme, fed by the
+// store's mutation stream; the receiving side for batches from other clusters; syncs and their
+// progress records; the management calls (pause, resume, stop, clear, sync, addWanConfig); and the
+// figures for metrics.
+//
+// Where events come from: ReplicaStore emits every applied map write (owner and backups alike, at
+// the same partition version). The owner's copy goes into the primary queue of each publisher the
+// map's wan-replication-ref names, the backups' into their backup queues; a write that came over
+// the WAN is queued again only when the map republishes and never for its origin cluster.
+//
+// The cluster reaches this room only through WanHost (ClusterNode provides it); the network to
+// target clusters only through the Transport each publisher gets from openTransport.
+import type { Config, MapConfig, WanBatchPublisherConfig, WanReplicationConfig } from '../config/types.js';
+import { resolveMapConfig } from '../config/match.js';
+import { message, type Message, type MessageOf, type OpWire, type WanEventWire, type WanQueueWire } from '../cluster/messages.js';
+import type { Peer, Transport, TransportHandler } from '../cluster/transport.js';
+import type { MapMutation, PartitionSidecar, ReplicaStore } from '../data/replica-store.js';
+import { MERGE_POLICY_CODES } from '../data/merge-policy.js';
+import type { LocalResult } from '../invocation/invoker.js';
+import type { Clock, TimerHandle, Timers } from '../util/clock.js';
+import { GridError } from '../util/errors.js';
+import type { ComponentLogger } from '../util/logger.js';
+import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
+import { WanPublisher, type PublisherState } from './publisher.js';
+import { ended, progressOf, SyncRecords, type SyncRecord, type SyncStage } from './sync-records.js';
+import { WanTarget } from './target.js';
+
+const EMPTY = Buffer.alloc(0);
+/** Backup prunes and sync reports are sent at most this often. */
+const FLUSH_INTERVAL_MS = 100;
+/** Sync stall checks run this often. */
+const STALL_CHECK_MS = 5000;
+const SYNC_KIND_FULL = 1;
+const SYNC_KIND_CHECK = 2;
+
+export interface WanHost {
+  readonly store: ReplicaStore;
+  readonly clusterName: string;
+  clusterId(): string;
+  joined(): boolean;
+  isOwner(partitionId: number): boolean;
+  /** Backup replicas of a partition (member uuids, this member excluded). */
+  backupsOf(partitionId: number): string[];
+  /** Every member of the cluster, this one included. */
+  memberUuids(): string[];
+  /** Sends to a member of this cluster (to itself: delivered asynchronously). */
+  sendTo(uuid: string, m: Message): void;
+  /** Runs a data call on its partition's owner in this cluster. */
+  invoke(partitionId: number, op: OpWire, callback: (r: LocalResult) => void): void;
+  /** Why this cluster takes no WAN writes now, or null. */
+  targetRefusal(): string | null;
+}
+
+export interface WanServiceOptions {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly log: ComponentLogger;
+  readonly newUuid: () => string;
+  /** A connection to a target cluster for one publisher (its cluster name, this member's identity). */
+  readonly openTransport: (publisher: WanBatchPublisherConfig, handler: TransportHandler) => Transport;
+  readonly keyBytesMax: number;
+  readonly valueBytesMax: number;
+}
+
+export interface WanPublisherFigures {
+  state: PublisherState;
+  queued: number;
+  backupQueued: number;
+  sent: number;
+  acked: number;
+  dropped: number;
+  resent: number;
+  lagMs: number;
+  syncsRunning: number;
+}
+
+export interface SyncProgress {
+  stage: SyncStage;
+  progress: number;
+  wanReplicationName: string;
+  wanPublisherId: string;
+  creationTime: number;
+}
+
+interface Route {
+  readonly publisher: WanPublisher;
+  readonly policy: number;
+  readonly republish: boolean;
+  readonly targetCluster: string;
+}
+
+export class WanService implements PartitionSidecar {
+  private readonly publishers = new Map<string, WanPublisher>();
+  private readonly transports = new Map<string, Transport>();
+  private schemes: WanReplicationConfig[];
+  /** Schemes or publishers added at run time (addWanConfig), shipped to joiners. */
+  private readonly added: WanReplicationConfig[] = [];
+  private readonly routes = new Map<string, readonly Route[]>();
+  private readonly target: WanTarget;
+  readonly records: SyncRecords;
+  private readonly pendingAcks = new Map<string, Map<number, number>>();
+  private readonly pendingReports = new Map<string, { started: Set<number>; done: Set<number>; failure: string; record: SyncRecord }>();
+  private flushTimer: TimerHandle | null = null;
+  private stallTimer: TimerHandle | null = null;
+  private host: WanHost | null = null;
+  private stopped = false;
+  private readonly partitionCount: number;
+
+  constructor(private readonly o: WanServiceOptions) {
+    this.partitionCount = o.config.properties.partitionCount;
+    this.schemes = o.config.wanReplications.map((w) => ({ name: w.name, publishers: [...w.publishers] }));
+    this.target = new WanTarget({ partitionCount: this.partitionCount, keyBytesMax: o.keyBytesMax, valueBytesMax: o.valueBytesMax, log: o.log });
+    this.records = new SyncRecords(() => o.clock.monotonicMs());
+  }
+
+  /** True when this member has anything to publish (the store then emits its mutations here). */
+  get publishing(): boolean {
+    return this.publishers.size > 0;
+  }
+
+  attach(host: WanHost): void {
+    this.host = host;
+    for (const scheme of this.schemes) for (const p of scheme.publishers) this.createPublisher(scheme.name, p);
+    host.store.sidecar = this;
+    this.updateListener();
+    this.stallTimer = this.o.timers.setTimeout(() => this.checkStalls(), STALL_CHECK_MS);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const p of this.publishers.values()) p.close();
+    for (const t of this.transports.values()) (t as Transport & { close?: () => void }).close?.();
+    if (this.flushTimer !== null) this.o.timers.clearTimeout(this.flushTimer);
+    if (this.stallTimer !== null) this.o.timers.clearTimeout(this.stallTimer);
+  }
+
+  private get h(): WanHost {
+    if (this.host === null) throw new Error('WanService used before attach()');
+    return this.host;
+  }
+
+  private createPublisher(replication: string, config: WanBatchPublisherConfig): WanPublisher {
+    const key = `${replication}/${config.publisherId}`;
+    const existing = this.publishers.get(key);
+    if (existing !== undefined) return existing;
+    let publisher: WanPublisher | null = null;
+    const handler: TransportHandler = {
+      onMessage: (from, m) => {
+        if (m.kind === 'wanBatchAck') publisher?.onAck(from, m);
+      },
+      onRefused: (address, reason) => {
+        this.o.log.warning(`WAN ${key}: target ${address} refused the connection: ${reason}`);
+        publisher?.onEndpointDown(address, `handshake refused: ${reason}`);
+      },
+      onUnreachable: (address) => publisher?.onEndpointDown(address, 'unreachable'),
+      onDisconnected: (peer) => publisher?.onDisconnected(peer),
+    };
+    const transport = this.o.openTransport(config, handler);
+    this.transports.set(key, transport);
+    const host = this.h;
+    publisher = new WanPublisher(replication, config, {
+      partitionCount: this.partitionCount,
+      clusterName: host.clusterName,
+      clusterId: () => host.clusterId(),
+      isOwner: (p) => host.isOwner(p),
+      onAcked: (p, version) => this.noteAcked(key, p, version),
+      onSyncPartitionDone: (syncId, p) => this.reportDone(syncId, p),
+      clock: this.o.clock,
+      timers: this.o.timers,
+      log: this.o.log,
+    }, transport);
+    this.publishers.set(key, publisher);
+    this.routes.clear();
+    this.o.log.info(`WAN ${key}: publisher to cluster ${config.clusterName} at ${config.targetEndpoints.join(', ')} (${publisher.state})`);
+    return publisher;
+  }
+
+  private updateListener(): void {
+    this.h.store.mutationListener = this.publishers.size > 0 ? (m) => this.onMutation(m) : null;
+  }
+
+  // ── events ───────────────────────────────────────────────────────────────────────────────────
+
+  private routesOf(mapName: string): readonly Route[] {
+    let r = this.routes.get(mapName);
+    if (r !== undefined) return r;
+    const ref = this.mapConfig(mapName).wanReplicationRef;
+    const list: Route[] = [];
+    if (ref !== null) {
+      const scheme = this.schemes.find((s) => s.name === ref.name);
+      for (const pc of scheme?.publishers ?? []) {
+        const publisher = this.publishers.get(`${ref.name}/${pc.publisherId}`);
+        if (publisher !== undefined) list.push({ publisher, policy: MERGE_POLICY_CODES[ref.mergePolicy as keyof typeof MERGE_POLICY_CODES] ?? 0, republish: ref.republishingEnabled, targetCluster: pc.clusterName });
+      }
+    }
+    if (this.routes.size > 10_000) this.routes.clear();
+    this.routes.set(mapName, list);
+    return list;
+  }
+
+  private mapConfig(name: string): MapConfig {
+    return resolveMapConfig(this.o.config.maps, name);
+  }
+
+  /**
+   * Before a map write runs on its owner: refuses it (503, nothing written) when a publisher of the
+   * map must throw on a full queue (wan.md "Events and queues"). Clears are never refused.
+   */
+  checkWrite(mapName: string): void {
+    for (const route of this.routesOf(mapName)) {
+      const p = route.publisher;
+      if (p.refusesWrites(p.primaryCount)) throw new GridError('ERR_WAN_QUEUE_FULL', 'WAN queue is full', { retryAfterSeconds: 1 });
+    }
+  }
+
+  private onMutation(m: MapMutation): void {
+    const routes = this.routesOf(m.mapName);
+    if (routes.length === 0) return;
+    let first: WanEventWire | null = null;
+    for (const route of routes) {
+      if (m.origin !== null && (!route.republish || route.targetCluster === m.origin)) continue;
+      if (route.publisher.state === 'STOPPED') continue;
+      if (first === null) first = this.eventOf(m, route.policy);
+      const wire: WanEventWire = first.policy === route.policy ? first : { ...first, policy: route.policy };
+      if (route.publisher.enqueue(m.partitionId, wire, m.owner, route.publisher.primaryCount) && m.owner) route.publisher.primaryCount++;
+    }
+  }
+
+  private eventOf(m: MapMutation, policy: number): WanEventWire {
+    const origin = m.origin ?? this.h.clusterName;
+    const key = m.key.length === 0 ? EMPTY : Buffer.from(m.key);
+    if (m.kind === 'put') {
+      const r = this.h.store.maps.peek(m.mapName, m.key, m.partitionId, m.timeMs);
+      if (r !== null) {
+        return { partitionId: m.partitionId, version: m.version, kind: EVENT_PUT, map: m.mapName, key, value: r.value, contentType: r.contentType, creationTimeMs: r.creationTimeMs, updateTimeMs: r.updateTimeMs, lastAccessTimeMs: r.lastAccessTimeMs, entryVersion: r.version, hits: r.hits, policy, origin };
+      }
+    }
+    const kind = m.kind === 'clear' ? EVENT_CLEAR : EVENT_REMOVE;
+    return { partitionId: m.partitionId, version: m.version, kind, map: m.mapName, key, value: EMPTY, contentType: null, creationTimeMs: m.timeMs, updateTimeMs: m.timeMs, lastAccessTimeMs: m.timeMs, entryVersion: 0, hits: 0, policy, origin };
+  }
+
+  // ── partitions (sidecar of the replica store) ────────────────────────────────────────────────
+
+  exportPartition(partitionId: number): WanQueueWire[] {
+    const out: WanQueueWire[] = [];
+    for (const p of this.publishers.values()) {
+      const q = p.queues[partitionId];
+      if (q !== undefined && q.eventCount > 0) out.push({ publisher: p.key, events: q.writeEvents() });
+    }
+    return out;
+  }
+
+  importPartition(partitionId: number, queues: readonly WanQueueWire[]): void {
+    const now = this.o.clock.monotonicMs();
+    for (const p of this.publishers.values()) {
+      const events: WanEventWire[] = [];
+      for (const q of queues) if (q.publisher === p.key) events.push(...q.events);
+      const existing = p.queues[partitionId];
+      if (existing === undefined && events.length === 0) continue;
+      const dropped = p.queue(partitionId).replace(events, now);
+      for (const syncId of dropped) this.reportFailure(syncId, `partition ${partitionId} was replaced by a copy from another member`);
+      p.recount();
+      if (this.h.isOwner(partitionId)) p.schedule(0);
+    }
+  }
+
+  dropPartition(partitionId: number): void {
+    for (const p of this.publishers.values()) {
+      const q = p.queues[partitionId];
+      if (q === undefined) continue;
+      for (const syncId of q.clearAll()) this.reportFailure(syncId, `partition ${partitionId} left this member before its sync finished`);
+      p.recount();
+    }
+  }
+
+  /** The partition table changed: owners count their queues anew and send from new partitions. */
+  onTableApplied(changed: readonly number[]): void {
+    for (const p of this.publishers.values()) {
+      for (const pid of changed) {
+        const q = p.queues[pid];
+        if (q === undefined || this.h.isOwner(pid)) continue;
+        // Lost ownership: this queue is a backup queue now; a sync's share of it cannot finish here.
+        for (const item of [...q.all()]) {
+          if (item.type === 'sync' && q.dropSync(item.syncId)) this.reportFailure(item.syncId, `partition ${pid} moved to another member during the sync`);
+        }
+      }
+      p.recount();
+      p.schedule(0);
+    }
+  }
+
+  // ── messages ─────────────────────────────────────────────────────────────────────────────────
+
+  /** Whether a message kind belongs to this room. */
+  handles(kind: Message['kind']): boolean {
+    return kind === 'wanBatch' || kind === 'wanAcked' || kind === 'wanSyncStart' || kind === 'wanSyncReport' || kind === 'wanConfigAdd';
+  }
+
+  /** Member-protocol messages of this room; returns false for others. */
+  handle(from: Peer, m: Message): boolean {
+    switch (m.kind) {
+      case 'wanBatch':
+        this.onBatch(from, m);
+        return true;
+      case 'wanAcked':
+        this.onAckedFromOwner(m);
+        return true;
+      case 'wanSyncStart':
+        this.onSyncStart(from, m);
+        return true;
+      case 'wanSyncReport':
+        this.onSyncReport(from, m);
+        return true;
+      case 'wanConfigAdd':
+        this.onConfigAdd(m);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private onBatch(from: Peer, m: MessageOf<'wanBatch'>): void {
+    const h = this.h;
+    let replied = false;
+    this.target.onBatch(m, {
+      partitionCount: this.partitionCount,
+      keyBytesMax: this.o.keyBytesMax,
+      valueBytesMax: this.o.valueBytesMax,
+      refusal: () => h.targetRefusal(),
+      expiryPolicy: (name) => h.store.maps.expiryPolicy(name),
+      invoke: (p, op, cb) => h.invoke(p, op, cb),
+      reply: (ok, text) => {
+        if (replied) return;
+        replied = true;
+        this.replyTo(from, message('wanBatchAck', { ok, message: text.slice(0, 1000) }, m.callId));
+      },
+      log: this.o.log,
+    });
+  }
+
+  /** Answers on the connection the batch came in on (the peer is another cluster's member). */
+  replyTo: (peer: Peer, m: Message) => void = () => {};
+
+  private onAckedFromOwner(m: MessageOf<'wanAcked'>): void {
+    const p = this.publishers.get(m.body.publisher);
+    if (p === undefined) return;
+    const n = Math.min(m.body.partitionIds.length, m.body.versions.length);
+    for (let i = 0; i < n; i++) {
+      const pid = m.body.partitionIds[i] as number;
+      if (pid >= this.partitionCount || this.h.isOwner(pid)) continue;
+      p.queues[pid]?.pruneTo(m.body.versions[i] as number);
+    }
+  }
+
+  private noteAcked(publisherKey: string, partitionId: number, version: number): void {
+    let m = this.pendingAcks.get(publisherKey);
+    if (m === undefined) this.pendingAcks.set(publisherKey, (m = new Map()));
+    m.set(partitionId, Math.max(version, m.get(partitionId) ?? 0));
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer !== null || this.stopped) return;
+    this.flushTimer = this.o.timers.setTimeout(() => {
+      this.flushTimer = null;
+      this.flush();
+    }, FLUSH_INTERVAL_MS);
+  }
+
+  private flush(): void {
+    const h = this.h;
+    for (const [key, acks] of this.pendingAcks) {
+      const perMember = new Map<string, { partitionIds: number[]; versions: number[] }>();
+      for (const [pid, version] of acks) {
+        for (const u of h.backupsOf(pid)) {
+          let e = perMember.get(u);
+          if (e === undefined) perMember.set(u, (e = { partitionIds: [], versions: [] }));
+          e.partitionIds.push(pid);
+          e.versions.push(version);
+        }
+      }
+      for (const [u, e] of perMember) h.sendTo(u, message('wanAcked', { publisher: key, ...e }));
+    }
+    this.pendingAcks.clear();
+    for (const [syncId, rep] of this.pendingReports) {
+      const r = rep.record;
+      const body = { syncId, kind: r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL, replication: r.replication, publisherId: r.publisherId, creationTimeMs: r.creationTimeMs, total: r.total, started: [...rep.started], done: [...rep.done], failure: rep.failure };
+      for (const u of h.memberUuids()) h.sendTo(u, message('wanSyncReport', body));
+    }
+    this.pendingReports.clear();
+  }
+
+  // ── syncs ────────────────────────────────────────────────────────────────────────────────────
+
+  private report(syncId: string): { started: Set<number>; done: Set<number>; failure: string; record: SyncRecord } | null {
+    const record = this.records.get(syncId);
+    if (record === undefined) return null;
+    let rep = this.pendingReports.get(syncId);
+    if (rep === undefined) this.pendingReports.set(syncId, (rep = { started: new Set(), done: new Set(), failure: '', record }));
+    this.scheduleFlush();
+    return rep;
+  }
+
+  private reportDone(syncId: string, partitionId: number): void {
+    this.report(syncId)?.done.add(partitionId);
+  }
+
+  private reportFailure(syncId: string, reason: string): void {
+    const rep = this.report(syncId);
+    if (rep !== null && rep.failure === '') rep.failure = reason;
+  }
+
+  /** The publisher named by a management call, or 404. */
+  publisher(replication: string, publisherId: string): WanPublisher {
+    const scheme = this.schemes.find((s) => s.name === replication);
+    if (scheme === undefined) {
+      const known = this.schemes.map((s) => s.name);
+      throw new GridError('ERR_WAN_UNKNOWN', `WAN replication '${replication}' is not known (${known.length === 0 ? 'no WAN replication is configured on this member' : `configured: ${known.join(', ')}`})`);
+    }
+    const p = this.publishers.get(`${replication}/${publisherId}`);
+    if (p === undefined) {
+      const ids = scheme.publishers.map((x) => x.publisherId);
+      throw new GridError('ERR_WAN_UNKNOWN', `WAN replication '${replication}' has no publisher '${publisherId}' (${ids.length === 0 ? 'it has no publishers' : `publishers: ${ids.join(', ')}`})`);
+    }
+    return p;
+  }
+
+  pause(replication: string, publisherId: string): void {
+    this.publisher(replication, publisherId).setState('PAUSED');
+  }
+
+  resume(replication: string, publisherId: string): void {
+    this.publisher(replication, publisherId).setState('REPLICATING');
+  }
+
+  /** Stops enqueueing; a running sync of this publisher ends FAILED. */
+  stopPublisher(replication: string, publisherId: string): void {
+    const p = this.publisher(replication, publisherId);
+    p.setState('STOPPED');
+    for (const r of this.records.all()) {
+      if (ended(r) || r.replication !== replication || r.publisherId !== publisherId || r.kind !== 'sync') continue;
+      for (const q of p.queues) q?.dropSync(r.id);
+      this.records.fail(r, 'the publisher was stopped');
+      this.reportFailure(r.id, `the publisher was stopped on a member`);
+    }
+  }
+
+  clearQueues(replication: string, publisherId: string): number {
+    const p = this.publisher(replication, publisherId);
+    const n = p.clearQueues();
+    p.recount();
+    this.o.log.info(`WAN ${p.key}: ${n} queued event(s) cleared`);
+    return n;
+  }
+
+  /** sync/map (mapName) or sync/allmaps (null): this member coordinates; returns the sync's id. */
+  startSync(replication: string, publisherId: string, mapName: string | null): string {
+    const p = this.publisher(replication, publisherId);
+    if (p.state === 'STOPPED') throw new GridError('ERR_WAN_SYNC_RUNNING', `WAN publisher ${p.key} is STOPPED: resume it before a sync`);
+    const running = this.records.running(replication, publisherId, 'sync');
+    if (running !== null) throw new GridError('ERR_WAN_SYNC_RUNNING', `a sync of WAN publisher ${p.key} is running (${running.id}, ${progressOf(running)}%)`);
+    const id = this.o.newUuid();
+    const creationTimeMs = this.o.clock.nowMs();
+    this.records.open(id, 'sync', replication, publisherId, creationTimeMs, this.partitionCount);
+    const body = { syncId: id, kind: SYNC_KIND_FULL, replication, publisherId, maps: mapName === null ? [] : [mapName], allMaps: mapName === null, creationTimeMs, total: this.partitionCount };
+    for (const u of this.h.memberUuids()) this.h.sendTo(u, message('wanSyncStart', body));
+    this.o.log.info(`WAN ${p.key}: sync ${id} of ${mapName === null ? 'all maps' : `map ${mapName}`} started`);
+    return id;
+  }
+
+  progress(id: string): SyncProgress | null {
+    const r = this.records.get(id);
+    if (r === undefined) return null;
+    return { stage: r.stage, progress: progressOf(r), wanReplicationName: r.replication, wanPublisherId: r.publisherId, creationTime: r.creationTimeMs };
+  }
+
+  private onSyncStart(from: Peer, m: MessageOf<'wanSyncStart'>): void {
+    const b = m.body;
+    if (b.total !== this.partitionCount) return;
+    const record = this.records.open(b.syncId, b.kind === SYNC_KIND_CHECK ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
+    const p = this.publishers.get(`${b.replication}/${b.publisherId}`);
+    if (p === undefined || p.state === 'STOPPED') {
+      this.reportFailure(b.syncId, p === undefined ? `member ${this.h.memberUuids().length} has no publisher ${b.replication}/${b.publisherId}` : 'the publisher is STOPPED on a member');
+      return;
+    }
+    const h = this.h;
+    const maps = b.allMaps ? h.store.maps.mapNames().filter((n) => this.mapConfig(n).wanReplicationRef?.name === b.replication) : [...b.maps];
+    const nowWall = this.o.clock.nowMs();
+    const nowMono = this.o.clock.monotonicMs();
+    const rep = this.report(b.syncId);
+    if (rep === null) return;
+    for (let pid = 0; pid < this.partitionCount; pid++) {
+      if (!h.isOwner(pid)) continue;
+      rep.started.add(pid);
+      const version = h.store.version(pid);
+      const entries: WanEventWire[] = [];
+      for (const name of maps) {
+        const policy = this.routesOf(name).find((r) => r.publisher === p)?.policy ?? MERGE_POLICY_CODES.PassThroughMergePolicy;
+        for (const e of h.store.maps.exportMapPartition(name, pid, nowWall)) {
+          entries.push({ partitionId: pid, version, kind: EVENT_SYNC_PUT, map: name, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, entryVersion: e.version, hits: e.hits, policy, origin: h.clusterName });
+        }
+      }
+      if (entries.length === 0) rep.done.add(pid);
+      else p.queue(pid).pushSync(b.syncId, entries, nowMono);
+    }
+    void record;
+    void from;
+    p.schedule(0);
+  }
+
+  /** This member's uuid (set by the host). */
+  selfId = '';
+
+  private onSyncReport(from: Peer, m: MessageOf<'wanSyncReport'>): void {
+    const b = m.body;
+    if (b.total !== this.partitionCount) return;
+    const r = this.records.open(b.syncId, b.kind === SYNC_KIND_CHECK ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
+    this.records.started(r, from.uuid, b.started);
+    this.records.done(r, from.uuid, b.done);
+    if (b.failure !== '') {
+      if (!ended(r)) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${b.failure}`);
+      this.records.fail(r, b.failure);
+    } else if (r.stage === 'FINISHED' && from.uuid === this.selfId) {
+      this.o.log.info(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} finished`);
+    }
+  }
+
+  /** A member left the cluster: syncs it had unfinished partitions in fail. */
+  onMemberRemoved(uuid: string): void {
+    for (const r of this.records.memberLeft(uuid)) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${r.failure}`);
+  }
+
+  private checkStalls(): void {
+    this.stallTimer = null;
+    if (this.stopped) return;
+    for (const r of this.records.checkStalls()) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${r.failure}`);
+    this.stallTimer = this.o.timers.setTimeout(() => this.checkStalls(), STALL_CHECK_MS);
+  }
+
+  // ── dynamic configuration ────────────────────────────────────────────────────────────────────
+
+  /** Merges schemes (addWanConfig, or shipped by another member); returns which publisher ids were new. */
+  addSchemes(incoming: readonly WanReplicationConfig[]): { added: string[]; ignored: string[] } {
+    const added: string[] = [];
+    const ignored: string[] = [];
+    for (const scheme of incoming) {
+      let mine = this.schemes.find((s) => s.name === scheme.name);
+      if (mine === undefined) this.schemes.push((mine = { name: scheme.name, publishers: [] }));
+      let rec = this.added.find((s) => s.name === scheme.name);
+      if (rec === undefined) this.added.push((rec = { name: scheme.name, publishers: [] }));
+      for (const pc of scheme.publishers) {
+        if (mine.publishers.some((x) => x.publisherId === pc.publisherId)) {
+          ignored.push(pc.publisherId);
+          continue;
+        }
+        (mine.publishers as WanBatchPublisherConfig[]).push(pc);
+        (rec.publishers as WanBatchPublisherConfig[]).push(pc);
+        this.createPublisher(scheme.name, pc);
+        added.push(pc.publisherId);
+      }
+    }
+    this.routes.clear();
+    this.updateListener();
+    return { added, ignored };
+  }
+
+  /** Schemes added at run time, for a member that joins later. */
+  addedSchemes(): readonly WanReplicationConfig[] {
+    return this.added;
+  }
+
+  /** Sends the schemes added at run time to a member (one that joined since). */
+  shipAddedTo(uuid: string): void {
+    if (this.added.length === 0) return;
+    this.h.sendTo(uuid, message('wanConfigAdd', { schemes: this.added.map((s) => this.encodeScheme(s)) }));
+  }
+
+  /** Sends schemes to every other member (addWanConfig through this one). */
+  shipToAll(schemes: readonly WanReplicationConfig[]): void {
+    const body = { schemes: schemes.map((s) => this.encodeScheme(s)) };
+    for (const u of this.h.memberUuids()) if (u !== this.selfId) this.h.sendTo(u, message('wanConfigAdd', body));
+  }
+
+  /** Set by the host: encodes and decodes a scheme for the wire (config-json.ts). */
+  encodeScheme: (scheme: WanReplicationConfig) => string = (s) => JSON.stringify(s);
+  decodeScheme: (json: string) => WanReplicationConfig | null = () => null;
+
+  private onConfigAdd(m: MessageOf<'wanConfigAdd'>): void {
+    const schemes: WanReplicationConfig[] = [];
+    for (const json of m.body.schemes) {
+      const s = this.decodeScheme(json);
+      if (s !== null) schemes.push(s);
+    }
+    const r = this.addSchemes(schemes);
+    if (r.added.length > 0) this.o.log.info(`WAN configuration added by another member: publisher(s) ${r.added.join(', ')}`);
+  }
+
+  /** addWanConfig: one scheme as JSON (the reference's field names), merged here and on every member. */
+  addConfigJson(json: string): { addedPublisherIds: string[]; ignoredPublisherIds: string[] } {
+    const scheme = this.parseScheme(json);
+    const r = this.addSchemes([scheme]);
+    this.shipToAll([scheme]);
+    if (r.added.length > 0) this.o.log.info(`WAN configuration added: scheme ${scheme.name}, publisher(s) ${r.added.join(', ')}${r.ignored.length > 0 ? `; already present: ${r.ignored.join(', ')}` : ''}`);
+    return { addedPublisherIds: r.added, ignoredPublisherIds: r.ignored };
+  }
+
+  /** Set by the host: parses addWanConfig JSON, throwing GridError (400) naming the bad field. */
+  parseScheme: (json: string) => WanReplicationConfig = () => {
+    throw new GridError('ERR_INTERNAL', 'no WAN configuration parser');
+  };
+
+  startConsistencyCheck(replication: string, publisherId: string, mapName: string): string {
+    const p = this.publisher(replication, publisherId);
+    if (p.config.consistencyCheckStrategy !== 'MERKLE_TREES') throw new GridError('ERR_WAN_NOT_MERKLE', `WAN publisher ${p.key} has consistency-check-strategy ${p.config.consistencyCheckStrategy}; a consistency check needs MERKLE_TREES`);
+    void mapName;
+    throw new GridError('ERR_INTERNAL', 'consistency checks are not built yet');
+  }
+
+  checkResult(id: string): { stage: SyncStage; checkedPartitions: number; diffPartitions: number; checkedLeaves: number; diffLeaves: number; entriesToSync: number } | null {
+    const r = this.records.get(id);
+    if (r === undefined || r.kind !== 'check') return null;
+    return { stage: r.stage, ...r.check };
+  }
+
+  replicationNames(): string[] {
+    return this.schemes.map((s) => s.name);
+  }
+
+  // ── figures ──────────────────────────────────────────────────────────────────────────────────
+
+  figures(): Record<string, WanPublisherFigures> {
+    const out: Record<string, WanPublisherFigures> = {};
+    for (const p of this.publishers.values()) {
+      let syncsRunning = 0;
+      for (const r of this.records.all()) if (!ended(r) && r.replication === p.replication && r.publisherId === p.config.publisherId) syncsRunning++;
+      out[p.key] = {
+        state: p.state,
+        queued: p.primaryQueued(),
+        backupQueued: p.backupQueued(),
+        sent: p.counters.sent,
+        acked: p.counters.acked,
+        dropped: p.counters.dropped,
+        resent: p.counters.resent,
+        lagMs: p.lagMs(),
+        syncsRunning,
+      };
+    }
+    return out;
+  }
+
+  get targetCounters(): WanTarget['counters'] {
+    return this.target.counters;
+  }
+}
