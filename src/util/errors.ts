@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   ERR_MGMT_NO_LICENSE: { status: 400, summary: 'This member uses no license keys.' },
   ERR_CP_DISABLED: { status: 503, summary: 'The CP subsystem is not enabled (`cp-member-count` is 0).' },
   ERR_WAN_UNKNOWN: { status: 404, summary: 'No WAN replication or publisher has this name, or no sync has this id.' },
+  ERR_WAN_CONFIG_INVALID: { status: 400, summary: 'The JSON of `addWanConfig` is malformed, too large (64 KiB), or a field has the wrong type or value (the message names the field), or adding it would pass 64 publishers in a scheme or 256 schemes.' },
   ERR_CONFIG_INVALID: { status: 500, summary: 'A configuration value is invalid; start-up stops with exit status 2.' },
   ERR_PROTOCOL_FRAME_TOO_LARGE: { status: 500, summary: 'A member-protocol frame is larger than `grid.member.frame.bytes.max`; the connection is closed.' },
   ERR_PROTOCOL_MALFORMED: { status: 500, summary: 'A member-protocol frame or handshake could not be decoded; the connection is closed.' },
