@@ -76,6 +76,7 @@ async function main(): Promise<void> {
   const log = logger.component('config');
   log.info(`Grid ${MEMBER_VERSION} on Node.js ${process.versions.node}, pid ${process.pid}; configuration: ${result.sourceNote}`);
   for (const warning of result.warnings) log.warning(warning);
+  for (const notice of result.notices) log.info(notice);
   log.config(`cluster ${config.clusterName}, instance ${config.instanceName}, port ${config.network.port.port}${config.network.port.autoIncrement ? ` (auto-increment, ${config.network.port.portCount} ports)` : ''}`);
   const tcp = config.network.join.tcpIp;
   log.info(tcp.enabled ? `join addresses (tcp-ip): ${tcp.members.join(', ') || 'none'}` : 'tcp-ip join is off');

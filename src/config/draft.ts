@@ -12,6 +12,8 @@ import type {
   QueueConfig,
   SslConfig,
   WanBatchPublisherConfig,
+  WanReplicationConfig,
+  WanReplicationRefConfig,
 } from './types.js';
 import { defaultGridProperties } from './properties.js';
 
@@ -24,6 +26,8 @@ export type DeepMutable<T> = T extends readonly (infer U)[]
 export type Draft = DeepMutable<Config>;
 export type MapDraft = DeepMutable<MapConfig>;
 export type QueueDraft = DeepMutable<QueueConfig>;
+export type WanSchemeDraft = DeepMutable<WanReplicationConfig>;
+export type WanPublisherDraft = DeepMutable<WanBatchPublisherConfig>;
 
 /** Item key → where its current value came from (`file:line:column`, `environment variable X`, `flag --x`). */
 export type Origins = Map<string, string>;
@@ -41,6 +45,7 @@ export const originKey = {
   cp: 'cp',
   persistence: 'persistence',
   wan: (name: string) => `wan:${name}`,
+  wanPublisher: (scheme: string, publisherId: string) => `wan:${scheme}:publisher:${publisherId}`,
   advancedNetwork: 'advanced-network',
   interfaces: 'network:interfaces',
 } as const;
@@ -90,7 +95,12 @@ export function defaultQueue(name: string): QueueDraft {
   };
 }
 
-export function defaultPublisher(): DeepMutable<WanBatchPublisherConfig> {
+/**
+ * A `<batch-publisher>` with nothing set: the reference's defaults (wan.md "Configuration"). The id
+ * is '' here, meaning "not given": whoever reads a publisher sets it (to the cluster name when the
+ * source has no id of its own). Target endpoints have no default; every source requires them.
+ */
+export function defaultPublisher(): WanPublisherDraft {
   return {
     clusterName: 'dev',
     publisherId: '',
@@ -104,6 +114,11 @@ export function defaultPublisher(): DeepMutable<WanBatchPublisherConfig> {
     initialPublisherState: 'REPLICATING',
     consistencyCheckStrategy: 'NONE',
   };
+}
+
+/** `<wan-replication-ref>` with only its name: PassThroughMergePolicy, republishing on (the reference's defaults). */
+export function defaultWanRef(name: string): DeepMutable<WanReplicationRefConfig> {
+  return { name, mergePolicy: 'PassThroughMergePolicy', republishingEnabled: true };
 }
 
 export function defaultPersistence(): DeepMutable<PersistenceConfig> {

@@ -3,12 +3,28 @@
 // `<network><port auto-increment>` → GRID_NETWORK_PORT_AUTOINCREMENT. Named elements put their name
 // in the path: GRID_MAP_ORDERS_BACKUPCOUNT; the field is matched from the end, so names may contain
 // `_`. An existing map or queue is matched ignoring case and dashes; otherwise a new one is created
-// with the lower-cased name and built-in defaults. Properties use GRID_PROPERTY_ + the property name
+// with the lower-cased name and built-in defaults. WAN publishers have two names in their path,
+// GRID_WANREPLICATION_<SCHEME>_BATCHPUBLISHER_<PUBLISHERID>_<FIELD>, each matched (or created) by
+// the same rule. Properties use GRID_PROPERTY_ + the property name
 // upper-cased with `.` as `_` (GRID_PROPERTY_GRID_PARTITION_COUNT → grid.partition.count).
 // Every GRID_ variable must be understood: a typo is an error with a hint, never silently ignored.
 import { ConfigError } from './config-error.js';
 import { suggest } from './did-you-mean.js';
-import { defaultMap, defaultQueue, originKey, setMemberPort, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
+import {
+  defaultMap,
+  defaultPublisher,
+  defaultQueue,
+  defaultWanRef,
+  originKey,
+  setMemberPort,
+  type DeepMutable,
+  type Draft,
+  type MapDraft,
+  type Origins,
+  type QueueDraft,
+  type WanPublisherDraft,
+  type WanSchemeDraft,
+} from './draft.js';
 import { findPropertySpec, GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
 import { parseInterfaceText } from './interface-pattern.js';
 import { parseCpMemberCount, parseGroupSize } from './schema-cluster.js';
@@ -26,7 +42,18 @@ import {
   parseQueueMergePolicy,
   parseQueueTtl,
 } from './schema-structures.js';
-import { ENDPOINT_GROUPS, LOG_LEVELS, type LogFormat } from './types.js';
+import { ENDPOINT_GROUPS, LOG_LEVELS, type LogFormat, type WanReplicationRefConfig } from './types.js';
+import {
+  parseWanAcknowledgeType,
+  parseWanBatchMaxDelayMs,
+  parseWanBatchSize,
+  parseWanConsistencyCheckStrategy,
+  parseWanPublisherState,
+  parseWanQueueCapacity,
+  parseWanQueueFullBehavior,
+  parseWanResponseTimeoutMs,
+  parseWanTargetEndpoints,
+} from './wan-values.js';
 import {
   expectedGot,
   parseBoolean,
@@ -102,7 +129,34 @@ const MAP_FIELDS: Readonly<Record<string, Apply<MapDraft>>> = {
   DATAPERSISTENCE_FSYNC: field(parseBoolean, (m, v) => (m.dataPersistence.fsync = v)),
   MERGEPOLICY: field(parseMergePolicy, (m, v) => (m.mergePolicy.policy = v)),
   MERGEPOLICY_BATCHSIZE: field(parseMergeBatchSize, (m, v) => (m.mergePolicy.batchSize = v)),
+  // A ref field on a map without a ref creates one; if no variable names its scheme, validation
+  // refuses the nameless ref (variables are applied in name order, so NAME may come after the others).
+  WANREPLICATIONREF_NAME: field(parseName, (m, v) => (wanRef(m).name = v)),
+  WANREPLICATIONREF_MERGEPOLICYCLASSNAME: field(parseMergePolicy, (m, v) => (wanRef(m).mergePolicy = v)),
+  WANREPLICATIONREF_REPUBLISHINGENABLED: field(parseBoolean, (m, v) => (wanRef(m).republishingEnabled = v)),
 };
+
+function wanRef(m: MapDraft): DeepMutable<WanReplicationRefConfig> {
+  m.wanReplicationRef ??= defaultWanRef('');
+  return m.wanReplicationRef;
+}
+
+/** Fields of GRID_WANREPLICATION_<SCHEME>_BATCHPUBLISHER_<PUBLISHERID>_<FIELD>. The id is the publisher's address, so it cannot be set. */
+const PUBLISHER_FIELDS: Readonly<Record<string, Apply<WanPublisherDraft>>> = {
+  CLUSTERNAME: field(parseName, (p, v) => (p.clusterName = v)),
+  TARGETENDPOINTS: field(parseWanTargetEndpoints, (p, v) => (p.targetEndpoints = v)),
+  BATCHSIZE: field(parseWanBatchSize, (p, v) => (p.batchSize = v)),
+  BATCHMAXDELAYMILLIS: field(parseWanBatchMaxDelayMs, (p, v) => (p.batchMaxDelayMs = v)),
+  RESPONSETIMEOUTMILLIS: field(parseWanResponseTimeoutMs, (p, v) => (p.responseTimeoutMs = v)),
+  QUEUECAPACITY: field(parseWanQueueCapacity, (p, v) => (p.queueCapacity = v)),
+  QUEUEFULLBEHAVIOR: field(parseWanQueueFullBehavior, (p, v) => (p.queueFullBehavior = v)),
+  ACKNOWLEDGETYPE: field(parseWanAcknowledgeType, (p, v) => (p.acknowledgeType = v)),
+  INITIALPUBLISHERSTATE: field(parseWanPublisherState, (p, v) => (p.initialPublisherState = v)),
+  SYNC_CONSISTENCYCHECKSTRATEGY: field(parseWanConsistencyCheckStrategy, (p, v) => (p.consistencyCheckStrategy = v)),
+};
+
+const WAN_PREFIX = 'WANREPLICATION_';
+const PUBLISHER_INFIX = '_BATCHPUBLISHER_';
 
 const QUEUE_FIELDS: Readonly<Record<string, Apply<QueueDraft>>> = {
   MAXSIZE: field(parseNonNegative, (q, v) => (q.maxSize = v)),
@@ -145,29 +199,66 @@ function applyOne(draft: Draft, variable: string, raw: string, origins: Origins)
   if (path.startsWith('MAP_')) {
     const split = splitNamed(path.slice(4), MAP_FIELDS);
     if (split !== null) {
+      if (misspeltField(draft.maps, (m) => m.name, split.name, MAP_FIELDS)) throw unknownVariable(variable, path, draft);
       const map = findOrCreate(draft.maps, split.name, variable, defaultMap, originKey.map, origins);
+      const hadRef = map.wanReplicationRef !== null;
       split.apply(map, raw, variable);
       if (split.key.includes('BACKUPCOUNT')) origins.set(originKey.map(map.name), `environment variable ${variable}`);
+      // The ref's origin moves to a variable only when the variable decides which scheme it names.
+      if (split.key === 'WANREPLICATIONREF_NAME' || !hadRef) {
+        if (map.wanReplicationRef !== null) origins.set(originKey.wanRef(map.name), `environment variable ${variable}`);
+      }
       return;
     }
   }
   if (path.startsWith('QUEUE_')) {
     const split = splitNamed(path.slice(6), QUEUE_FIELDS);
     if (split !== null) {
+      if (misspeltField(draft.queues, (q) => q.name, split.name, QUEUE_FIELDS)) throw unknownVariable(variable, path, draft);
       const queue = findOrCreate(draft.queues, split.name, variable, defaultQueue, originKey.queue, origins);
       split.apply(queue, raw, variable);
       if (split.key.includes('BACKUPCOUNT')) origins.set(originKey.queue(queue.name), `environment variable ${variable}`);
       return;
     }
   }
+  if (path.startsWith(WAN_PREFIX) && applyWan(draft, path.slice(WAN_PREFIX.length), variable, raw, origins)) return;
   if (path.startsWith('PROPERTY_') && path.length > 9) {
     const name = path.slice(9).toLowerCase().replace(/_/g, '.');
-    if (isGridPropertyName(name) && findPropertySpec(name) === undefined) throw unknownVariable(variable, path);
+    if (isGridPropertyName(name) && findPropertySpec(name) === undefined) throw unknownVariable(variable, path, draft);
     if (isGridPropertyName(name)) setGridProperty(draft, name, raw, `environment variable ${variable}`, origins);
     else draft.rawProperties[name] = raw.trim();
     return;
   }
-  throw unknownVariable(variable, path);
+  throw unknownVariable(variable, path, draft);
+}
+
+/**
+ * `<SCHEME>_BATCHPUBLISHER_<PUBLISHERID>_<FIELD>`: the field is matched from the end, the scheme
+ * ends at the first `_BATCHPUBLISHER_` (so a publisher id may contain that word, a scheme name may
+ * not). Returns false when the rest has no such shape (the caller reports an unknown variable).
+ */
+function applyWan(draft: Draft, rest: string, variable: string, raw: string, origins: Origins): boolean {
+  const split = splitNamed(rest, PUBLISHER_FIELDS);
+  if (split === null) return false;
+  const at = split.name.indexOf(PUBLISHER_INFIX);
+  if (at <= 0 || at + PUBLISHER_INFIX.length >= split.name.length) return false;
+  const schemeSegment = split.name.slice(0, at);
+  const idSegment = split.name.slice(at + PUBLISHER_INFIX.length);
+  const from = `environment variable ${variable}`;
+  const known = draft.wanReplications.find((w) => envSegment(w.name) === envSegment(schemeSegment));
+  if (misspeltField(known?.publishers ?? [], (p) => p.publisherId, idSegment, PUBLISHER_FIELDS)) return false;
+  const scheme = findOrCreate(draft.wanReplications, schemeSegment, variable, (name): WanSchemeDraft => ({ name, publishers: [] }), originKey.wan, origins, parseName);
+  const publisher = findOrCreateBy(scheme.publishers, (p) => p.publisherId, idSegment, variable, (id) => {
+    // A publisher that only the environment declares: the reference's defaults, as an XML
+    // <batch-publisher> holding only <publisher-id> would be. Validation requires its endpoints.
+    const p = defaultPublisher();
+    p.publisherId = id;
+    origins.set(originKey.wanPublisher(scheme.name, id), from);
+    return p;
+  });
+  split.apply(publisher, raw, variable);
+  if (split.key === 'TARGETENDPOINTS') origins.set(originKey.wanPublisher(scheme.name, publisher.publisherId), from);
+  return true;
 }
 
 function mustGroup(group: string, variable: string): (typeof ENDPOINT_GROUPS)[number] {
@@ -201,35 +292,84 @@ function findOrCreate<T extends { name: string }>(
   create: (name: string) => T,
   key: (name: string) => string,
   origins: Origins,
+  parse: (raw: string) => Parsed<string> = parseStructureName,
 ): T {
-  const norm = (s: string): string => s.toUpperCase().replace(/-/g, '');
-  const matches = list.filter((c) => norm(c.name) === norm(segment));
+  return findOrCreateBy(list, (c) => c.name, segment, variable, (name) => {
+    const created = create(name);
+    origins.set(key(name), `environment variable ${variable}`);
+    return created;
+  }, parse);
+}
+
+/**
+ * A name the list lacks whose last `_` part starts a field of several parts (ORDERS_EVICTION in
+ * GRID_MAP_ORDERS_EVICTION_BACKUPCOUNT, ORDERS_WANREPLICATIONREF in a misspelt
+ * GRID_MAP_ORDERS_WANREPLICATIONREF_MERGEPOLICY) is taken for a misspelt field, not a new name:
+ * the variable is refused as unknown instead of creating a stray map, queue or publisher.
+ */
+function misspeltField<T>(list: readonly T[], nameOf: (item: T) => string, segment: string, fields: Readonly<Record<string, unknown>>): boolean {
+  return endsWithFieldGroup(segment, fields) && !list.some((item) => envSegment(nameOf(item)) === envSegment(segment));
+}
+
+function endsWithFieldGroup(segment: string, fields: Readonly<Record<string, unknown>>): boolean {
+  const cut = segment.lastIndexOf('_');
+  if (cut < 0) return false;
+  const last = segment.slice(cut + 1);
+  return Object.keys(fields).some((k) => k.startsWith(`${last}_`));
+}
+
+/** The name as a path segment: upper case, dashes dropped (config.md "Environment variables"). */
+export const envSegment = (name: string): string => name.toUpperCase().replace(/-/g, '');
+
+function findOrCreateBy<T>(
+  list: T[],
+  nameOf: (item: T) => string,
+  segment: string,
+  variable: string,
+  create: (name: string) => T,
+  parse: (raw: string) => Parsed<string> = parseName,
+): T {
+  const matches = list.filter((c) => envSegment(nameOf(c)) === envSegment(segment));
   const [first, second] = matches;
   if (second !== undefined && first !== undefined) {
-    throw new ConfigError(`environment variable ${variable}`, `${segment} matches both ${first.name} and ${second.name}; rename one of them`);
+    throw new ConfigError(`environment variable ${variable}`, `${segment} matches both ${nameOf(first)} and ${nameOf(second)}; rename one of them`);
   }
   if (first !== undefined) return first;
-  const created = create(mustParse(parseStructureName, segment.toLowerCase(), variable));
+  const created = create(mustParse(parse, segment.toLowerCase(), variable));
   list.push(created);
-  origins.set(key(created.name), `environment variable ${variable}`);
   return created;
 }
 
-function unknownVariable(variable: string, path: string): ConfigError {
-  const hint = suggest(variable, envCandidates(path));
+function unknownVariable(variable: string, path: string, draft: Draft): ConfigError {
+  // The variable itself can be among the candidates (a well-formed name whose shape is wrong elsewhere).
+  const candidates = envCandidates(path, draft).filter((c) => c !== variable);
+  // A typo seldom changes the kind (MAP_ into QUEUE_): candidates of the variable's own kind go first.
+  const kind = `${ENV_PREFIX}${path.split('_')[0] ?? ''}_`;
+  const hint = suggest(variable, candidates.filter((c) => c.startsWith(kind))) ?? suggest(variable, candidates);
   return new ConfigError(`environment variable ${variable} is unknown${hint === null ? '' : ` (did you mean ${hint}?)`}`);
 }
 
-/** Names a typo is compared with: fixed ones, groups, properties and map/queue fields under each possible name split. */
-function envCandidates(path: string): string[] {
+/**
+ * Names a typo is compared with: fixed ones, groups, properties, map/queue fields under each
+ * possible name split, and the fields of every configured WAN publisher and of the publisher the
+ * variable seems to address.
+ */
+function envCandidates(path: string, draft: Draft): string[] {
   const out = [ENV_CONFIG, ...Object.keys(FIXED).map((k) => ENV_PREFIX + k)];
   for (const g of ENDPOINT_GROUPS) out.push(`${ENV_PREFIX}${GROUPS_PREFIX}${g}${GROUPS_SUFFIX}`);
   for (const p of GRID_PROPERTY_SPECS) out.push(`${ENV_PREFIX}PROPERTY_${p.name.toUpperCase().replace(/\./g, '_')}`);
   const segments = path.split('_');
   for (let k = 2; k < segments.length && k < 8; k++) {
     const name = segments.slice(1, k).join('_');
-    for (const f of Object.keys(MAP_FIELDS)) out.push(`${ENV_PREFIX}MAP_${name}_${f}`);
-    for (const f of Object.keys(QUEUE_FIELDS)) out.push(`${ENV_PREFIX}QUEUE_${name}_${f}`);
+    // Names that would be refused as misspelt fields are no suggestion.
+    if (!endsWithFieldGroup(name, MAP_FIELDS)) for (const f of Object.keys(MAP_FIELDS)) out.push(`${ENV_PREFIX}MAP_${name}_${f}`);
+    if (!endsWithFieldGroup(name, QUEUE_FIELDS)) for (const f of Object.keys(QUEUE_FIELDS)) out.push(`${ENV_PREFIX}QUEUE_${name}_${f}`);
   }
+  const publishers = draft.wanReplications.flatMap((w) => w.publishers.map((p) => `${envSegment(w.name)}${PUBLISHER_INFIX}${envSegment(p.publisherId)}`));
+  for (let k = 2; k < segments.length && k < 12; k++) {
+    const prefix = segments.slice(1, k).join('_');
+    if (prefix.includes(PUBLISHER_INFIX)) publishers.push(prefix);
+  }
+  for (const p of publishers) for (const f of Object.keys(PUBLISHER_FIELDS)) out.push(`${ENV_PREFIX}${WAN_PREFIX}${p}_${f}`);
   return out;
 }

@@ -44,7 +44,15 @@ export interface LoadInput {
 }
 
 export type LoadResult =
-  | { readonly kind: 'run'; readonly config: Config; readonly warnings: string[]; readonly sourceNote: string }
+  | {
+      readonly kind: 'run';
+      readonly config: Config;
+      /** To log at WARNING. */
+      readonly warnings: string[];
+      /** To log at INFO: how valid settings will be run (validate.ts, Findings). */
+      readonly notices: string[];
+      readonly sourceNote: string;
+    }
   | { readonly kind: 'exit'; readonly code: 0 | 2; readonly stdout: string; readonly stderr: string };
 
 export const CONFIG_ERROR_PREFIX = 'grid: config error: ';
@@ -54,10 +62,10 @@ export function loadConfig(input: LoadInput): LoadResult {
     const flags = parseFlags(input.argv);
     if (flags.help) return { kind: 'exit', code: 0, stdout: helpText(input.version), stderr: '' };
     if (flags.version) return { kind: 'exit', code: 0, stdout: `${input.version}\n`, stderr: '' };
-    const { config, warnings, sourceNote } = build(input, flags);
+    const { config, warnings, notices, sourceNote } = build(input, flags);
     if (flags.showSecrets && !flags.printConfig) throw new ConfigError('flag --show-secrets: it only applies with --print-config');
     if (flags.printConfig) return { kind: 'exit', code: 0, stdout: printConfig(config, { showSecrets: flags.showSecrets }), stderr: '' };
-    return { kind: 'run', config, warnings, sourceNote };
+    return { kind: 'run', config, warnings, notices, sourceNote };
   } catch (e) {
     // Only our own typed errors are configuration errors; anything else is a bug and should crash loudly.
     if (!(e instanceof ConfigError)) throw e;
@@ -84,7 +92,7 @@ function locate(input: LoadInput, flags: ParsedFlags, warnings: string[]): Locat
   return null;
 }
 
-function build(input: LoadInput, flags: ParsedFlags): { config: Config; warnings: string[]; sourceNote: string } {
+function build(input: LoadInput, flags: ParsedFlags): { config: Config; warnings: string[]; notices: string[]; sourceNote: string } {
   const warnings: string[] = [];
   const origins: Origins = new Map();
   const draft = defaultDraft();
@@ -95,8 +103,9 @@ function build(input: LoadInput, flags: ParsedFlags): { config: Config; warnings
   if (draft.instanceName === '') draft.instanceName = `grid-${input.randomHex(4)}`;
   draft.source = located?.path ?? 'defaults';
   const fileReadable = input.fileReadable ?? ((path: string) => canRead(input, path));
-  warnings.push(...validate(draft, origins, { cwd: input.cwd, fileReadable, supports: input.supports ?? ALL_FEATURES, localInterfaces: input.localInterfaces ?? null }));
-  return { config: deepFreeze(draft) as Config, warnings, sourceNote: describeSource(located, input.cwd, envNames, flags) };
+  const findings = validate(draft, origins, { cwd: input.cwd, fileReadable, supports: input.supports ?? ALL_FEATURES, localInterfaces: input.localInterfaces ?? null });
+  warnings.push(...findings.warnings);
+  return { config: deepFreeze(draft) as Config, warnings, notices: findings.notices, sourceNote: describeSource(located, input.cwd, envNames, flags) };
 }
 
 function readFileInto(draft: Draft, located: Located, input: LoadInput, origins: Origins): void {

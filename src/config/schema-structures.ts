@@ -1,21 +1,31 @@
 // `<map>`, `<queue>` and `<wan-replication>`: named, repeatable elements. A name may be exact or a
 // pattern with one `*`; a name given twice is an error at its second place. The built-in `default`
 // map and queue are kept unless the file declares its own.
-import { defaultMap, defaultPublisher, defaultQueue, originKey, type DeepMutable, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
+import { defaultMap, defaultPublisher, defaultQueue, defaultWanRef, originKey, type DeepMutable, type Draft, type MapDraft, type Origins, type QueueDraft } from './draft.js';
 import {
   EVICTION_POLICIES,
   MERGE_POLICIES,
   QUEUE_MERGE_POLICIES,
-  WAN_ACKNOWLEDGE_TYPES,
-  WAN_CONSISTENCY_CHECK_STRATEGIES,
-  WAN_PUBLISHER_STATES,
-  WAN_QUEUE_FULL_BEHAVIORS,
   type MergePolicyName,
   type QueueMergePolicyName,
+  type WanBatchPublisherConfig,
   type WanReplicationConfig,
 } from './types.js';
+import {
+  parseWanAcknowledgeType,
+  parseWanBatchMaxDelayMs,
+  parseWanBatchSize,
+  parseWanConsistencyCheckStrategy,
+  parseWanPublisherState,
+  parseWanQueueCapacity,
+  parseWanQueueFullBehavior,
+  parseWanResponseTimeoutMs,
+  parseWanTargetEndpoints,
+  WAN_PUBLISHERS_PER_SCHEME_MAX,
+  WAN_SCHEMES_MAX,
+} from './wan-values.js';
 import type { ElementReader } from './xml-reader.js';
-import { INT_MAX, parseBoolean, parseEndpoint, parseEnum, parseInteger, parseName, parseStructureName, splitList, type Parsed } from './values.js';
+import { INT_MAX, parseBoolean, parseEnum, parseInteger, parseName, parseStructureName, splitList, type Parsed } from './values.js';
 
 const backupCount = (raw: string): Parsed<number> => parseInteger(raw, 0, 6);
 const nonNegative = (raw: string): Parsed<number> => parseInteger(raw, 0, INT_MAX);
@@ -94,11 +104,10 @@ export function readMaps(grid: ElementReader, draft: Draft, origins: Origins): v
     const ref = el.child('wan-replication-ref', { attrs: ['name'], one: ['merge-policy-class-name', 'republishing-enabled'] });
     if (ref !== undefined) {
       origins.set(originKey.wanRef(m.name), ref.where());
-      m.wanReplicationRef = {
-        name: ref.requiredTypedAttr('name', parseName),
-        mergePolicy: ref.leaf('merge-policy-class-name', parseMergePolicy, 'PassThroughMergePolicy'),
-        republishingEnabled: ref.leaf('republishing-enabled', parseBoolean, true),
-      };
+      const r = defaultWanRef(ref.requiredTypedAttr('name', parseName));
+      r.mergePolicy = ref.leaf('merge-policy-class-name', parseMergePolicy, r.mergePolicy);
+      r.republishingEnabled = ref.leaf('republishing-enabled', parseBoolean, r.republishingEnabled);
+      m.wanReplicationRef = r;
     }
     maps.push(m);
   }
@@ -150,6 +159,11 @@ const PUBLISHER_CHILDREN = [
   'sync',
 ] as const;
 
+/**
+ * `<wan-replication name>` schemes and their `<batch-publisher>`s. Every value is checked where it
+ * is written (file:line:column); rules that an environment variable could break again (a
+ * publisher without endpoints, too many publishers) are checked once more by validate.ts.
+ */
 export function readWanReplications(grid: ElementReader, draft: Draft, origins: Origins): void {
   const seen = new Map<string, string>();
   const schemes: DeepMutable<WanReplicationConfig>[] = [];
@@ -157,36 +171,44 @@ export function readWanReplications(grid: ElementReader, draft: Draft, origins: 
     const name = el.requiredTypedAttr('name', parseName);
     const first = seen.get(name);
     if (first !== undefined) throw el.error(el.element, `<wan-replication>: name ${name} is given twice (first at ${first})`);
+    if (schemes.length === WAN_SCHEMES_MAX) throw el.error(el.element, `<wan-replication name="${name}">: at most ${WAN_SCHEMES_MAX} schemes are allowed`);
     seen.set(name, `${el.element.line}:${el.element.column}`);
     origins.set(originKey.wan(name), el.where());
     const scheme: DeepMutable<WanReplicationConfig> = { name, publishers: [] };
     for (const bp of el.children('batch-publisher', { one: PUBLISHER_CHILDREN })) {
-      const p = defaultPublisher();
-      p.clusterName = bp.leaf('cluster-name', parseName, p.clusterName);
-      p.publisherId = bp.leaf('publisher-id', parseName, p.clusterName);
+      if (scheme.publishers.length === WAN_PUBLISHERS_PER_SCHEME_MAX) {
+        throw bp.error(bp.element, `<wan-replication name="${name}">: at most ${WAN_PUBLISHERS_PER_SCHEME_MAX} <batch-publisher>s are allowed in one scheme`);
+      }
+      const p = readPublisher(bp);
       if (scheme.publishers.some((o) => o.publisherId === p.publisherId)) {
         throw bp.error(bp.element, `<batch-publisher>: publisher id ${p.publisherId} is used twice in <wan-replication name="${name}">`);
       }
-      const endpoints = bp.child('target-endpoints', { text: true });
-      const raw = endpoints?.text() ?? '';
-      if (endpoints === undefined || splitList(raw).length === 0) {
-        throw bp.error(endpoints?.element ?? bp.element, '<batch-publisher> needs <target-endpoints> with at least one host:port');
-      }
-      p.targetEndpoints = splitList(raw).map((item) => endpoints.must(parseEndpoint(item), item));
-      p.batchSize = bp.leaf('batch-size', (r) => parseInteger(r, 1, 100000), p.batchSize);
-      p.batchMaxDelayMs = bp.leaf('batch-max-delay-millis', nonNegative, p.batchMaxDelayMs);
-      p.responseTimeoutMs = bp.leaf('response-timeout-millis', (r) => parseInteger(r, 1, INT_MAX), p.responseTimeoutMs);
-      p.queueCapacity = bp.leaf('queue-capacity', (r) => parseInteger(r, 1, INT_MAX), p.queueCapacity);
-      p.queueFullBehavior = bp.leaf('queue-full-behavior', (r) => parseEnum(r, WAN_QUEUE_FULL_BEHAVIORS), p.queueFullBehavior);
-      p.acknowledgeType = bp.leaf('acknowledge-type', (r) => parseEnum(r, WAN_ACKNOWLEDGE_TYPES), p.acknowledgeType);
-      p.initialPublisherState = bp.leaf('initial-publisher-state', (r) => parseEnum(r, WAN_PUBLISHER_STATES), p.initialPublisherState);
-      const sync = bp.child('sync', { one: ['consistency-check-strategy'] });
-      if (sync !== undefined) {
-        p.consistencyCheckStrategy = sync.leaf('consistency-check-strategy', (r) => parseEnum(r, WAN_CONSISTENCY_CHECK_STRATEGIES), p.consistencyCheckStrategy);
-      }
+      origins.set(originKey.wanPublisher(name, p.publisherId), bp.where());
       scheme.publishers.push(p);
     }
     schemes.push(scheme);
   }
   draft.wanReplications = schemes;
+}
+
+function readPublisher(bp: ElementReader): DeepMutable<WanBatchPublisherConfig> {
+  const p = defaultPublisher();
+  p.clusterName = bp.leaf('cluster-name', parseName, p.clusterName);
+  // The id names the publisher in REST calls and metrics; without one it is the target's cluster name.
+  p.publisherId = bp.leaf('publisher-id', parseName, p.clusterName);
+  const endpoints = bp.child('target-endpoints', { text: true });
+  if (endpoints === undefined || splitList(endpoints.text()).length === 0) {
+    throw bp.error(endpoints?.element ?? bp.element, '<batch-publisher> needs <target-endpoints> with at least one host:port');
+  }
+  p.targetEndpoints = endpoints.typedText(parseWanTargetEndpoints);
+  p.batchSize = bp.leaf('batch-size', parseWanBatchSize, p.batchSize);
+  p.batchMaxDelayMs = bp.leaf('batch-max-delay-millis', parseWanBatchMaxDelayMs, p.batchMaxDelayMs);
+  p.responseTimeoutMs = bp.leaf('response-timeout-millis', parseWanResponseTimeoutMs, p.responseTimeoutMs);
+  p.queueCapacity = bp.leaf('queue-capacity', parseWanQueueCapacity, p.queueCapacity);
+  p.queueFullBehavior = bp.leaf('queue-full-behavior', parseWanQueueFullBehavior, p.queueFullBehavior);
+  p.acknowledgeType = bp.leaf('acknowledge-type', parseWanAcknowledgeType, p.acknowledgeType);
+  p.initialPublisherState = bp.leaf('initial-publisher-state', parseWanPublisherState, p.initialPublisherState);
+  const sync = bp.child('sync', { one: ['consistency-check-strategy'] });
+  if (sync !== undefined) p.consistencyCheckStrategy = sync.leaf('consistency-check-strategy', parseWanConsistencyCheckStrategy, p.consistencyCheckStrategy);
+  return p;
 }

@@ -1,12 +1,15 @@
 // Rules that span several values, checked once every source (defaults, file, environment, flags) has
 // been applied, so an override cannot slip past them. Each rule has its own message, which starts
 // with where the value came from (recorded in `origins`). Problems that should not stop the member
-// (an empty password, settings that have no effect) come back as warnings.
+// (an empty password, settings that have no effect) come back as warnings; facts about how a valid
+// setting will be run that an operator may not expect come back as notices (logged at INFO).
 import { ConfigError } from './config-error.js';
 import { originKey, type Draft, type Origins } from './draft.js';
 import { chooseAddress, type LocalInterface } from './bind-address.js';
 import { findPatternTies } from './match.js';
+import { envSegment } from './env.js';
 import { joinPath } from './paths.js';
+import { WAN_PUBLISHERS_PER_SCHEME_MAX, WAN_SCHEMES_MAX } from './wan-values.js';
 
 export interface ValidateInput {
   readonly cwd: string;
@@ -27,14 +30,23 @@ export interface FeatureSupport {
 
 export const ALL_FEATURES: FeatureSupport = { persistence: true, wanReplication: true, cpSubsystem: true, tls: true };
 
-/** Throws ConfigError for the first broken rule; returns warnings. */
-export function validate(d: Draft, origins: Origins, input: ValidateInput): string[] {
+export interface Findings {
+  /** Logged at WARNING: the member starts, but something is probably not what was meant. */
+  readonly warnings: string[];
+  /** Logged at INFO: how a valid setting will be run, where that may differ from what the reference does. */
+  readonly notices: string[];
+}
+
+/** Throws ConfigError for the first broken rule; returns warnings and notices. */
+export function validate(d: Draft, origins: Origins, input: ValidateInput): Findings {
   const warnings: string[] = [];
+  const notices: string[] = [];
   const where = (key: string): string => origins.get(key) ?? 'configuration';
   checkBackups(d, where);
   checkTies(d, where);
   checkTiming(d, where);
-  checkWanRefs(d, where);
+  checkWanSchemes(d, where);
+  checkWanRefs(d, where, notices);
   checkSecurity(d, where, warnings);
   checkSsl(d.network.ssl, where(originKey.networkSsl), '<network> <ssl>', input);
   if (d.advancedNetwork.restEndpoint !== null) {
@@ -48,7 +60,7 @@ export function validate(d: Draft, origins: Origins, input: ValidateInput): stri
   if (d.advancedNetwork.enabled && d.advancedNetwork.restEndpoint === null && d.network.restApi.enabled) {
     warnings.push('REST is enabled under <network> (or by --rest), but <advanced-network> is on without a <rest-server-socket-endpoint-config>: REST is not served');
   }
-  return warnings;
+  return { warnings, notices };
 }
 
 const NOT_IN_THIS_VERSION = 'is not supported by this version of the member';
@@ -126,13 +138,65 @@ function origins2(where: (key: string) => string, a: string, b: string): string 
   return first !== 'configuration' ? first : where(originKey.property(b));
 }
 
-function checkWanRefs(d: Draft, where: (key: string) => string): void {
-  const schemes = new Set(d.wanReplications.map((w) => w.name));
+/**
+ * The file checks each publisher where it is written; these are the rules an environment variable
+ * can break afterwards: a scheme or publisher that only the environment declares (no endpoints
+ * yet), and the counts.
+ */
+function checkWanSchemes(d: Draft, where: (key: string) => string): void {
+  if (d.wanReplications.length > WAN_SCHEMES_MAX) {
+    const last = d.wanReplications[d.wanReplications.length - 1];
+    throw new ConfigError(where(originKey.wan(last?.name ?? '')), `at most ${WAN_SCHEMES_MAX} <wan-replication> schemes are allowed, got ${d.wanReplications.length}`);
+  }
+  for (const w of d.wanReplications) {
+    if (w.publishers.length > WAN_PUBLISHERS_PER_SCHEME_MAX) {
+      throw new ConfigError(
+        where(originKey.wan(w.name)),
+        `<wan-replication name="${w.name}">: at most ${WAN_PUBLISHERS_PER_SCHEME_MAX} <batch-publisher>s are allowed in one scheme, got ${w.publishers.length}`,
+      );
+    }
+    for (const p of w.publishers) {
+      if (p.targetEndpoints.length === 0) {
+        throw new ConfigError(
+          where(originKey.wanPublisher(w.name, p.publisherId)),
+          `<wan-replication name="${w.name}"> publisher ${p.publisherId} has no target endpoints (set <target-endpoints>, or GRID_WANREPLICATION_${envSegment(w.name)}_BATCHPUBLISHER_${envSegment(p.publisherId)}_TARGETENDPOINTS)`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Every `wan-replication-ref` names a scheme. A map whose scheme has a MERKLE_TREES publisher
+ * while the map's `merkle-tree` is off is valid: Grid builds a map's Merkle trees when a
+ * consistency check or a delta sync first needs them (the reference 5.0 refuses an explicit
+ * `enabled="false"`, newer versions turn trees on when needed). That earns a notice, not a warning,
+ * because nothing is wrong; it says what happens and how to have the trees kept up to date instead.
+ */
+function checkWanRefs(d: Draft, where: (key: string) => string, notices: string[]): void {
+  const schemes = new Map(d.wanReplications.map((w) => [w.name, w]));
   for (const m of d.maps) {
     const ref = m.wanReplicationRef;
-    if (ref !== null && !schemes.has(ref.name)) {
-      const known = schemes.size === 0 ? 'no <wan-replication> is configured' : `configured: ${[...schemes].join(', ')}`;
+    if (ref === null) continue;
+    if (ref.name === '') {
+      const seg = envSegment(m.name);
+      throw new ConfigError(
+        where(originKey.wanRef(m.name)),
+        `<map name="${m.name}"> <wan-replication-ref>: no scheme named; set GRID_MAP_${seg}_WANREPLICATIONREF_NAME (or give the map a <wan-replication-ref name="..."> in the file)`,
+      );
+    }
+    const scheme = schemes.get(ref.name);
+    if (scheme === undefined) {
+      const known = schemes.size === 0 ? 'no <wan-replication> is configured' : `configured: ${[...schemes.keys()].join(', ')}`;
       throw new ConfigError(where(originKey.wanRef(m.name)), `<map name="${m.name}"> <wan-replication-ref name="${ref.name}">: no <wan-replication> has this name (${known})`);
+    }
+    const merkle = scheme.publishers.filter((p) => p.consistencyCheckStrategy === 'MERKLE_TREES').map((p) => p.publisherId);
+    if (merkle.length > 0 && !m.merkleTree.enabled) {
+      notices.push(
+        `map ${m.name}: publisher ${merkle.join(', ')} of <wan-replication name="${ref.name}"> checks consistency with Merkle trees, and <merkle-tree enabled="false">: ` +
+          `the map's trees (depth ${m.merkleTree.depth}) are built when a consistency check or delta sync first needs them, by a scan of each partition; ` +
+          'set <merkle-tree enabled="true"> to keep them up to date on every write instead',
+      );
     }
   }
 }

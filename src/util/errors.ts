@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   ERR_WAN_QUEUE_FULL: { status: 503, summary: 'A map write was refused because a WAN publisher with `THROW_EXCEPTION` (or `THROW_EXCEPTION_ONLY_IF_REPLICATION_ACTIVE` while replicating) has a full queue; nothing was written.' },
   ERR_WAN_SYNC_RUNNING: { status: 409, summary: 'A sync was asked for a publisher that is running one, or that is STOPPED.' },
   ERR_WAN_NOT_MERKLE: { status: 400, summary: 'A consistency check was asked for a publisher whose `consistency-check-strategy` is not MERKLE_TREES.' },
+  ERR_WAN_CONFIG_INVALID: { status: 400, summary: 'The JSON of `addWanConfig` is malformed, too large (64 KiB), or a field has the wrong type or value (the message names the field), or adding it would pass 64 publishers in a scheme or 256 schemes.' },
   ERR_CONFIG_INVALID: { status: 500, summary: 'A configuration value is invalid; start-up stops with exit status 2.' },
   ERR_PROTOCOL_FRAME_TOO_LARGE: { status: 500, summary: 'A member-protocol frame is larger than `grid.member.frame.bytes.max`; the connection is closed.' },
   ERR_PROTOCOL_MALFORMED: { status: 500, summary: 'A member-protocol frame or handshake could not be decoded; the connection is closed.' },

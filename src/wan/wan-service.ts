@@ -24,6 +24,7 @@ import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-qu
 import { WanPublisher, type PublisherState } from './publisher.js';
 import { ended, progressOf, SyncRecords, type SyncRecord, type SyncStage } from './sync-records.js';
 import { WanTarget } from './target.js';
+import { mergeWanConfig, parseWanConfigJson, wanConfigToJson } from './config-json.js';
 
 const EMPTY = Buffer.alloc(0);
 /** Backup prunes and sync reports are sent at most this often. */
@@ -582,9 +583,19 @@ export class WanService implements PartitionSidecar {
     for (const u of this.h.memberUuids()) if (u !== this.selfId) this.h.sendTo(u, message('wanConfigAdd', body));
   }
 
-  /** Set by the host: encodes and decodes a scheme for the wire (config-json.ts). */
-  encodeScheme: (scheme: WanReplicationConfig) => string = (s) => JSON.stringify(s);
-  decodeScheme: (json: string) => WanReplicationConfig | null = () => null;
+  private encodeScheme(scheme: WanReplicationConfig): string {
+    return wanConfigToJson(scheme);
+  }
+
+  /** A scheme shipped by another member; a bad one is logged and skipped (members run the same code). */
+  private decodeScheme(json: string): WanReplicationConfig | null {
+    try {
+      return parseWanConfigJson(json, { bytesMax: this.o.config.properties.memberFrameBytesMax });
+    } catch (e) {
+      this.o.log.warning(`WAN configuration from another member not taken: ${e instanceof Error ? e.message : String(e)}`);
+      return null;
+    }
+  }
 
   private onConfigAdd(m: MessageOf<'wanConfigAdd'>): void {
     const schemes: WanReplicationConfig[] = [];
@@ -598,17 +609,13 @@ export class WanService implements PartitionSidecar {
 
   /** addWanConfig: one scheme as JSON (the reference's field names), merged here and on every member. */
   addConfigJson(json: string): { addedPublisherIds: string[]; ignoredPublisherIds: string[] } {
-    const scheme = this.parseScheme(json);
+    const scheme = parseWanConfigJson(json);
+    mergeWanConfig(this.schemes, scheme); // refuses (400) a merge that would pass the limits, before anything changes
     const r = this.addSchemes([scheme]);
     this.shipToAll([scheme]);
     if (r.added.length > 0) this.o.log.info(`WAN configuration added: scheme ${scheme.name}, publisher(s) ${r.added.join(', ')}${r.ignored.length > 0 ? `; already present: ${r.ignored.join(', ')}` : ''}`);
     return { addedPublisherIds: r.added, ignoredPublisherIds: r.ignored };
   }
-
-  /** Set by the host: parses addWanConfig JSON, throwing GridError (400) naming the bad field. */
-  parseScheme: (json: string) => WanReplicationConfig = () => {
-    throw new GridError('ERR_INTERNAL', 'no WAN configuration parser');
-  };
 
   startConsistencyCheck(replication: string, publisherId: string, mapName: string): string {
     const p = this.publisher(replication, publisherId);

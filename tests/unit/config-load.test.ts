@@ -607,7 +607,7 @@ test('xml: split-brain merge-policy on maps and queues: names, prefix, batch-siz
 test('xml: wan-replication publishers: ids unique, endpoints required and checked, enums checked', () => {
   const pub = (inner: string): string => `<wan-replication name="w"><batch-publisher>${inner}</batch-publisher></wan-replication>`;
   assert.match(failXml(pub('<cluster-name>b</cluster-name>')), /<batch-publisher> needs <target-endpoints> with at least one host:port/);
-  assert.match(failXml(pub('<target-endpoints>h</target-endpoints>')), /<batch-publisher> element <target-endpoints>: expected host:port, got "h"/);
+  assert.match(failXml(pub('<target-endpoints>h</target-endpoints>')), /<batch-publisher> element <target-endpoints>: expected host:port with a port 1..65535, got "h"/);
   assert.match(failXml(pub('<target-endpoints>h:1</target-endpoints><acknowledge-type>ACK</acknowledge-type>')), /expected one of ACK_ON_OPERATION_COMPLETE, ACK_ON_RECEIPT/);
   assert.match(failXml(pub('<target-endpoints>h:1</target-endpoints><batch-size>0</batch-size>')), /<batch-size>: expected an integer 1..100000/);
   assert.match(

@@ -1,6 +1,7 @@
 // Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data,
 // the router and path code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
 // Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
+// config/ never imports wan/;
 // no index.ts barrels;
 // package.json has no runtime dependencies.
 import test from 'node:test';
@@ -50,6 +51,13 @@ test('only member.ts and runtime/ import runtime/; no barrels', () => {
     const text = fs.readFileSync(file, 'utf8');
     const importsRuntime = /from '(\.\.\/)+runtime\//.test(text);
     assert.equal(importsRuntime, false, `${rel} imports runtime/`);
+  }
+});
+
+test('config/ never imports wan/ (the WAN room builds on the configuration, not the other way round)', () => {
+  for (const file of files(path.join(SRC, 'config'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    assert.doesNotMatch(text, /from '\.\.\/wan\//, `${path.relative(REPO_ROOT, file)} imports wan/`);
   }
 });
 
