@@ -11,10 +11,11 @@ import type { Random } from '../util/clock.js';
 import { assert } from '../util/assert.js';
 import { GridError } from '../util/errors.js';
 import { ContentTypes } from './content-types.js';
-import { type MapEntryExport, MapStore } from './map-store.js';
+import { type MapEntryExport, type MerkleEntryDigest, MapStore, merkleDepthOf } from './map-store.js';
 import { type ExpiryPolicy, expiryPolicyOf } from './expiry.js';
+import { MerkleTree } from './merkle-tree.js';
 
-export type { MapEntryExport } from './map-store.js';
+export type { MapEntryExport, MerkleEntryDigest } from './map-store.js';
 
 export interface MapRecordView {
   /** Read-only: never write into it (it shares memory with the store). */
@@ -210,6 +211,50 @@ export class MapService {
     this.checkPartition(partitionId);
     this.checkSizes(entry.key, entry.value);
     this.storeFor(entry.mapName).importEntry(partitionId, entry, nowMs);
+  }
+
+  /** The depth of the map's Merkle trees (its `merkle-tree` depth, capped at MERKLE_DEPTH_MAX); the map need not exist. */
+  merkleDepth(mapName: string): number {
+    return this.storesByName.get(mapName)?.merkleDepth ?? merkleDepthOf(this.resolveConfig(mapName));
+  }
+
+  /**
+   * The Merkle tree of the map's entries in one partition (map-store.ts "Merkle trees"): built on
+   * first request, then maintained by every write, so from then on that partition's writes pay for
+   * it. For a map with expiry, the partition's expired entries are removed first (one pass over the
+   * partition), so the tree reflects the live entries at `nowMs`. For a map this member does not
+   * hold, a fresh empty tree of the map's depth that is not kept (a read creates no map). The
+   * caller only reads the tree; it keeps changing with the map (take a snapshot() for a fixed view).
+   */
+  merkleTree(mapName: string, partitionId: number, nowMs: number): MerkleTree {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined) return new MerkleTree(merkleDepthOf(this.resolveConfig(mapName)));
+    return store.merkleTree(partitionId, nowMs);
+  }
+
+  /**
+   * Per-entry digests (leaf, key hash, entry hash, key) of the map's live entries in one partition
+   * whose key hash lies under `leaves`, numbered as the leaves of a tree of `leafDepth` (the depth a
+   * comparison ran at: src/wan/merkle-compare.ts). Reads only; one pass over the partition.
+   */
+  leafDigests(mapName: string, partitionId: number, leafDepth: number, leaves: readonly number[], nowMs: number): MerkleEntryDigest[] {
+    this.checkPartition(partitionId);
+    return this.storesByName.get(mapName)?.leafDigests(partitionId, leafDepth, leaves, nowMs) ?? [];
+  }
+
+  /** The map's live entries in one partition under `leaves` (as leafDigests), exported with their history. Reads only. */
+  entriesUnderLeaves(mapName: string, partitionId: number, leafDepth: number, leaves: readonly number[], nowMs: number): MapEntryExport[] {
+    this.checkPartition(partitionId);
+    return this.storesByName.get(mapName)?.entriesUnderLeaves(partitionId, leafDepth, leaves, nowMs) ?? [];
+  }
+
+  /** The live entries of the map for `keys` (all in one partition), exported; absent keys are left out. Reads only. */
+  entriesOf(mapName: string, partitionId: number, keys: readonly Uint8Array[], nowMs: number): MapEntryExport[] {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined) return [];
+    return store.entriesOf(partitionId, keys.filter((key) => key.length <= this.keyBytesMax), nowMs);
   }
 
   /** Drops one partition's entries of every map (after it migrated away); returns how many. */

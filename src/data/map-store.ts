@@ -4,18 +4,23 @@
 // Invariants: `entryCount` is the sum of the tables' counts (expired entries not yet removed
 // included); after every put or import the count is <= the eviction limit (when there is one);
 // an expired record is never returned.
+//
+// Merkle trees (merkle-tree.ts, for WAN consistency checks and delta sync): a partition's tree, once
+// it exists, holds exactly the records stored in that partition's table, expired ones not yet
+// removed included: every insert, overwrite and record deletion (remove, expiry met by a read or
+// write, the sweep, eviction) and every clear updates it in the same call. A map whose config
+// enables `merkle-tree` gets its trees from the start (with each partition's table); any other map
+// gets a partition's tree when one is first asked for, built in one pass over the table, and keeps
+// it. While a map has no tree at all, `trees` is null and the write path pays that one field test.
 import type { MapConfig } from '../config/types.js';
 import type { Random } from '../util/clock.js';
 import type { MapRecordView } from './map-service.js';
 import type { ContentTypes } from './content-types.js';
 import { assert } from '../util/assert.js';
-import { murmurHash3x86 } from '../partition/murmur3.js';
 import { type RecordMetadata, RecordTable } from './record-table.js';
 import { type ExpiryPolicy, expiryEnabled, expiryPolicyOf, isExpired } from './expiry.js';
 import { chooseVictim, evictionLimitOf } from './eviction.js';
-
-/** Seed of the in-partition index hash: independent of the partition hash, whose bits chose the partition. */
-const INDEX_HASH_SEED = 0x2f8a1c3b;
+import { MERKLE_DEPTH_DEFAULT, MERKLE_DEPTH_MAX, MERKLE_DEPTH_MIN, MerkleTree, leafAtDepth, merkleKeyHash } from './merkle-tree.js';
 
 /** A record as it leaves a partition (migration, backup copy) and enters another member. */
 export interface MapEntryExport extends RecordMetadata {
@@ -25,11 +30,37 @@ export interface MapEntryExport extends RecordMetadata {
   readonly contentType: string | null;
 }
 
+/** The per-entry digest of a Merkle delta sync: which leaf, the key hash, the entry hash, the key. */
+export interface MerkleEntryDigest {
+  readonly leaf: number;
+  readonly keyHash: number;
+  readonly entryHash: number;
+  /** Read-only: a view of the stored key bytes, valid like a record view. */
+  readonly key: Buffer;
+}
+
+/**
+ * The depth of a map's Merkle trees: its `merkle-tree` depth, whether or not trees are enabled from
+ * the start. The config accepts 2..27 (the reference's range); a tree deeper than MERKLE_DEPTH_MAX
+ * would cost more memory per partition than it could save in bytes sent, so deeper settings are
+ * used as MERKLE_DEPTH_MAX.
+ */
+export function merkleDepthOf(config: MapConfig): number {
+  const depth = config.merkleTree.depth;
+  if (!Number.isInteger(depth)) return MERKLE_DEPTH_DEFAULT;
+  return Math.min(MERKLE_DEPTH_MAX, Math.max(MERKLE_DEPTH_MIN, depth));
+}
+
 export class MapStore {
   private readonly tables: (RecordTable | null)[];
   private entryCount = 0;
   private readonly expiry: ExpiryPolicy;
   private readonly evictionLimit: number | null;
+  readonly merkleDepth: number;
+  /** Per partition, its tree or null (none asked for yet); null as a whole while the map keeps no tree. */
+  private trees: (MerkleTree | null)[] | null = null;
+  /** `merkle-tree enabled`: every partition gets its tree with its table. */
+  private readonly merkleEager: boolean;
 
   constructor(
     readonly name: string,
@@ -41,6 +72,9 @@ export class MapStore {
     this.tables = new Array<RecordTable | null>(partitionCount).fill(null);
     this.expiry = expiryPolicyOf(config);
     this.evictionLimit = evictionLimitOf(config);
+    this.merkleDepth = merkleDepthOf(config);
+    this.merkleEager = config.merkleTree.enabled;
+    if (this.merkleEager) this.trees = new Array<MerkleTree | null>(partitionCount).fill(null);
   }
 
   get entries(): number {
@@ -58,7 +92,7 @@ export class MapStore {
   get(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return null;
-    const index = this.findLive(table, key, indexHash(key), nowMs);
+    const index = this.findLive(partitionId, table, key, indexHash(key), nowMs);
     if (index < 0) return null;
     table.touch(index, nowMs);
     return table.view(index);
@@ -68,7 +102,7 @@ export class MapStore {
   peek(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return null;
-    const index = this.findLive(table, key, indexHash(key), nowMs);
+    const index = this.findLive(partitionId, table, key, indexHash(key), nowMs);
     return index < 0 ? null : table.view(index);
   }
 
@@ -89,9 +123,9 @@ export class MapStore {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return false;
     table.maintain();
-    const index = this.findLive(table, key, indexHash(key), nowMs);
+    const index = this.findLive(partitionId, table, key, indexHash(key), nowMs);
     if (index < 0) return false;
-    this.deleteRecord(table, index);
+    this.deleteRecord(partitionId, table, index);
     return true;
   }
 
@@ -108,6 +142,8 @@ export class MapStore {
     const removed = table.releaseAll();
     this.tables[partitionId] = null;
     this.entryCount -= removed;
+    // Cleared in place, not dropped: whoever holds the tree (a comparison) keeps seeing this partition.
+    this.trees?.[partitionId]?.clear();
     return removed;
   }
 
@@ -119,7 +155,7 @@ export class MapStore {
     const end = Math.min(to, table.highWater);
     for (let index = from; index < end; index++) {
       if (table.isLive(index) && this.expiredAt(table, index, nowMs)) {
-        this.deleteRecord(table, index);
+        this.deleteRecord(partitionId, table, index);
         removed++;
       }
     }
@@ -139,19 +175,97 @@ export class MapStore {
     for (let index = 0; index < table.highWater; index++) {
       assert(table.modCount === modCount && this.tables[partitionId] === table, 'partition changed during export');
       if (!table.isLive(index) || this.expiredAt(table, index, nowMs)) continue;
-      const view = table.view(index);
-      yield {
-        mapName: this.name,
-        key: table.key(index),
-        value: view.value,
-        contentType: view.contentType,
-        creationTimeMs: view.creationTimeMs,
-        updateTimeMs: view.updateTimeMs,
-        lastAccessTimeMs: view.lastAccessTimeMs,
-        version: view.version,
-        hits: view.hits,
-      };
+      yield this.exportRecord(table, index);
     }
+  }
+
+  /**
+   * The partition's Merkle tree, first removing the partition's expired records (maps with expiry:
+   * one pass over the partition) so that it reflects the live entries at `nowMs`. Built on the first
+   * call, then kept up to date by every change. Callers read it and never write into it.
+   */
+  merkleTree(partitionId: number, nowMs: number): MerkleTree {
+    const table = this.tables[partitionId] ?? null;
+    if (table !== null && this.expires) {
+      this.sweepRange(partitionId, 0, table.highWater, nowMs);
+      table.maintain();
+    }
+    const trees = (this.trees ??= new Array<MerkleTree | null>(this.tables.length).fill(null));
+    return (trees[partitionId] ??= this.buildTree(this.tables[partitionId] ?? null));
+  }
+
+  /**
+   * The digests of the live records of one partition whose key hash falls under `leaves` of a tree
+   * of `leafDepth` (0 .. MERKLE_DEPTH_MAX; 0 = the whole partition as leaf 0), in record order.
+   * Reads only: touches no record, removes nothing. One pass over the partition.
+   */
+  leafDigests(partitionId: number, leafDepth: number, leaves: readonly number[], nowMs: number): MerkleEntryDigest[] {
+    const out: MerkleEntryDigest[] = [];
+    this.forEachUnderLeaves(partitionId, leafDepth, leaves, nowMs, (table, index, leaf) => {
+      out.push({ leaf, keyHash: table.keyHash(index), entryHash: table.entryHash(index), key: table.key(index) });
+    });
+    return out;
+  }
+
+  /** The live records under `leaves` (as leafDigests selects them), exported with their history. */
+  entriesUnderLeaves(partitionId: number, leafDepth: number, leaves: readonly number[], nowMs: number): MapEntryExport[] {
+    const out: MapEntryExport[] = [];
+    this.forEachUnderLeaves(partitionId, leafDepth, leaves, nowMs, (table, index) => out.push(this.exportRecord(table, index)));
+    return out;
+  }
+
+  /** The live records for `keys` of one partition, exported; absent or expired keys are left out. Reads only. */
+  entriesOf(partitionId: number, keys: readonly Uint8Array[], nowMs: number): MapEntryExport[] {
+    const table = this.tables[partitionId];
+    if (table === null || table === undefined) return [];
+    const out: MapEntryExport[] = [];
+    for (const key of keys) {
+      const index = table.find(key, indexHash(key));
+      if (index >= 0 && !this.expiredAt(table, index, nowMs)) out.push(this.exportRecord(table, index));
+    }
+    return out;
+  }
+
+  private forEachUnderLeaves(
+    partitionId: number,
+    leafDepth: number,
+    leaves: readonly number[],
+    nowMs: number,
+    visit: (table: RecordTable, index: number, leaf: number) => void,
+  ): void {
+    assert(Number.isInteger(leafDepth) && leafDepth >= 0 && leafDepth <= MERKLE_DEPTH_MAX, 'leaf depth out of range');
+    const table = this.tables[partitionId];
+    if (table === null || table === undefined || leaves.length === 0) return;
+    const wanted = new Set(leaves);
+    for (let index = 0; index < table.highWater; index++) {
+      if (!table.isLive(index) || this.expiredAt(table, index, nowMs)) continue;
+      const leaf = leafAtDepth(table.keyHash(index), leafDepth);
+      if (wanted.has(leaf)) visit(table, index, leaf);
+    }
+  }
+
+  private buildTree(table: RecordTable | null): MerkleTree {
+    const tree = new MerkleTree(this.merkleDepth);
+    if (table === null) return tree;
+    for (let index = 0; index < table.highWater; index++) {
+      if (table.isLive(index)) tree.add(table.keyHash(index), table.entryHash(index));
+    }
+    return tree;
+  }
+
+  private exportRecord(table: RecordTable, index: number): MapEntryExport {
+    const view = table.view(index);
+    return {
+      mapName: this.name,
+      key: table.key(index),
+      value: view.value,
+      contentType: view.contentType,
+      creationTimeMs: view.creationTimeMs,
+      updateTimeMs: view.updateTimeMs,
+      lastAccessTimeMs: view.lastAccessTimeMs,
+      version: view.version,
+      hits: view.hits,
+    };
   }
 
   private write(
@@ -166,15 +280,22 @@ export class MapStore {
     if (table === null || table === undefined) {
       table = new RecordTable(this.types);
       this.tables[partitionId] = table;
+      if (this.merkleEager) this.trees![partitionId] ??= new MerkleTree(this.merkleDepth);
     }
     table.maintain();
     const hash = indexHash(key);
-    let index = this.findLive(table, key, hash, nowMs);
+    let index = this.findLive(partitionId, table, key, hash, nowMs);
+    const tree = this.trees === null ? null : this.trees[partitionId] ?? null;
     if (index >= 0) {
+      // The old entry hash comes from the stored bytes, before they are replaced; the tree changes
+      // only once the overwrite has succeeded.
+      const oldEntryHash = tree === null ? 0 : table.entryHash(index);
       table.overwrite(index, key, value, contentType, nowMs);
+      if (tree !== null) tree.replace(hash, oldEntryHash, table.entryHash(index));
     } else {
       index = table.insert(key, hash, value, contentType, nowMs);
       this.entryCount++;
+      if (tree !== null) tree.add(hash, table.entryHash(index));
     }
     if (metadata !== null) table.restoreMetadata(index, metadata);
     this.evictOverLimit(partitionId, index, nowMs);
@@ -195,16 +316,16 @@ export class MapStore {
       });
       assert(victim !== null, 'a map over its limit has a record besides the one just written');
       const table = this.tables[victim.partitionId]!;
-      this.deleteRecord(table, victim.index);
+      this.deleteRecord(victim.partitionId, table, victim.index);
       if (victim.partitionId !== keepPartitionId) table.maintain();
     }
   }
 
   /** The index of the live record for `key`, removing it first if it has expired; -1 if none. */
-  private findLive(table: RecordTable, key: Uint8Array, hash: number, nowMs: number): number {
+  private findLive(partitionId: number, table: RecordTable, key: Uint8Array, hash: number, nowMs: number): number {
     const index = table.find(key, hash);
     if (index < 0 || !this.expiredAt(table, index, nowMs)) return index;
-    this.deleteRecord(table, index);
+    this.deleteRecord(partitionId, table, index);
     return -1;
   }
 
@@ -212,12 +333,18 @@ export class MapStore {
     return expiryEnabled(this.expiry) && isExpired(this.expiry, table.updateTimeMs(index), table.lastAccessTimeMs(index), nowMs);
   }
 
-  private deleteRecord(table: RecordTable, index: number): void {
+  /** Every record deletion comes through here, so the partition's tree (if any) loses the record too. */
+  private deleteRecord(partitionId: number, table: RecordTable, index: number): void {
+    if (this.trees !== null) this.trees[partitionId]?.remove(table.keyHash(index), table.entryHash(index));
     table.delete(index);
     this.entryCount--;
   }
 }
 
+/**
+ * The in-partition index hash, independent of the partition hash (whose bits chose the partition).
+ * It is also the Merkle key hash, so it is fixed across clusters: see merkle-tree.ts.
+ */
 function indexHash(key: Uint8Array): number {
-  return murmurHash3x86(key, INDEX_HASH_SEED);
+  return merkleKeyHash(key);
 }

@@ -24,6 +24,7 @@ import {
   W_VALUE_BYTES,
 } from './record-pages.js';
 import { Slab, isDedicatedLength, locationOffset } from './slab.js';
+import { merkleEntryHash } from './merkle-tree.js';
 
 const INDEX_SLOTS_MIN = 16;
 /** A table this large or larger is rebuilt smaller when fewer than a quarter of its records are live. */
@@ -174,6 +175,20 @@ export class RecordTable {
       version: records.getF64(index, F_VERSION),
       hits: records.getU32(index, W_HITS),
     };
+  }
+
+  /** The hash the record was inserted with (the index hash, also the Merkle key hash), a signed int32. */
+  keyHash(index: number): number {
+    return this.records.hash(index);
+  }
+
+  /** The Merkle entry hash of a record (merkle-tree.ts), over its key and value bytes where they lie. */
+  entryHash(index: number): number {
+    const records = this.records;
+    const location = records.getU32(index, W_LOCATION);
+    const start = locationOffset(location);
+    const end = start + records.getU32(index, W_KEY_BYTES) + records.getU32(index, W_VALUE_BYTES);
+    return merkleEntryHash(records.hash(index), this.slab.chunkAt(location), start, end);
   }
 
   /** The key bytes of a record (a read-only view, valid like a value view). */

@@ -1,8 +1,9 @@
-// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data,
+// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data, wan,
 // the router and path code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
 // Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
 // config/ never imports wan/;
 // no index.ts barrels;
+// util, config, cluster, partition and data never import wan/ (dependencies point one way);
 // package.json has no runtime dependencies.
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +22,7 @@ function files(dir: string): string[] {
 }
 
 const SRC = path.join(REPO_ROOT, 'src');
-const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation'].map((d) => path.join(SRC, d));
+const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan'].map((d) => path.join(SRC, d));
 /** The admin CLI's I/O edge: the one file of src/admin/ allowed node:http / node:https and a timer. */
 const ADMIN_EDGE = path.join(SRC, 'admin', 'http-client.ts');
 const ADMIN_CORE = files(path.join(SRC, 'admin')).filter((f) => f !== ADMIN_EDGE);
@@ -71,6 +72,15 @@ test('util/ depends on nothing else of the member', () => {
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/from '(\.[^']*)'/g)) {
       assert.match(m[1] as string, /^\.\/[^/]+$/, `${path.relative(REPO_ROOT, file)} imports ${m[1]}`);
+    }
+  }
+});
+
+test('the rooms below wan/ (util, config, cluster, partition, data) never import wan/', () => {
+  for (const dir of ['util', 'config', 'cluster', 'partition', 'data']) {
+    for (const file of files(path.join(SRC, dir))) {
+      const text = fs.readFileSync(file, 'utf8');
+      assert.doesNotMatch(text, /from '(\.\.\/)+wan\//, `${path.relative(SRC, file)} imports wan/`);
     }
   }
 });
