@@ -187,7 +187,30 @@ export const MESSAGE_SCHEMAS = {
    */
   wanSyncStart: { syncId: 'str', kind: 'u8', replication: 'str', publisherId: 'str', maps: ['str'], allMaps: 'bool', creationTimeMs: 'f64', total: 'u32' },
   /** A member → every member: partitions of a sync it started, finished, or failed (with the reason). */
-  wanSyncReport: { syncId: 'str', kind: 'u8', replication: 'str', publisherId: 'str', creationTimeMs: 'f64', total: 'u32', started: ['u32'], done: ['u32'], failure: 'str' },
+  wanSyncReport: {
+    syncId: 'str',
+    kind: 'u8',
+    replication: 'str',
+    publisherId: 'str',
+    creationTimeMs: 'f64',
+    total: 'u32',
+    started: ['u32'],
+    done: ['u32'],
+    failure: 'str',
+    /** Consistency checks: the counts of the partitions in `done` (diff partitions, leaves checked and differing, entries to sync). */
+    diffPartitions: 'u32',
+    checkedLeaves: 'u53',
+    diffLeaves: 'u53',
+    entriesToSync: 'u53',
+  },
+  /**
+   * WAN source member → a target member, for a consistency check or delta sync of one partition:
+   * the target's Merkle-tree node hashes (`request`: LEAF_DIGESTS/MERKLE_NODES payload of
+   * replica-store.ts, `digests` false) or per-entry digests under leaves (`digests` true), read on
+   * the partition's owner there. Answered by wanMerkleAnswer with the same callId.
+   */
+  wanMerkleRequest: { map: 'str', partitionId: 'u32', digests: 'bool', request: 'bytes' },
+  wanMerkleAnswer: { ok: 'bool', message: 'str', answer: 'bytes' },
   /** addWanConfig through one member: every member (and later joiners) merges these schemes (JSON). */
   wanConfigAdd: { schemes: ['str'] },
 } as const satisfies Record<string, Schema>;
@@ -249,6 +272,8 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   wanSyncStart: 39,
   wanSyncReport: 40,
   wanConfigAdd: 41,
+  wanMerkleRequest: 42,
+  wanMerkleAnswer: 43,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -11,6 +11,8 @@ import type { BackupOpWire, EntryWire, OpWire, QueueWire, WanQueueWire } from '.
 import type { MapConfig, QueueConfig } from '../config/types.js';
 import type { Random } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
+import { decodeWith, encodeWith } from '../cluster/protocol/schema-codec.js';
+import { isMerkleDepth } from './merkle-tree.js';
 import { partitionIdOfKey } from '../partition/partition-id.js';
 import { MapService, type MapEntryExport } from './map-service.js';
 import { expirationTimeMs } from './expiry.js';
@@ -41,7 +43,19 @@ export const OP = {
   WAN_MAP_REMOVE: 13,
   /** WAN target: empty the map in this partition; value = the origin cluster's name. */
   WAN_MAP_CLEAR: 14,
+  /** Read: hashes of Merkle-tree nodes of the map in this partition (value: MERKLE_NODES_REQUEST). */
+  WAN_MERKLE_NODES: 15,
+  /** Read: per-entry digests of the map under some leaves (value: LEAF_DIGESTS_REQUEST). */
+  WAN_LEAF_DIGESTS: 16,
 } as const;
+
+/** Payloads of the two Merkle reads (the owner answers with a 'value' outcome holding the answer). */
+export const MERKLE_NODES_REQUEST = { nodes: ['u32'] } as const;
+export const MERKLE_NODES_ANSWER = { depth: 'u8', hashes: ['i32'] } as const;
+export const LEAF_DIGESTS_REQUEST = { depth: 'u8', leaves: ['u32'] } as const;
+export const LEAF_DIGESTS_ANSWER = { keyHashes: ['i32'], entryHashes: ['i32'] } as const;
+/** Node ids and leaves one Merkle read may name. */
+const MERKLE_READ_ITEMS_MAX = 1 << 21;
 
 /** Backup operation codes (BackupOpWire.code). Append-only wire numbers. */
 export const BACKUP = {
@@ -237,6 +251,27 @@ export class ReplicaStore {
         return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, null);
       case OP.WAN_MAP_MERGE:
         return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, originOf(op.key));
+      case OP.WAN_MERKLE_NODES: {
+        const req = decodeWith(MERKLE_NODES_REQUEST, op.value, 'merkle nodes request');
+        if (req.nodes.length > MERKLE_READ_ITEMS_MAX) throw new GridError('ERR_PROTOCOL_MALFORMED', `merkle nodes request: ${req.nodes.length} nodes`);
+        const tree = this.maps.merkleTree(op.name, partitionId, nowMs);
+        const hashes: number[] = [];
+        for (const n of req.nodes) {
+          if (n >= tree.nodeCount) throw new GridError('ERR_PROTOCOL_MALFORMED', `merkle nodes request: node ${n} is not in a tree of depth ${tree.depth}`);
+          hashes.push(tree.node(n));
+        }
+        const value = encodeWith(MERKLE_NODES_ANSWER, { depth: tree.depth, hashes }, 64 + hashes.length * 4);
+        return { outcome: { kind: 'value', value, contentType: null }, backup: null, structure: { kind: 'map', name: op.name } };
+      }
+      case OP.WAN_LEAF_DIGESTS: {
+        const req = decodeWith(LEAF_DIGESTS_REQUEST, op.value, 'leaf digests request');
+        if (!isMerkleDepth(req.depth) || req.leaves.length > MERKLE_READ_ITEMS_MAX || req.leaves.some((l) => l >= 2 ** req.depth)) {
+          throw new GridError('ERR_PROTOCOL_MALFORMED', `leaf digests request: bad depth ${req.depth} or leaves`);
+        }
+        const digests = this.maps.leafDigests(op.name, partitionId, req.depth, req.leaves, nowMs);
+        const value = encodeWith(LEAF_DIGESTS_ANSWER, { keyHashes: digests.map((d) => d.keyHash | 0), entryHashes: digests.map((d) => d.entryHash | 0) }, 64 + digests.length * 8);
+        return { outcome: { kind: 'value', value, contentType: null }, backup: null, structure: { kind: 'map', name: op.name } };
+      }
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown operation code ${op.code}`);
     }

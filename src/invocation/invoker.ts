@@ -290,6 +290,8 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
   switch (code) {
     case OP.MAP_GET:
     case OP.QUEUE_POLL:
+    case OP.WAN_MERKLE_NODES:
+    case OP.WAN_LEAF_DIGESTS:
       return { kind: 'value', value: b.found ? Buffer.from(b.value) : null, contentType: b.contentType };
     case OP.MAP_PUT:
     case OP.MAP_PUT_IF_ABSENT:

@@ -344,7 +344,7 @@ export class ClusterNode implements TransportHandler {
     if (this.membership.handle(from, m)) return;
     if (this.wan.handles(m.kind)) {
       // A batch may come from another cluster; everything else of this room only from members.
-      if (m.kind === 'wanBatch' || this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.wan.handle(from, m);
+      if (m.kind === 'wanBatch' || m.kind === 'wanMerkleRequest' || this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.wan.handle(from, m);
       return;
     }
     if (this.replicator.handle(from, m)) return;

@@ -218,6 +218,11 @@ export class WanPublisher {
     for (const b of this.batches.values()) if (b.timer !== null) this.host.timers.clearTimeout(b.timer);
     this.batches.clear();
     this.busy.clear();
+    for (const r of this.requests.values()) {
+      this.host.timers.clearTimeout(r.timer);
+      r.resolve(null);
+    }
+    this.requests.clear();
   }
 
   // ── sending ──────────────────────────────────────────────────────────────────────────────────
@@ -398,6 +403,43 @@ export class WanPublisher {
   onDisconnected(peer: Peer): void {
     const ep = this.endpoints.find((e) => e.peerUuid === peer.uuid || e.address === peer.address);
     if (ep !== undefined) this.onEndpointDown(ep.address, 'connection closed');
+  }
+
+  // ── Merkle reads (consistency checks, delta syncs) ───────────────────────────────────────────
+
+  private readonly requests = new Map<number, { resolve: (m: MessageOf<'wanMerkleAnswer'> | null) => void; timer: TimerHandle }>();
+
+  /**
+   * Asks the target endpoint of a partition for Merkle data; resolves with the answer, or null when
+   * no endpoint answered within response-timeout-millis (or none is reachable).
+   */
+  request(partitionId: number, body: MessageOf<'wanMerkleRequest'>['body']): Promise<MessageOf<'wanMerkleAnswer'> | null> {
+    const now = this.host.clock.monotonicMs();
+    const healthy = this.endpoints.filter((e) => e.retryAtMs <= now);
+    const ep = healthy.length > 0 ? (healthy[partitionId % healthy.length] as Endpoint) : null;
+    if (ep === null || this.stopped) return Promise.resolve(null);
+    const callId = this.nextCallId++;
+    return new Promise((resolve) => {
+      const timer = this.host.timers.setTimeout(() => {
+        this.requests.delete(callId);
+        resolve(null);
+      }, this.config.responseTimeoutMs);
+      this.requests.set(callId, { resolve, timer });
+      if (!this.transport.send(ep.address, message('wanMerkleRequest', body, callId))) {
+        this.host.timers.clearTimeout(timer);
+        this.requests.delete(callId);
+        this.onEndpointDown(ep.address, 'not sent (endpoint unreachable)');
+        resolve(null);
+      }
+    });
+  }
+
+  onAnswer(m: MessageOf<'wanMerkleAnswer'>): void {
+    const r = this.requests.get(m.callId);
+    if (r === undefined) return;
+    this.requests.delete(m.callId);
+    this.host.timers.clearTimeout(r.timer);
+    r.resolve(m);
   }
 
   /** Batches in flight now (for tests and metrics). */

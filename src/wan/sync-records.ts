@@ -100,12 +100,23 @@ export class SyncRecords {
     for (const p of partitions) if (!r.done.has(p)) set.add(p);
   }
 
-  done(r: SyncRecord, member: string, partitions: readonly number[]): void {
+  done(r: SyncRecord, member: string, partitions: readonly number[], counts?: Omit<SyncCheckResult, 'checkedPartitions'>): void {
     if (ended(r)) return;
     const mine = r.started.get(member);
+    let fresh = 0;
     for (const p of partitions) {
       mine?.delete(p);
-      if (p >= 0 && p < r.total) r.done.add(p);
+      if (p >= 0 && p < r.total && !r.done.has(p)) {
+        r.done.add(p);
+        fresh++;
+      }
+    }
+    if (counts !== undefined && fresh > 0) {
+      r.check.checkedPartitions += fresh;
+      r.check.diffPartitions += counts.diffPartitions;
+      r.check.checkedLeaves += counts.checkedLeaves;
+      r.check.diffLeaves += counts.diffLeaves;
+      r.check.entriesToSync += counts.entriesToSync;
     }
     r.lastMoveMonoMs = this.monotonicMs();
     if (r.done.size >= r.total) this.end(r, 'FINISHED', '');

@@ -14,13 +14,18 @@ import type { Config, MapConfig, WanBatchPublisherConfig, WanReplicationConfig }
 import { resolveMapConfig } from '../config/match.js';
 import { message, type Message, type MessageOf, type OpWire, type WanEventWire, type WanQueueWire } from '../cluster/messages.js';
 import type { Peer, Transport, TransportHandler } from '../cluster/transport.js';
-import type { MapMutation, PartitionSidecar, ReplicaStore } from '../data/replica-store.js';
+import { LEAF_DIGESTS_ANSWER, LEAF_DIGESTS_REQUEST, MERKLE_NODES_ANSWER, MERKLE_NODES_REQUEST, OP, type MapMutation, type PartitionSidecar, type ReplicaStore } from '../data/replica-store.js';
+import { decodeWith, encodeWith } from '../cluster/protocol/schema-codec.js';
+import { isMerkleDepth } from '../data/merkle-tree.js';
+import type { MerkleEntryDigest } from '../data/map-service.js';
+import { diffDigests, startCompare, type CompareResult } from './merkle-compare.js';
 import { MERGE_POLICY_CODES } from '../data/merge-policy.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { Clock, TimerHandle, Timers } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
+import type { MapEntryExport } from '../data/map-service.js';
 import { WanPublisher, type PublisherState } from './publisher.js';
 import { ended, progressOf, SyncRecords, type SyncRecord, type SyncStage } from './sync-records.js';
 import { WanTarget } from './target.js';
@@ -84,6 +89,20 @@ export interface SyncProgress {
   creationTime: number;
 }
 
+interface PendingReport {
+  readonly started: Set<number>;
+  readonly done: Set<number>;
+  failure: string;
+  readonly record: SyncRecord;
+  diffPartitions: number;
+  checkedLeaves: number;
+  diffLeaves: number;
+  entriesToSync: number;
+}
+
+/** Partitions one member compares with the target at once (consistency checks, delta syncs). */
+const COMPARE_CONCURRENCY = 16;
+
 interface Route {
   readonly publisher: WanPublisher;
   readonly policy: number;
@@ -101,7 +120,7 @@ export class WanService implements PartitionSidecar {
   private readonly target: WanTarget;
   readonly records: SyncRecords;
   private readonly pendingAcks = new Map<string, Map<number, number>>();
-  private readonly pendingReports = new Map<string, { started: Set<number>; done: Set<number>; failure: string; record: SyncRecord }>();
+  private readonly pendingReports = new Map<string, PendingReport>();
   private flushTimer: TimerHandle | null = null;
   private stallTimer: TimerHandle | null = null;
   private host: WanHost | null = null;
@@ -149,6 +168,7 @@ export class WanService implements PartitionSidecar {
     const handler: TransportHandler = {
       onMessage: (from, m) => {
         if (m.kind === 'wanBatchAck') publisher?.onAck(from, m);
+        else if (m.kind === 'wanMerkleAnswer') publisher?.onAnswer(m);
       },
       onRefused: (address, reason) => {
         this.o.log.warning(`WAN ${key}: target ${address} refused the connection: ${reason}`);
@@ -295,7 +315,7 @@ export class WanService implements PartitionSidecar {
 
   /** Whether a message kind belongs to this room. */
   handles(kind: Message['kind']): boolean {
-    return kind === 'wanBatch' || kind === 'wanAcked' || kind === 'wanSyncStart' || kind === 'wanSyncReport' || kind === 'wanConfigAdd';
+    return kind === 'wanBatch' || kind === 'wanMerkleRequest' || kind === 'wanAcked' || kind === 'wanSyncStart' || kind === 'wanSyncReport' || kind === 'wanConfigAdd';
   }
 
   /** Member-protocol messages of this room; returns false for others. */
@@ -303,6 +323,9 @@ export class WanService implements PartitionSidecar {
     switch (m.kind) {
       case 'wanBatch':
         this.onBatch(from, m);
+        return true;
+      case 'wanMerkleRequest':
+        this.onMerkleRequest(from, m);
         return true;
       case 'wanAcked':
         this.onAckedFromOwner(m);
@@ -337,6 +360,21 @@ export class WanService implements PartitionSidecar {
         this.replyTo(from, message('wanBatchAck', { ok, message: text.slice(0, 1000) }, m.callId));
       },
       log: this.o.log,
+    });
+  }
+
+  /** Target side of a consistency check or delta sync: reads the Merkle data on the partition's owner here. */
+  private onMerkleRequest(from: Peer, m: MessageOf<'wanMerkleRequest'>): void {
+    const b = m.body;
+    const answer = (ok: boolean, text: string, bytes: Uint8Array): void => this.replyTo(from, message('wanMerkleAnswer', { ok, message: text.slice(0, 1000), answer: bytes }, m.callId));
+    if (b.partitionId >= this.partitionCount) return answer(false, `partition ${b.partitionId} is out of range (this cluster has ${this.partitionCount})`, EMPTY);
+    if (b.map === '') return answer(false, 'no map name', EMPTY);
+    const refusal = this.h.targetRefusal();
+    if (refusal !== null) return answer(false, refusal, EMPTY);
+    const op: OpWire = { code: b.digests ? OP.WAN_LEAF_DIGESTS : OP.WAN_MERKLE_NODES, name: b.map, key: EMPTY, value: b.request, contentType: null, timeoutMs: 0 };
+    this.h.invoke(b.partitionId, op, (r) => {
+      if (r.kind === 'ok' && r.outcome.kind === 'value' && r.outcome.value !== null) answer(true, '', r.outcome.value);
+      else answer(false, r.kind === 'error' ? r.error.message : 'the partition owner could not be reached in time', EMPTY);
     });
   }
 
@@ -386,7 +424,21 @@ export class WanService implements PartitionSidecar {
     this.pendingAcks.clear();
     for (const [syncId, rep] of this.pendingReports) {
       const r = rep.record;
-      const body = { syncId, kind: r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL, replication: r.replication, publisherId: r.publisherId, creationTimeMs: r.creationTimeMs, total: r.total, started: [...rep.started], done: [...rep.done], failure: rep.failure };
+      const body = {
+        syncId,
+        kind: r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL,
+        replication: r.replication,
+        publisherId: r.publisherId,
+        creationTimeMs: r.creationTimeMs,
+        total: r.total,
+        started: [...rep.started],
+        done: [...rep.done],
+        failure: rep.failure,
+        diffPartitions: rep.diffPartitions,
+        checkedLeaves: rep.checkedLeaves,
+        diffLeaves: rep.diffLeaves,
+        entriesToSync: rep.entriesToSync,
+      };
       for (const u of h.memberUuids()) h.sendTo(u, message('wanSyncReport', body));
     }
     this.pendingReports.clear();
@@ -394,11 +446,11 @@ export class WanService implements PartitionSidecar {
 
   // ── syncs ────────────────────────────────────────────────────────────────────────────────────
 
-  private report(syncId: string): { started: Set<number>; done: Set<number>; failure: string; record: SyncRecord } | null {
+  private report(syncId: string): PendingReport | null {
     const record = this.records.get(syncId);
     if (record === undefined) return null;
     let rep = this.pendingReports.get(syncId);
-    if (rep === undefined) this.pendingReports.set(syncId, (rep = { started: new Set(), done: new Set(), failure: '', record }));
+    if (rep === undefined) this.pendingReports.set(syncId, (rep = { started: new Set(), done: new Set(), failure: '', record, diffPartitions: 0, checkedLeaves: 0, diffLeaves: 0, entriesToSync: 0 }));
     this.scheduleFlush();
     return rep;
   }
@@ -477,37 +529,134 @@ export class WanService implements PartitionSidecar {
   }
 
   private onSyncStart(from: Peer, m: MessageOf<'wanSyncStart'>): void {
+    void from;
     const b = m.body;
     if (b.total !== this.partitionCount) return;
-    const record = this.records.open(b.syncId, b.kind === SYNC_KIND_CHECK ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
+    const check = b.kind === SYNC_KIND_CHECK;
+    this.records.open(b.syncId, check ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
     const p = this.publishers.get(`${b.replication}/${b.publisherId}`);
-    if (p === undefined || p.state === 'STOPPED') {
-      this.reportFailure(b.syncId, p === undefined ? `member ${this.h.memberUuids().length} has no publisher ${b.replication}/${b.publisherId}` : 'the publisher is STOPPED on a member');
+    if (p === undefined || (!check && p.state === 'STOPPED')) {
+      this.reportFailure(b.syncId, p === undefined ? `a member has no publisher ${b.replication}/${b.publisherId}` : 'the publisher is STOPPED on a member');
       return;
     }
     const h = this.h;
     const maps = b.allMaps ? h.store.maps.mapNames().filter((n) => this.mapConfig(n).wanReplicationRef?.name === b.replication) : [...b.maps];
-    const nowWall = this.o.clock.nowMs();
-    const nowMono = this.o.clock.monotonicMs();
     const rep = this.report(b.syncId);
     if (rep === null) return;
-    for (let pid = 0; pid < this.partitionCount; pid++) {
-      if (!h.isOwner(pid)) continue;
-      rep.started.add(pid);
+    const owned: number[] = [];
+    for (let pid = 0; pid < this.partitionCount; pid++) if (h.isOwner(pid)) owned.push(pid);
+    for (const pid of owned) rep.started.add(pid);
+    if (check || p.config.consistencyCheckStrategy === 'MERKLE_TREES') {
+      void this.runCompare(b.syncId, p, maps, owned, check ? 'check' : 'delta');
+      return;
+    }
+    // Full sync: each owned partition's entries of those maps, taken now, in the partition's queue.
+    const nowWall = this.o.clock.nowMs();
+    const nowMono = this.o.clock.monotonicMs();
+    for (const pid of owned) {
       const version = h.store.version(pid);
       const entries: WanEventWire[] = [];
       for (const name of maps) {
-        const policy = this.routesOf(name).find((r) => r.publisher === p)?.policy ?? MERGE_POLICY_CODES.PassThroughMergePolicy;
-        for (const e of h.store.maps.exportMapPartition(name, pid, nowWall)) {
-          entries.push({ partitionId: pid, version, kind: EVENT_SYNC_PUT, map: name, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, entryVersion: e.version, hits: e.hits, policy, origin: h.clusterName });
-        }
+        const policy = this.policyFor(name, p);
+        for (const e of h.store.maps.exportMapPartition(name, pid, nowWall)) entries.push(this.syncEvent(pid, version, name, e, policy));
       }
       if (entries.length === 0) rep.done.add(pid);
       else p.queue(pid).pushSync(b.syncId, entries, nowMono);
     }
-    void record;
-    void from;
     p.schedule(0);
+  }
+
+  private policyFor(mapName: string, p: WanPublisher): number {
+    return this.routesOf(mapName).find((r) => r.publisher === p)?.policy ?? MERGE_POLICY_CODES.PassThroughMergePolicy;
+  }
+
+  private syncEvent(pid: number, version: number, map: string, e: MapEntryExport, policy: number): WanEventWire {
+    return { partitionId: pid, version, kind: EVENT_SYNC_PUT, map, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, entryVersion: e.version, hits: e.hits, policy, origin: this.h.clusterName };
+  }
+
+  /**
+   * A consistency check ('check': compare and count) or a delta sync ('delta': compare, then queue
+   * only the entries that differ or are missing on the target) of the partitions this member owns,
+   * COMPARE_CONCURRENCY partitions at a time.
+   */
+  private async runCompare(syncId: string, p: WanPublisher, maps: readonly string[], owned: readonly number[], mode: 'check' | 'delta'): Promise<void> {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < owned.length && !this.stopped) {
+        const pid = owned[next++] as number;
+        const counts = { diffPartitions: 0, checkedLeaves: 0, diffLeaves: 0, entriesToSync: 0 };
+        const differing: { map: string; keys: Buffer[] }[] = [];
+        try {
+          for (const map of maps) {
+            const c = await this.comparePartition(p, map, pid);
+            counts.checkedLeaves += c.result.checkedLeaves;
+            counts.diffLeaves += c.result.diffLeaves.length;
+            counts.entriesToSync += c.toSync.length;
+            if (c.result.diffLeaves.length > 0) counts.diffPartitions = 1;
+            if (c.toSync.length > 0) differing.push({ map, keys: c.toSync.map((d) => Buffer.from(d.key)) });
+          }
+        } catch (e) {
+          this.reportFailure(syncId, `partition ${pid}: ${e instanceof Error ? e.message : String(e)}`);
+          return;
+        }
+        const record = this.records.get(syncId);
+        const rep = this.report(syncId);
+        if (record === undefined || ended(record) || rep === null) return;
+        if (mode === 'check') {
+          rep.done.add(pid);
+          rep.diffPartitions += counts.diffPartitions;
+          rep.checkedLeaves += counts.checkedLeaves;
+          rep.diffLeaves += counts.diffLeaves;
+          rep.entriesToSync += counts.entriesToSync;
+          continue;
+        }
+        if (!this.h.isOwner(pid)) {
+          this.reportFailure(syncId, `partition ${pid} moved to another member during the sync`);
+          return;
+        }
+        // The differing entries as they are now, at their place in the partition's stream.
+        const now = this.o.clock.nowMs();
+        const version = this.h.store.version(pid);
+        const entries: WanEventWire[] = [];
+        for (const d of differing) {
+          const policy = this.policyFor(d.map, p);
+          for (const e of this.h.store.maps.entriesOf(d.map, pid, d.keys, now)) entries.push(this.syncEvent(pid, version, d.map, e, policy));
+        }
+        if (entries.length === 0) rep.done.add(pid);
+        else {
+          p.queue(pid).pushSync(syncId, entries, this.o.clock.monotonicMs());
+          p.schedule(0);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(COMPARE_CONCURRENCY, owned.length) }, () => worker()));
+  }
+
+  /** Compares one (map, partition) with the target top-down, then the digests of differing leaves. */
+  private async comparePartition(p: WanPublisher, map: string, pid: number): Promise<{ result: CompareResult; toSync: MerkleEntryDigest[] }> {
+    const ask = async (digests: boolean, request: Buffer): Promise<Uint8Array> => {
+      const a = await p.request(pid, { map, partitionId: pid, digests, request });
+      if (a === null) throw new Error('the target did not answer a Merkle read within response-timeout-millis');
+      if (!a.body.ok) throw new Error(`the target refused a Merkle read: ${a.body.message}`);
+      return a.body.answer;
+    };
+    const nodes = async (ids: readonly number[]): Promise<{ depth: number; hashes: readonly number[] }> => {
+      const answer = decodeWith(MERKLE_NODES_ANSWER, await ask(false, encodeWith(MERKLE_NODES_REQUEST, { nodes: ids }, 16 + ids.length * 4)), 'merkle nodes answer');
+      if (!isMerkleDepth(answer.depth) || answer.hashes.length !== ids.length) throw new Error('the target answered a Merkle read with the wrong shape');
+      return answer;
+    };
+    const local = this.h.store.maps.merkleTree(map, pid, this.o.clock.nowMs()).snapshot();
+    const first = await nodes([0]);
+    const comparison = startCompare(local, first.depth);
+    let step = comparison.next;
+    while (!step.done) step = comparison.step((await nodes(step.request)).hashes);
+    const result = step.result;
+    if (result.diffLeaves.length === 0) return { result, toSync: [] };
+    const remote = decodeWith(LEAF_DIGESTS_ANSWER, await ask(true, encodeWith(LEAF_DIGESTS_REQUEST, { depth: result.depth, leaves: result.diffLeaves }, 16 + result.diffLeaves.length * 4)), 'leaf digests answer');
+    if (remote.keyHashes.length !== remote.entryHashes.length) throw new Error('the target answered a digest read with the wrong shape');
+    const localDigests = this.h.store.maps.leafDigests(map, pid, result.depth, result.diffLeaves, this.o.clock.nowMs());
+    const diff = diffDigests(localDigests, remote.keyHashes.map((k, i) => ({ keyHash: k, entryHash: remote.entryHashes[i] as number })));
+    return { result, toSync: diff.toSync };
   }
 
   /** This member's uuid (set by the host). */
@@ -518,7 +667,7 @@ export class WanService implements PartitionSidecar {
     if (b.total !== this.partitionCount) return;
     const r = this.records.open(b.syncId, b.kind === SYNC_KIND_CHECK ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
     this.records.started(r, from.uuid, b.started);
-    this.records.done(r, from.uuid, b.done);
+    this.records.done(r, from.uuid, b.done, r.kind === 'check' ? { diffPartitions: b.diffPartitions, checkedLeaves: b.checkedLeaves, diffLeaves: b.diffLeaves, entriesToSync: b.entriesToSync } : undefined);
     if (b.failure !== '') {
       if (!ended(r)) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${b.failure}`);
       this.records.fail(r, b.failure);
@@ -617,11 +766,17 @@ export class WanService implements PartitionSidecar {
     return { addedPublisherIds: r.added, ignoredPublisherIds: r.ignored };
   }
 
+  /** consistencyCheck/map: this member coordinates; every member compares the partitions it owns. */
   startConsistencyCheck(replication: string, publisherId: string, mapName: string): string {
     const p = this.publisher(replication, publisherId);
     if (p.config.consistencyCheckStrategy !== 'MERKLE_TREES') throw new GridError('ERR_WAN_NOT_MERKLE', `WAN publisher ${p.key} has consistency-check-strategy ${p.config.consistencyCheckStrategy}; a consistency check needs MERKLE_TREES`);
-    void mapName;
-    throw new GridError('ERR_INTERNAL', 'consistency checks are not built yet');
+    const id = this.o.newUuid();
+    const creationTimeMs = this.o.clock.nowMs();
+    this.records.open(id, 'check', replication, publisherId, creationTimeMs, this.partitionCount);
+    const body = { syncId: id, kind: SYNC_KIND_CHECK, replication, publisherId, maps: [mapName], allMaps: false, creationTimeMs, total: this.partitionCount };
+    for (const u of this.h.memberUuids()) this.h.sendTo(u, message('wanSyncStart', body));
+    this.o.log.info(`WAN ${p.key}: consistency check ${id} of map ${mapName} started`);
+    return id;
   }
 
   checkResult(id: string): { stage: SyncStage; checkedPartitions: number; diffPartitions: number; checkedLeaves: number; diffLeaves: number; entriesToSync: number } | null {
