@@ -46,4 +46,6 @@ export interface Transport {
   disconnect(address: string, uuid?: string): void;
   /** Open, handshaken member connections. */
   connectionCount(): number;
+  /** Frame bytes sent and received so far (a transport that does not count may leave this out). */
+  traffic?(): { sent: number; received: number };
 }

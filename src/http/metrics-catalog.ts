@@ -220,6 +220,8 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
   wanCounter('grid_wan_dropped_events_total', (w) => w.dropped, 'Events not queued because the queue was full (DISCARD_AFTER_MUTATION, or a publisher not throwing in its state).'),
   wanCounter('grid_wan_resent_events_total', (w) => w.resent, 'Events sent again after a timeout, a refusal or a lost connection.'),
   wanGauge('grid_wan_lag_seconds', (w) => w.lagMs / 1000, 'Age of the oldest event queued on this member for the publisher, 0 when its queues are empty.'),
+  wanCounter('grid_wan_sent_bytes_total', (w) => w.bytesSent, 'Member-protocol frame bytes this member sent to the publisher\'s target cluster (batches, Merkle reads).'),
+  wanCounter('grid_wan_received_bytes_total', (w) => w.bytesReceived, 'Member-protocol frame bytes this member received from the publisher\'s target cluster (acknowledgements, Merkle answers).'),
   wanGauge('grid_wan_syncs_running', (w) => w.syncsRunning, 'Syncs and consistency checks of the publisher that have not ended, as this member knows them.'),
   {
     name: 'grid_wan_publisher_state',
@@ -291,7 +293,7 @@ export function metricsJson(s: MetricsSnapshot): Record<string, unknown> {
     wan: Object.fromEntries(
       s.wan.map((w) => [
         `${w.replication}/${w.publisher}`,
-        { state: w.state, queued: w.queued, backupQueued: w.backupQueued, sent: w.sent, acked: w.acked, dropped: w.dropped, resent: w.resent, lagMs: w.lagMs, syncsRunning: w.syncsRunning },
+        { state: w.state, queued: w.queued, backupQueued: w.backupQueued, sent: w.sent, acked: w.acked, dropped: w.dropped, resent: w.resent, lagMs: w.lagMs, syncsRunning: w.syncsRunning, bytesSent: w.bytesSent, bytesReceived: w.bytesReceived },
       ]),
     ),
   };

@@ -79,6 +79,9 @@ export interface WanFigures {
   /** Age of the oldest event queued here (ms), 0 when none. */
   readonly lagMs: number;
   readonly syncsRunning: number;
+  /** Frame bytes sent to / received from the target cluster on this publisher's connections. */
+  readonly bytesSent: number;
+  readonly bytesReceived: number;
 }
 
 /** A runtime that reports nothing (tests, simulations). */

@@ -29,7 +29,7 @@ import tls, { type ConnectionOptions } from 'node:tls';
 import { decodeMessage, encodeBody, MESSAGE_TYPES, URGENT_KINDS, type Message } from '../cluster/messages.js';
 import type { Peer, Transport, TransportHandler } from '../cluster/transport.js';
 import { FrameReader } from '../cluster/protocol/frame-reader.js';
-import { encodeFrame, encodeFrameHeader, FLAG_RESPONSE, FLAG_URGENT, PREAMBLE, PROTOCOL_VERSION, PROTOCOL_VERSION_MIN, type Frame } from '../cluster/protocol/frame.js';
+import { encodeFrame, encodeFrameHeader, FLAG_RESPONSE, FLAG_URGENT, HEADER_BYTES, PREAMBLE, PROTOCOL_VERSION, PROTOCOL_VERSION_MIN, type Frame } from '../cluster/protocol/frame.js';
 import {
   answerHandshake,
   decodeHandshakeRequest,
@@ -99,6 +99,9 @@ export interface TcpTransportCounters {
   framesRejected: number;
   messagesSent: number;
   messagesReceived: number;
+  /** Frame bytes (header and body) of the messages sent and received after handshakes. */
+  bytesSent: number;
+  bytesReceived: number;
   /** send() calls that returned false. */
   sendsDropped: number;
   /** Messages accepted by send() but lost because their connection closed before they were written. */
@@ -182,6 +185,8 @@ export class TcpTransport implements Transport {
     framesRejected: 0,
     messagesSent: 0,
     messagesReceived: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
     sendsDropped: 0,
     queuedDropped: 0,
     duplicatesRetired: 0,
@@ -213,6 +218,10 @@ export class TcpTransport implements Transport {
 
   // ── Transport ──────────────────────────────────────────────────────────────────────────────────
 
+  traffic(): { sent: number; received: number } {
+    return { sent: this.counters.bytesSent, received: this.counters.bytesReceived };
+  }
+
   send(address: string, message: Message): boolean {
     if (this.closed) return this.dropped();
     let c = this.byAddress.get(address);
@@ -239,6 +248,7 @@ export class TcpTransport implements Transport {
     if (c.queuedBytes() + header.length + payload.length > this.writeQueueBytesMax) return this.dropped();
     this.write(c, header, payload);
     this.counters.messagesSent++;
+    this.counters.bytesSent += header.length + payload.length;
     return true;
   }
 
@@ -403,6 +413,7 @@ export class TcpTransport implements Transport {
         return;
       }
       this.counters.messagesReceived++;
+      this.counters.bytesReceived += HEADER_BYTES + frame.payload.length;
       this.handler.onMessage(c.peer as Peer, message);
       // The handler may have disconnected this peer or closed the transport.
       if (stateOf(c) === 'closed') return;

@@ -79,6 +79,9 @@ export interface WanPublisherFigures {
   resent: number;
   lagMs: number;
   syncsRunning: number;
+  /** Frame bytes this member sent to and received from the publisher's target (batches, Merkle reads, answers). */
+  bytesSent: number;
+  bytesReceived: number;
 }
 
 export interface SyncProgress {
@@ -806,6 +809,8 @@ export class WanService implements PartitionSidecar {
         resent: p.counters.resent,
         lagMs: p.lagMs(),
         syncsRunning,
+        bytesSent: this.transports.get(p.key)?.traffic?.().sent ?? 0,
+        bytesReceived: this.transports.get(p.key)?.traffic?.().received ?? 0,
       };
     }
     return out;

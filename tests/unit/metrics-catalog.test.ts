@@ -90,7 +90,7 @@ function snapshot(): MetricsSnapshot {
       { name: '__proto__', owned: 0, backup: 0 },
     ],
     queues: [{ name: 'jobs', owned: 4, backup: 0, waitingPolls: 1 }],
-    wan: [{ replication: 'to-b', publisher: 'b', state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0 }],
+    wan: [{ replication: 'to-b', publisher: 'b', state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0, bytesSent: 4096, bytesReceived: 128 }],
     runtime: {
       flat: {},
       statusClasses: STATUS_CLASSES,
@@ -140,7 +140,7 @@ test('the JSON form keeps every scalar key as a number and adds the nested figur
   assert.deepEqual(perMap.plain, { owned: 3, backup: 2 });
   assert.deepEqual(Object.keys(perMap), ['plain', 'we"ird\\na\nme', '__proto__'], 'a map named __proto__ is an ordinary key');
   assert.deepEqual((json.perQueue as Record<string, unknown>).jobs, { owned: 4, backup: 0, waitingPolls: 1 });
-  assert.deepEqual((json.wan as Record<string, unknown>)['to-b/b'], { state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0 });
+  assert.deepEqual((json.wan as Record<string, unknown>)['to-b/b'], { state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0, bytesSent: 4096, bytesReceived: 128 });
   const byKind = json.requestsByKind as Record<string, Record<string, number>>;
   assert.deepEqual(Object.keys(byKind), [...REQUEST_KINDS]);
   assert.equal(byKind.map_get?.['2xx'], 2);
