@@ -1,0 +1,306 @@
+// WAN replication benchmark (issue #12): cluster A (3 members) replicating to cluster B (2 members),
+// all on loopback. Four figures, each printed with its target:
+// - POST ratio: map POSTs per second through A's members into a map with a WAN publisher attached,
+//   as a ratio of the same cluster writing a map without one (alternating runs, medians; target
+//   >= 0.85). Both maps live in the same cluster, so nothing but the publisher differs.
+// - lag: at a paced `--rate` writes/s (default 5,000) through A, one write in 50 is a probe whose key
+//   is polled on B (every 10 ms) until it is there: lag = seen on B - acknowledged by A. p50 and
+//   p99 over the probes (target p99 < 1.5 s with the default 1 s batch delay).
+// - full sync: `--entries` entries (default 1,000,000) of 100-byte values written to A while the
+//   sync publishers are STOPPED (nothing replicated), then resumed; `sync/map` on the publisher
+//   without Merkle trees runs until FINISHED: entries per second (target >= 200,000).
+// - delta sync bytes: 1% of the entries are then changed on B directly; `sync/map` on the
+//   MERKLE_TREES publisher of the same scheme sends only what differs. Bytes = frame bytes between A and B during that
+//   sync (metrics bytesSent + bytesReceived of A's members), as a share of the bytes of the full
+//   sync (target <= 3%). B is compared with A afterwards (sampled keys).
+//
+//   npm run build && node --import tsx scripts/bench/wan.ts [--entries N] [--rate N] [--seconds N]
+//
+// The last line is JSON: {"bench":"wan",...}. Exit 1 when something failed to run (a write that was
+// not 200, a sync that failed, a key that differs after the delta sync); missed targets are reported.
+import { performance } from 'node:perf_hooks';
+import { forEachConcurrent, freePorts, KeepAliveClient, killAll, until, waitSettled } from '../../tests/harness/cluster.js';
+import { startMember, type MemberProcess } from '../../tests/harness/member-process.js';
+import { SeededRandom } from '../../src/util/prng.js';
+
+const VALUE = 'x'.repeat(100);
+const TARGET_RATIO = 0.85;
+const TARGET_LAG_P99_MS = 1500;
+const TARGET_SYNC_PER_S = 200_000;
+const TARGET_DELTA_SHARE = 0.03;
+const RATIO_ROUNDS = 3;
+const RATIO_RUN_MS = 5000;
+const RATIO_CONNECTIONS = 24;
+const WRITE_IN_FLIGHT = 96;
+
+interface Options {
+  entries: number;
+  rate: number;
+  seconds: number;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = { entries: 1_000_000, rate: 5000, seconds: 20 };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    const value = Number(argv[++i]);
+    if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${flag} takes a positive integer`);
+    if (flag === '--entries') o.entries = value;
+    else if (flag === '--rate') o.rate = value;
+    else if (flag === '--seconds') o.seconds = value;
+    else throw new Error(`unknown flag ${flag} (--entries, --rate, --seconds)`);
+  }
+  return o;
+}
+
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+function clusterXml(name: string, port: number, peers: readonly number[], extra: string): string {
+  return `<grid><cluster-name>${name}</cluster-name>
+  <network><public-address>127.0.0.1</public-address><port auto-increment="false">${port}</port>
+  <join><tcp-ip enabled="true"><member-list>${peers.map((p) => `<member>127.0.0.1:${p}</member>`).join('')}</member-list></tcp-ip></join>
+  <rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/><endpoint-group name="WAN" enabled="true"/><endpoint-group name="CLUSTER_READ" enabled="true"/></rest-api></network>
+  ${extra}</grid>`;
+}
+
+function sourceXml(bPorts: readonly number[]): string {
+  const endpoints = bPorts.map((p) => `127.0.0.1:${p}`).join(',');
+  return `<map name="replicated"><wan-replication-ref name="to-b"/></map>
+  <map name="big"><merkle-tree enabled="true"><depth>10</depth></merkle-tree><wan-replication-ref name="to-b-sync"/></map>
+  <wan-replication name="to-b"><batch-publisher><cluster-name>b</cluster-name><target-endpoints>${endpoints}</target-endpoints>
+    <queue-capacity>100000</queue-capacity></batch-publisher></wan-replication>
+  <wan-replication name="to-b-sync">
+    <batch-publisher><cluster-name>b</cluster-name><publisher-id>full</publisher-id><target-endpoints>${endpoints}</target-endpoints>
+      <initial-publisher-state>STOPPED</initial-publisher-state></batch-publisher>
+    <batch-publisher><cluster-name>b</cluster-name><publisher-id>merkle</publisher-id><target-endpoints>${endpoints}</target-endpoints>
+      <initial-publisher-state>STOPPED</initial-publisher-state><sync><consistency-check-strategy>MERKLE_TREES</consistency-check-strategy></sync></batch-publisher>
+  </wan-replication>`;
+}
+
+async function post(c: KeepAliveClient, path: string, body: string): Promise<void> {
+  const r = await c.request('POST', path, { body, headers: { 'Content-Type': 'text/plain' } });
+  if (r.status !== 200) throw new Error(`POST ${path} answered ${r.status}`);
+}
+
+/** Closed-loop POSTs for `ms` through every port; returns requests per second. */
+async function postRate(ports: readonly number[], map: string, ms: number, seed: number): Promise<number> {
+  let done = 0;
+  const end = performance.now() + ms;
+  await Promise.all(
+    Array.from({ length: RATIO_CONNECTIONS }, async (_, w) => {
+      const c = new KeepAliveClient(ports[w % ports.length] as number);
+      const rnd = new SeededRandom(seed * 100 + w);
+      try {
+        while (performance.now() < end) {
+          await post(c, `/grid/rest/maps/${map}/k${rnd.nextInt(10_000)}`, VALUE);
+          done++;
+        }
+      } finally {
+        c.close();
+      }
+    }),
+  );
+  return done / (ms / 1000);
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? 0;
+}
+
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+}
+
+async function wanCall(port: number, action: string, params: string): Promise<Record<string, unknown>> {
+  const c = new KeepAliveClient(port);
+  try {
+    const r = await c.request('POST', `/grid/rest/wan/${action}`, { body: `a&&${params}` });
+    if (r.status !== 200) throw new Error(`wan/${action} on ${port} answered ${r.status}: ${r.body}`);
+    return JSON.parse(r.body) as Record<string, unknown>;
+  } finally {
+    c.close();
+  }
+}
+
+async function getJson(port: number, path: string): Promise<Record<string, unknown>> {
+  const c = new KeepAliveClient(port);
+  try {
+    const r = await c.request('GET', path);
+    return JSON.parse(r.body) as Record<string, unknown>;
+  } finally {
+    c.close();
+  }
+}
+
+async function wanBytes(ports: readonly number[], key: string): Promise<number> {
+  let total = 0;
+  for (const p of ports) {
+    const m = (await getJson(p, '/grid/rest/metrics')) as { wan?: Record<string, { bytesSent: number; bytesReceived: number }> };
+    const w = m.wan?.[key];
+    if (w !== undefined) total += w.bytesSent + w.bytesReceived;
+  }
+  return total;
+}
+
+async function syncUntilFinished(port: number, params: string, deadlineMs: number): Promise<number> {
+  const t0 = performance.now();
+  const started = await wanCall(port, 'sync/map', params);
+  const uuid = String(started.uuid);
+  await until(`sync ${uuid} FINISHED`, deadlineMs, async () => {
+    const p = (await getJson(port, `/grid/rest/wan/sync/progress/${uuid}`)) as { result?: { stage: string } };
+    if (p.result?.stage === 'FAILED') throw new Error(`sync ${uuid} FAILED`);
+    return p.result?.stage === 'FINISHED' ? true : null;
+  });
+  return performance.now() - t0;
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const ports = await freePorts(5);
+  const aPorts = ports.slice(0, 3);
+  const bPorts = ports.slice(3);
+  const members: MemberProcess[] = [];
+  let failed = false;
+  try {
+    for (const p of bPorts) members.push(await startMember({ xml: clusterXml('b', p, bPorts, ''), args: ['--port', String(p)], stdoutCharsMax: 20_000 }));
+    for (const p of aPorts) members.push(await startMember({ xml: clusterXml('a', p, aPorts, sourceXml(bPorts)), args: ['--port', String(p)], stdoutCharsMax: 20_000 }));
+    await waitSettled(aPorts, 3, 60_000);
+    await waitSettled(bPorts, 2, 60_000);
+    say(`wan bench: A ${aPorts.join(',')} -> B ${bPorts.join(',')}`);
+
+    // ── POST ratio ──────────────────────────────────────────────────────────────────────────────
+    await postRate(aPorts, 'plain', 2000, 1);
+    await postRate(aPorts, 'replicated', 2000, 2);
+    const withWan: number[] = [];
+    const without: number[] = [];
+    for (let r = 0; r < RATIO_ROUNDS; r++) {
+      without.push(await postRate(aPorts, 'plain', RATIO_RUN_MS, 10 + r));
+      withWan.push(await postRate(aPorts, 'replicated', RATIO_RUN_MS, 20 + r));
+      say(`  round ${r + 1}: without ${Math.round(without[r] as number)}/s, with a publisher ${Math.round(withWan[r] as number)}/s`);
+    }
+    const ratio = median(withWan) / median(without);
+    say(`  POST ratio with/without a WAN publisher ${ratio.toFixed(2)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? 'ok' : 'UNDER TARGET'}`);
+
+    // ── lag at a paced rate ─────────────────────────────────────────────────────────────────────
+    const lags: number[] = [];
+    const probes: Promise<void>[] = [];
+    const writers = aPorts.map((p) => Array.from({ length: 8 }, () => new KeepAliveClient(p)));
+    const pollers = bPorts.map((p) => new KeepAliveClient(p));
+    const total = o.rate * o.seconds;
+    const t0 = performance.now();
+    let inFlight = 0;
+    for (let i = 0; i < total; i++) {
+      const due = t0 + (i * 1000) / o.rate;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      while (inFlight >= WRITE_IN_FLIGHT) await new Promise((r) => setTimeout(r, 1));
+      const group = writers[i % writers.length] as KeepAliveClient[];
+      const c = group[Math.floor(i / writers.length) % group.length] as KeepAliveClient;
+      const key = `lag-${i}`;
+      inFlight++;
+      const write = post(c, `/grid/rest/maps/replicated/${key}`, VALUE).then(() => performance.now());
+      write.finally(() => inFlight--).catch(() => {});
+      if (i % 50 === 0) {
+        const poller = pollers[i % pollers.length] as KeepAliveClient;
+        probes.push(
+          write.then(async (ackedAt) => {
+            for (;;) {
+              const r = await poller.request('GET', `/grid/rest/maps/replicated/${key}`);
+              if (r.status === 200) {
+                lags.push(performance.now() - ackedAt);
+                return;
+              }
+              if (performance.now() - ackedAt > 60_000) throw new Error(`${key} never reached B`);
+              await new Promise((res) => setTimeout(res, 10));
+            }
+          }),
+        );
+      }
+    }
+    await Promise.all(probes);
+    const achieved = total / ((performance.now() - t0) / 1000);
+    for (const g of writers) for (const c of g) c.close();
+    for (const c of pollers) c.close();
+    const p50 = quantile(lags, 0.5);
+    const p99 = quantile(lags, 0.99);
+    say(`  lag at ${Math.round(achieved)} writes/s (asked ${o.rate}): p50 ${Math.round(p50)} ms, p99 ${Math.round(p99)} ms over ${lags.length} probes (target p99 < ${TARGET_LAG_P99_MS}) ${p99 < TARGET_LAG_P99_MS ? 'ok' : 'OVER TARGET'}`);
+
+    // ── full sync ───────────────────────────────────────────────────────────────────────────────
+    const tLoad = performance.now();
+    const loaders = aPorts.flatMap((p) => Array.from({ length: 32 }, () => new KeepAliveClient(p)));
+    const chunks = Array.from({ length: Math.ceil(o.entries / 1000) }, (_, k) => k);
+    await forEachConcurrent(chunks, loaders.length, async (k, w) => {
+      const c = loaders[w] as KeepAliveClient;
+      for (let i = k * 1000; i < Math.min(o.entries, (k + 1) * 1000); i++) await post(c, `/grid/rest/maps/big/e${i}`, VALUE);
+    });
+    for (const c of loaders) c.close();
+    say(`  loaded ${o.entries} entries into A in ${Math.round(performance.now() - tLoad)} ms (publisher STOPPED: nothing replicated)`);
+    for (const p of aPorts) for (const id of ['full', 'merkle']) await wanCall(p, 'resumePublisher', `to-b-sync&${id}`);
+    const bytes0 = await wanBytes(aPorts, 'to-b-sync/full');
+    const fullMs = await syncUntilFinished(aPorts[0] as number, 'to-b-sync&full&big', 30 * 60_000);
+    const fullBytes = (await wanBytes(aPorts, 'to-b-sync/full')) - bytes0;
+    const perS = o.entries / (fullMs / 1000);
+    say(`  full sync of ${o.entries} entries: ${Math.round(fullMs)} ms, ${Math.round(perS)} entries/s (target >= ${TARGET_SYNC_PER_S}) ${perS >= TARGET_SYNC_PER_S ? 'ok' : 'UNDER TARGET'}; ${Math.round(fullBytes / 1e6)} MB on the wire`);
+
+    // ── delta sync after 1% changed on B ────────────────────────────────────────────────────────
+    const rnd = new SeededRandom(7);
+    const changed = new Set<number>();
+    while (changed.size < Math.floor(o.entries / 100)) changed.add(rnd.nextInt(o.entries));
+    const bClients = bPorts.flatMap((p) => Array.from({ length: 16 }, () => new KeepAliveClient(p)));
+    const list = [...changed];
+    await forEachConcurrent(list, bClients.length, async (i, w) => post(bClients[w] as KeepAliveClient, `/grid/rest/maps/big/e${i}`, 'changed-on-b'));
+    const bytes1 = await wanBytes(aPorts, 'to-b-sync/merkle');
+    const deltaMs = await syncUntilFinished(aPorts[0] as number, 'to-b-sync&merkle&big', 10 * 60_000);
+    const deltaBytes = (await wanBytes(aPorts, 'to-b-sync/merkle')) - bytes1;
+    const share = deltaBytes / Math.max(1, fullBytes);
+    say(`  delta sync with ${list.length} entries changed on B: ${Math.round(deltaMs)} ms, ${Math.round(deltaBytes / 1e3)} kB = ${(share * 100).toFixed(2)}% of the full sync (target <= ${TARGET_DELTA_SHARE * 100}%) ${share <= TARGET_DELTA_SHARE ? 'ok' : 'OVER TARGET'}`);
+    let wrong = 0;
+    await forEachConcurrent(list.slice(0, 2000), bClients.length, async (i, w) => {
+      const r = await (bClients[w] as KeepAliveClient).request('GET', `/grid/rest/maps/big/e${i}`);
+      if (r.text() !== VALUE) wrong++;
+    });
+    for (const c of bClients) c.close();
+    const check = await wanCall(aPorts[0] as number, 'consistencyCheck/map', 'to-b-sync&merkle&big');
+    const checkResult = await until('the consistency check after the delta sync', 10 * 60_000, async () => {
+      const r = (await getJson(aPorts[0] as number, `/grid/rest/wan/consistencyCheck/${String(check.uuid)}`)) as { result?: { stage: string; diffLeaves: number; entriesToSync: number } };
+      return r.result?.stage === 'FINISHED' || r.result?.stage === 'FAILED' ? r.result : null;
+    });
+    say(`  consistency check after it: ${JSON.stringify(checkResult)}`);
+    if (checkResult.entriesToSync !== 0) failed = true;
+    if (wrong > 0) {
+      failed = true;
+      say(`  ${wrong} of ${Math.min(2000, list.length)} changed keys still differ on B after the delta sync`);
+    }
+    say(
+      JSON.stringify({
+        bench: 'wan',
+        postRatio: Number(ratio.toFixed(3)),
+        postWithPublisherPerS: Math.round(median(withWan)),
+        postWithoutPerS: Math.round(median(without)),
+        lagRateAchieved: Math.round(achieved),
+        lagP50Ms: Math.round(p50),
+        lagP99Ms: Math.round(p99),
+        lagProbes: lags.length,
+        entries: o.entries,
+        fullSyncMs: Math.round(fullMs),
+        fullSyncEntriesPerS: Math.round(perS),
+        fullSyncBytes: fullBytes,
+        deltaChanged: list.length,
+        deltaSyncMs: Math.round(deltaMs),
+        deltaSyncBytes: deltaBytes,
+        deltaShare: Number(share.toFixed(4)),
+        deltaWrongAfter: wrong,
+      }),
+    );
+  } catch (e) {
+    failed = true;
+    say(`wan bench failed: ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    await killAll(members);
+  }
+  process.exitCode = failed ? 1 : 0;
+}
+
+await main();
