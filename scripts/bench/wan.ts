@@ -117,8 +117,8 @@ async function wanCall(port: number, action: string, params: string): Promise<Re
   const c = new KeepAliveClient(port);
   try {
     const r = await c.request('POST', `/grid/rest/wan/${action}`, { body: `a&&${params}` });
-    if (r.status !== 200) throw new Error(`wan/${action} on ${port} answered ${r.status}: ${r.body}`);
-    return JSON.parse(r.body) as Record<string, unknown>;
+    if (r.status !== 200) throw new Error(`wan/${action} on ${port} answered ${r.status}: ${r.text()}`);
+    return JSON.parse(r.text()) as Record<string, unknown>;
   } finally {
     c.close();
   }
@@ -128,7 +128,7 @@ async function getJson(port: number, path: string): Promise<Record<string, unkno
   const c = new KeepAliveClient(port);
   try {
     const r = await c.request('GET', path);
-    return JSON.parse(r.body) as Record<string, unknown>;
+    return JSON.parse(r.text()) as Record<string, unknown>;
   } finally {
     c.close();
   }
