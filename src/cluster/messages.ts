@@ -196,6 +196,8 @@ export const MESSAGE_SCHEMAS = {
     total: 'u32',
     started: ['u32'],
     done: ['u32'],
+    /** Partitions it started and no longer runs (they moved to another member, which takes them over). */
+    released: ['u32'],
     failure: 'str',
     /** Consistency checks: the counts of the partitions in `done` (diff partitions, leaves checked and differing, entries to sync). */
     diffPartitions: 'u32',

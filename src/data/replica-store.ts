@@ -95,9 +95,15 @@ export interface MapMutation {
   readonly origin: string | null;
   /** Emitted by the partition's owner (true) or by a backup applying the owner's write. */
   readonly owner: boolean;
+  /**
+   * Backups: what the owner's listener returned for this write (carried in the backup write's
+   * itemId, unused by map writes), so backups keep the WAN events their owner kept. 0 on owners.
+   */
+  readonly dropMask: number;
 }
 
-export type MutationListener = (m: MapMutation) => void;
+/** Returns a mask the owner's backups get with the write (WAN: the publishers that did not queue it). */
+export type MutationListener = (m: MapMutation) => number;
 
 /**
  * Per-partition state kept beside the data by another room (the WAN event queues) that must travel
@@ -187,7 +193,7 @@ export class ReplicaStore {
         }
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
         const r = this.changed(partitionId, { kind: 'flag', flag: true }, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
-        if (this.mutationListener !== null) this.emit(partitionId, op.name, 'put', key, nowMs, null, true);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
         return r;
       }
       case OP.MAP_REMOVE:
@@ -196,7 +202,7 @@ export class ReplicaStore {
         if (!removed) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
         const wan = op.code === OP.WAN_MAP_REMOVE;
         const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, null, 0, nowMs);
-        if (this.mutationListener !== null) this.emit(partitionId, op.name, 'remove', key, nowMs, wan ? originOf(op.value) : null, true);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'remove', key, nowMs, wan ? originOf(op.value) : null, true));
         return r;
       }
       case OP.MAP_CLEAR_PARTITION:
@@ -206,7 +212,7 @@ export class ReplicaStore {
         this.maps.clearInPartition(op.name, partitionId);
         const wan = op.code === OP.WAN_MAP_CLEAR;
         const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, null, 0, nowMs);
-        if (this.mutationListener !== null) this.emit(partitionId, op.name, 'clear', EMPTY, nowMs, wan ? originOf(op.value) : null, true);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'clear', EMPTY, nowMs, wan ? originOf(op.value) : null, true));
         return r;
       }
       case OP.QUEUE_OFFER: {
@@ -311,12 +317,18 @@ export class ReplicaStore {
     if (stored.length === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name } };
     const originBytes = origin === null ? EMPTY : Buffer.from(origin, 'utf8');
     const r = this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, origin === null ? BACKUP.MAP_MERGE : BACKUP.WAN_MAP_MERGE, originBytes, encodeMergedRecords(stored), null, 0, nowMs);
-    if (this.mutationListener !== null) for (const rec of stored) this.emit(partitionId, name, 'put', rec.key, nowMs, origin, true);
+    if (this.mutationListener !== null) {
+      // One backup write carries every record: a publisher counts as dropping only if it dropped them all.
+      let mask = -1;
+      for (const rec of stored) mask &= this.emit(partitionId, name, 'put', rec.key, nowMs, origin, true);
+      withDropMask(r, mask);
+    }
     return r;
   }
 
-  private emit(partitionId: number, mapName: string, kind: MapMutation['kind'], key: Uint8Array, timeMs: number, origin: string | null, owner: boolean): void {
-    this.mutationListener?.({ partitionId, version: this.version(partitionId), mapName, kind, key, timeMs, origin, owner });
+  /** Emits one mutation; returns the listener's drop mask (owner writes; 0 when nobody listens). */
+  private emit(partitionId: number, mapName: string, kind: MapMutation['kind'], key: Uint8Array, timeMs: number, origin: string | null, owner: boolean, dropMask = 0): number {
+    return this.mutationListener?.({ partitionId, version: this.version(partitionId), mapName, kind, key, timeMs, origin, owner, dropMask }) ?? 0;
   }
 
   /** A poll took `item` (now, or handed to a waiter later): bump the version and describe the backup. */
@@ -364,19 +376,19 @@ export class ReplicaStore {
   private emitBackup(partitionId: number, op: BackupOpWire): void {
     switch (op.code) {
       case BACKUP.MAP_PUT:
-        return this.emit(partitionId, op.name, 'put', op.key, op.timeMs, null, false);
+        return void this.emit(partitionId, op.name, 'put', op.key, op.timeMs, null, false, op.itemId);
       case BACKUP.MAP_REMOVE:
-        return this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, null, false);
+        return void this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, null, false, op.itemId);
       case BACKUP.WAN_MAP_REMOVE:
-        return this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, originOf(op.value), false);
+        return void this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, originOf(op.value), false, op.itemId);
       case BACKUP.MAP_CLEAR:
-        return this.emit(partitionId, op.name, 'clear', EMPTY, op.timeMs, null, false);
+        return void this.emit(partitionId, op.name, 'clear', EMPTY, op.timeMs, null, false, op.itemId);
       case BACKUP.WAN_MAP_CLEAR:
-        return this.emit(partitionId, op.name, 'clear', EMPTY, op.timeMs, originOf(op.value), false);
+        return void this.emit(partitionId, op.name, 'clear', EMPTY, op.timeMs, originOf(op.value), false, op.itemId);
       case BACKUP.MAP_MERGE:
       case BACKUP.WAN_MAP_MERGE: {
         const origin = op.code === BACKUP.WAN_MAP_MERGE ? originOf(op.key) : null;
-        for (const r of decodeMergedRecords(op.value)) this.emit(partitionId, op.name, 'put', r.key, op.timeMs, origin, false);
+        for (const r of decodeMergedRecords(op.value)) this.emit(partitionId, op.name, 'put', r.key, op.timeMs, origin, false, op.itemId);
         return;
       }
       default:
@@ -464,6 +476,11 @@ export class ReplicaStore {
   jumpVersion(partitionId: number): void {
     this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
   }
+}
+
+/** Puts the owner's drop mask into the backup write (map writes leave itemId unused). */
+function withDropMask(r: OwnerResult, mask: number): void {
+  if (r.backup !== null && mask !== 0) (r.backup as { itemId: number }).itemId = mask >>> 0;
 }
 
 /** The origin cluster name a WAN write carries (UTF-8 bytes). */

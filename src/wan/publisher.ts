@@ -38,6 +38,8 @@ export interface PublisherHost {
   onAcked(partitionId: number, version: number): void;
   /** A sync's segment of a partition was delivered. */
   onSyncPartitionDone(syncId: string, partitionId: number): void;
+  /** Call ids unique across the publishers that share this publisher's transport. */
+  nextCallId(): number;
   readonly clock: Clock;
   readonly timers: Timers;
   readonly log: ComponentLogger;
@@ -73,19 +75,16 @@ export interface PublisherCounters {
   resent: number;
   /** Events dropped by clearWanQueues. */
   cleared: number;
-  /** Backup-queue events dropped because the backup queue was at capacity. */
-  backupDropped: number;
 }
 
 export class WanPublisher {
   readonly key: string;
   state: PublisherState;
   readonly queues: (PartitionEventQueue | undefined)[];
-  readonly counters: PublisherCounters = { queuedTotal: 0, sent: 0, acked: 0, dropped: 0, resent: 0, cleared: 0, backupDropped: 0 };
+  readonly counters: PublisherCounters = { queuedTotal: 0, sent: 0, acked: 0, dropped: 0, resent: 0, cleared: 0 };
   private readonly endpoints: Endpoint[];
   private readonly batches = new Map<number, Batch>();
   private readonly busy = new Set<number>();
-  private nextCallId = 1;
   private lastSendMs = -Infinity;
   private timer: TimerHandle | null = null;
   private timerAtMs = Infinity;
@@ -111,6 +110,9 @@ export class WanPublisher {
     if (q === undefined) this.queues[partitionId] = q = new PartitionEventQueue();
     return q;
   }
+
+  /** This publisher's bit in the drop mask owners send their backups (wan-service.ts), or -1. */
+  maskBit = -1;
 
   /** primaryQueued(), kept up to date on the write path (recount() after ownership or queue changes). */
   primaryCount = 0;
@@ -152,9 +154,9 @@ export class WanPublisher {
   }
 
   /**
-   * Queues one write event. `owner`: this member owns the partition (capacity was checked before the
-   * write by mayWrite; here a full queue drops and counts). Backups bound their queue by the same
-   * capacity. Returns false when the event was dropped.
+   * Queues one write event. `owner`: this member owns the partition (a throwing queue-full behaviour
+   * was checked before the write; here a full queue drops and counts). A backup queues what its
+   * owner queued (the caller skips what the owner dropped). Returns false when nothing was queued.
    */
   enqueue(partitionId: number, wire: WanEventWire, owner: boolean, primaryQueued: number): boolean {
     if (this.state === 'STOPPED') return false;
@@ -170,10 +172,7 @@ export class WanPublisher {
       this.noteQueued();
       return true;
     }
-    if (q.eventCount >= this.config.queueCapacity) {
-      this.counters.backupDropped++;
-      return false;
-    }
+    // A backup queue holds what the owner's queue holds (the owner's drop mask came with the write).
     q.push(wire, this.host.clock.monotonicMs());
     return true;
   }
@@ -312,7 +311,7 @@ export class WanPublisher {
   }
 
   private send(ep: Endpoint, parts: Batch['parts'][number][], events: WanEventWire[]): void {
-    const callId = this.nextCallId++;
+    const callId = this.host.nextCallId();
     const batch: Batch = { callId, endpoint: ep, parts, events: events.length, timer: null };
     this.batches.set(callId, batch);
     for (const part of parts) this.busy.add(part.partitionId);
@@ -418,7 +417,7 @@ export class WanPublisher {
     const healthy = this.endpoints.filter((e) => e.retryAtMs <= now);
     const ep = healthy.length > 0 ? (healthy[partitionId % healthy.length] as Endpoint) : null;
     if (ep === null || this.stopped) return Promise.resolve(null);
-    const callId = this.nextCallId++;
+    const callId = this.host.nextCallId();
     return new Promise((resolve) => {
       const timer = this.host.timers.setTimeout(() => {
         this.requests.delete(callId);

@@ -8,7 +8,8 @@
 //   percent, floored, so 100 means every partition is done.
 // - stage: STARTED until the first partition is done, IN_PROGRESS until all are, then FINISHED; or
 //   FAILED (a member failed a partition, left before finishing what it started, or nothing moved
-//   for STALL_MS). A record that finished or failed never changes again.
+//   for STALL_MS). A record that finished or failed never changes again. A partition that migrates
+//   during a sync is released by its old owner and started again by its new one.
 // - Records stay at least RETAIN_MS after they end; at most RECORDS_MAX are kept (oldest ended first).
 
 export type SyncStage = 'STARTED' | 'IN_PROGRESS' | 'FINISHED' | 'FAILED';
@@ -43,6 +44,9 @@ export interface SyncRecord {
   lastMoveMonoMs: number;
   /** Consistency checks: the counts of the partitions compared so far. */
   readonly check: SyncCheckResult;
+  /** The maps it covers, once the coordinator's announcement arrived (null before). */
+  maps: readonly string[] | null;
+  allMaps: boolean;
 }
 
 export class SyncRecords {
@@ -78,6 +82,8 @@ export class SyncRecords {
         endedAtMonoMs: total === 0 ? now : 0,
         lastMoveMonoMs: now,
         check: { checkedPartitions: 0, diffPartitions: 0, checkedLeaves: 0, diffLeaves: 0, entriesToSync: 0 },
+        maps: null,
+        allMaps: false,
       };
       this.records.set(id, r);
       this.prune();
@@ -98,6 +104,17 @@ export class SyncRecords {
     let set = r.started.get(member);
     if (set === undefined) r.started.set(member, (set = new Set()));
     for (const p of partitions) if (!r.done.has(p)) set.add(p);
+  }
+
+  describe(r: SyncRecord, maps: readonly string[], allMaps: boolean): void {
+    r.maps = [...maps];
+    r.allMaps = allMaps;
+  }
+
+  /** A member no longer runs these partitions (they moved away); their new owner takes them over. */
+  released(r: SyncRecord, member: string, partitions: readonly number[]): void {
+    const mine = r.started.get(member);
+    if (mine !== undefined) for (const p of partitions) mine.delete(p);
   }
 
   done(r: SyncRecord, member: string, partitions: readonly number[], counts?: Omit<SyncCheckResult, 'checkedPartitions'>): void {

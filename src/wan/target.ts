@@ -4,13 +4,15 @@
 // receipt).
 //
 // Invariants:
-// - A batch that is malformed in any event (partition out of range, unknown kind or policy, a key or
-//   value over the store's limits, a bad time) is refused whole before anything is applied.
-// - One partition's events from one source cluster are applied strictly one after another, across
-//   batches (a chain per partition), so they take effect in source order.
-// - Per source cluster and partition, the highest partition version applied so far is kept: an
-//   event older than it (a batch from a member that lost the partition, arriving late) is skipped.
-//   Sync entries are checked against it but never raise it.
+// - A batch that is malformed in any event (partition out of range or not the key's partition,
+//   unknown kind or policy, a key or value over the store's limits, a bad time) is refused whole
+//   before anything is applied.
+// - One partition's events from one publisher of one source cluster are applied strictly one after
+//   another, across batches (a chain per partition), so they take effect in source order.
+// - Per source cluster, publisher and partition (each publisher's queue is its own stream), the
+//   highest partition version applied so far is kept: an event older than it (a batch from a member
+//   that lost the partition, arriving late) is skipped. Sync entries are checked against it but
+//   never raise it.
 // - Applied events carry their origin cluster, so this cluster republishes them only when the map's
 //   wan-replication-ref allows it and never back to their origin (wan-service.ts).
 import type { MessageOf, OpWire, WanEventWire } from '../cluster/messages.js';
@@ -21,6 +23,7 @@ import { expirationTimeMs, type ExpiryPolicy } from '../data/expiry.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
+import { partitionIdOfKey } from '../partition/partition-id.js';
 
 /** Bytes of one merge call the target sends to a key owner. */
 const MERGE_CALL_BYTES_MAX = 1024 * 1024;
@@ -51,7 +54,7 @@ type Step = { partitionId: number; op: OpWire; version: number; sync: boolean; e
 
 export class WanTarget {
   readonly counters: TargetCounters = { batchesReceived: 0, batchesRefused: 0, eventsApplied: 0, eventsSkippedStale: 0, applyFailures: 0 };
-  /** `${sourceClusterId}/${partitionId}` → the tail of that partition's apply chain. */
+  /** `${sourceClusterId}/${replication}/${publisherId}/${partitionId}` → the tail of that partition's apply chain. */
   private readonly chains = new Map<string, Promise<void>>();
   private readonly watermarks = new Map<string, number>();
 
@@ -83,7 +86,7 @@ export class WanTarget {
     }
     const done: Promise<string | null>[] = [];
     for (const [p, events] of byPartition) {
-      const key = `${b.sourceClusterId}/${p}`;
+      const key = `${b.sourceClusterId}/${b.replication}/${b.publisherId}/${p}`;
       const previous = this.chains.get(key) ?? Promise.resolve();
       const run = previous.then(() => this.applyPartition(key, p, events, host));
       const tail = run.then(() => undefined);
@@ -179,6 +182,9 @@ export class WanTarget {
       if (e.key.length > this.opts.keyBytesMax) return `${at}: key of ${e.key.length} bytes is larger than ${this.opts.keyBytesMax}`;
       if (e.value.length > this.opts.valueBytesMax) return `${at}: value of ${e.value.length} bytes is larger than ${this.opts.valueBytesMax}`;
       if ((e.kind === EVENT_PUT || e.kind === EVENT_SYNC_PUT) && mergePolicyOfCode(e.policy) === null) return `${at}: unknown merge policy code ${e.policy}`;
+      // Both clusters place a key by the same hash (the handshake checks the partition count): an
+      // event filed under another partition would be stored where no read finds it.
+      if (e.kind !== EVENT_CLEAR && partitionIdOfKey(e.key, this.opts.partitionCount) !== e.partitionId) return `${at}: partition ${e.partitionId} is not the partition of its key`;
       if (!Number.isFinite(e.creationTimeMs) || !Number.isFinite(e.updateTimeMs) || !Number.isFinite(e.lastAccessTimeMs)) return `${at}: a time that is not finite`;
     }
     return null;

@@ -95,6 +95,7 @@ export interface SyncProgress {
 interface PendingReport {
   readonly started: Set<number>;
   readonly done: Set<number>;
+  readonly released: Set<number>;
   failure: string;
   readonly record: SyncRecord;
   diffPartitions: number;
@@ -115,7 +116,10 @@ interface Route {
 
 export class WanService implements PartitionSidecar {
   private readonly publishers = new Map<string, WanPublisher>();
+  /** Publisher key → the transport of its target cluster (shared, see linkTo). */
   private readonly transports = new Map<string, Transport>();
+  private readonly links = new Map<string, { transport: Transport; publishers: Set<WanPublisher> }>();
+  private nextCallId = 1;
   private schemes: WanReplicationConfig[];
   /** Schemes or publishers added at run time (addWanConfig), shipped to joiners. */
   private readonly added: WanReplicationConfig[] = [];
@@ -153,7 +157,7 @@ export class WanService implements PartitionSidecar {
   stop(): void {
     this.stopped = true;
     for (const p of this.publishers.values()) p.close();
-    for (const t of this.transports.values()) (t as Transport & { close?: () => void }).close?.();
+    for (const l of this.links.values()) (l.transport as Transport & { close?: () => void }).close?.();
     if (this.flushTimer !== null) this.o.timers.clearTimeout(this.flushTimer);
     if (this.stallTimer !== null) this.o.timers.clearTimeout(this.stallTimer);
   }
@@ -163,37 +167,56 @@ export class WanService implements PartitionSidecar {
     return this.host;
   }
 
+  /**
+   * The connection to a target cluster, shared by every publisher of this member that sends there:
+   * the target keeps one connection per member, so two transports from one member would fight over
+   * it. Answers are told apart by call id (unique across publishers, nextCallId).
+   */
+  private linkTo(config: WanBatchPublisherConfig): { transport: Transport; publishers: Set<WanPublisher> } {
+    let link = this.links.get(config.clusterName);
+    if (link !== undefined) return link;
+    const publishers = new Set<WanPublisher>();
+    const handler: TransportHandler = {
+      onMessage: (from, m) => {
+        if (m.kind === 'wanBatchAck') for (const p of publishers) p.onAck(from, m);
+        else if (m.kind === 'wanMerkleAnswer') for (const p of publishers) p.onAnswer(m);
+      },
+      onRefused: (address, reason) => {
+        this.o.log.warning(`WAN: target ${address} (cluster ${config.clusterName}) refused the connection: ${reason}`);
+        for (const p of publishers) p.onEndpointDown(address, `handshake refused: ${reason}`);
+      },
+      onUnreachable: (address) => {
+        for (const p of publishers) p.onEndpointDown(address, 'unreachable');
+      },
+      onDisconnected: (peer) => {
+        for (const p of publishers) p.onDisconnected(peer);
+      },
+    };
+    link = { transport: this.o.openTransport(config, handler), publishers };
+    this.links.set(config.clusterName, link);
+    return link;
+  }
+
   private createPublisher(replication: string, config: WanBatchPublisherConfig): WanPublisher {
     const key = `${replication}/${config.publisherId}`;
     const existing = this.publishers.get(key);
     if (existing !== undefined) return existing;
-    let publisher: WanPublisher | null = null;
-    const handler: TransportHandler = {
-      onMessage: (from, m) => {
-        if (m.kind === 'wanBatchAck') publisher?.onAck(from, m);
-        else if (m.kind === 'wanMerkleAnswer') publisher?.onAnswer(m);
-      },
-      onRefused: (address, reason) => {
-        this.o.log.warning(`WAN ${key}: target ${address} refused the connection: ${reason}`);
-        publisher?.onEndpointDown(address, `handshake refused: ${reason}`);
-      },
-      onUnreachable: (address) => publisher?.onEndpointDown(address, 'unreachable'),
-      onDisconnected: (peer) => publisher?.onDisconnected(peer),
-    };
-    const transport = this.o.openTransport(config, handler);
-    this.transports.set(key, transport);
+    const link = this.linkTo(config);
+    this.transports.set(key, link.transport);
     const host = this.h;
-    publisher = new WanPublisher(replication, config, {
+    const publisher = new WanPublisher(replication, config, {
       partitionCount: this.partitionCount,
       clusterName: host.clusterName,
       clusterId: () => host.clusterId(),
       isOwner: (p) => host.isOwner(p),
       onAcked: (p, version) => this.noteAcked(key, p, version),
       onSyncPartitionDone: (syncId, p) => this.reportDone(syncId, p),
+      nextCallId: () => this.nextCallId++,
       clock: this.o.clock,
       timers: this.o.timers,
       log: this.o.log,
-    }, transport);
+    }, link.transport);
+    link.publishers.add(publisher);
     this.publishers.set(key, publisher);
     this.routes.clear();
     this.o.log.info(`WAN ${key}: publisher to cluster ${config.clusterName} at ${config.targetEndpoints.join(', ')} (${publisher.state})`);
@@ -201,6 +224,7 @@ export class WanService implements PartitionSidecar {
   }
 
   private updateListener(): void {
+    this.assignMaskBits();
     this.h.store.mutationListener = this.publishers.size > 0 ? (m) => this.onMutation(m) : null;
   }
 
@@ -238,16 +262,39 @@ export class WanService implements PartitionSidecar {
     }
   }
 
-  private onMutation(m: MapMutation): void {
+  /**
+   * Queues a write's event for each publisher of its map. On the owner, returns the drop mask its
+   * backups get with the write: bit i set = publisher i (maskBits order) did not queue it (full
+   * queue, STOPPED, or not republished), so a backup skips it too and backup queues hold exactly
+   * what their owner's queue holds. Publishers past bit 30 have no bit: their backups keep all.
+   */
+  private onMutation(m: MapMutation): number {
     const routes = this.routesOf(m.mapName);
-    if (routes.length === 0) return;
+    if (routes.length === 0) return 0;
     let first: WanEventWire | null = null;
+    let mask = 0;
     for (const route of routes) {
-      if (m.origin !== null && (!route.republish || route.targetCluster === m.origin)) continue;
-      if (route.publisher.state === 'STOPPED') continue;
-      if (first === null) first = this.eventOf(m, route.policy);
-      const wire: WanEventWire = first.policy === route.policy ? first : { ...first, policy: route.policy };
-      if (route.publisher.enqueue(m.partitionId, wire, m.owner, route.publisher.primaryCount) && m.owner) route.publisher.primaryCount++;
+      const pub = route.publisher;
+      const bit = pub.maskBit >= 0 ? 1 << pub.maskBit : 0;
+      if (!m.owner && (m.dropMask & bit) !== 0) continue;
+      let queued = false;
+      if ((m.origin === null || (route.republish && route.targetCluster !== m.origin)) && pub.state !== 'STOPPED') {
+        if (first === null) first = this.eventOf(m, route.policy);
+        const wire: WanEventWire = first.policy === route.policy ? first : { ...first, policy: route.policy };
+        queued = pub.enqueue(m.partitionId, wire, m.owner, pub.primaryCount);
+        if (queued && m.owner) pub.primaryCount++;
+      }
+      if (!queued) mask |= bit;
+    }
+    return m.owner ? mask : 0;
+  }
+
+  /** Gives every publisher its drop-mask bit: its place among all publisher keys, sorted (the same on every member). */
+  private assignMaskBits(): void {
+    const keys = [...this.publishers.keys()].sort();
+    for (const [key, p] of this.publishers) {
+      const i = keys.indexOf(key);
+      p.maskBit = i <= 30 ? i : -1;
     }
   }
 
@@ -283,7 +330,7 @@ export class WanService implements PartitionSidecar {
       const existing = p.queues[partitionId];
       if (existing === undefined && events.length === 0) continue;
       const dropped = p.queue(partitionId).replace(events, now);
-      for (const syncId of dropped) this.reportFailure(syncId, `partition ${partitionId} was replaced by a copy from another member`);
+      for (const syncId of dropped) this.reportReleased(syncId, partitionId);
       p.recount();
       if (this.h.isOwner(partitionId)) p.schedule(0);
     }
@@ -293,25 +340,49 @@ export class WanService implements PartitionSidecar {
     for (const p of this.publishers.values()) {
       const q = p.queues[partitionId];
       if (q === undefined) continue;
-      for (const syncId of q.clearAll()) this.reportFailure(syncId, `partition ${partitionId} left this member before its sync finished`);
+      for (const syncId of q.clearAll()) this.reportReleased(syncId, partitionId);
       p.recount();
     }
   }
 
-  /** The partition table changed: owners count their queues anew and send from new partitions. */
+  /**
+   * The partition table changed: owners count their queues anew and send from new partitions. A
+   * running sync's share moves with its partitions: the member that lost one drops its segment and
+   * says so (released); the new owner starts that partition again (takeOverSyncs).
+   */
   onTableApplied(changed: readonly number[]): void {
     for (const p of this.publishers.values()) {
       for (const pid of changed) {
         const q = p.queues[pid];
         if (q === undefined || this.h.isOwner(pid)) continue;
-        // Lost ownership: this queue is a backup queue now; a sync's share of it cannot finish here.
         for (const item of [...q.all()]) {
-          if (item.type === 'sync' && q.dropSync(item.syncId)) this.reportFailure(item.syncId, `partition ${pid} moved to another member during the sync`);
+          if (item.type === 'sync' && q.dropSync(item.syncId)) this.reportReleased(item.syncId, pid);
         }
       }
       p.recount();
       p.schedule(0);
     }
+    const gained = changed.filter((pid) => this.h.isOwner(pid));
+    if (gained.length > 0) this.takeOverSyncs(gained);
+  }
+
+  /** Starts, for partitions this member now owns, the running syncs and checks that have not finished them here. */
+  private takeOverSyncs(partitions: readonly number[]): void {
+    for (const r of this.records.all()) {
+      if (ended(r) || r.maps === null) continue;
+      const p = this.publishers.get(`${r.replication}/${r.publisherId}`);
+      if (p === undefined || (r.kind === 'sync' && p.state === 'STOPPED')) continue;
+      const mine = r.started.get(this.selfId);
+      const todo = partitions.filter((pid) => !r.done.has(pid) && mine?.has(pid) !== true && !this.hasSegment(p, pid, r.id));
+      if (todo.length > 0) this.startPartitions(r, p, todo);
+    }
+  }
+
+  private hasSegment(p: WanPublisher, pid: number, syncId: string): boolean {
+    const q = p.queues[pid];
+    if (q === undefined) return false;
+    for (const item of q.all()) if (item.type === 'sync' && item.syncId === syncId) return true;
+    return false;
   }
 
   // ── messages ─────────────────────────────────────────────────────────────────────────────────
@@ -436,6 +507,7 @@ export class WanService implements PartitionSidecar {
         total: r.total,
         started: [...rep.started],
         done: [...rep.done],
+        released: [...rep.released],
         failure: rep.failure,
         diffPartitions: rep.diffPartitions,
         checkedLeaves: rep.checkedLeaves,
@@ -453,13 +525,21 @@ export class WanService implements PartitionSidecar {
     const record = this.records.get(syncId);
     if (record === undefined) return null;
     let rep = this.pendingReports.get(syncId);
-    if (rep === undefined) this.pendingReports.set(syncId, (rep = { started: new Set(), done: new Set(), failure: '', record, diffPartitions: 0, checkedLeaves: 0, diffLeaves: 0, entriesToSync: 0 }));
+    if (rep === undefined) this.pendingReports.set(syncId, (rep = { started: new Set(), done: new Set(), released: new Set(), failure: '', record, diffPartitions: 0, checkedLeaves: 0, diffLeaves: 0, entriesToSync: 0 }));
     this.scheduleFlush();
     return rep;
   }
 
   private reportDone(syncId: string, partitionId: number): void {
     this.report(syncId)?.done.add(partitionId);
+  }
+
+  /** This member no longer runs a partition of a sync (it moved away); its new owner takes it over. */
+  private reportReleased(syncId: string, partitionId: number): void {
+    const rep = this.report(syncId);
+    if (rep === null) return;
+    rep.started.delete(partitionId);
+    rep.released.add(partitionId);
   }
 
   private reportFailure(syncId: string, reason: string): void {
@@ -542,15 +622,23 @@ export class WanService implements PartitionSidecar {
       this.reportFailure(b.syncId, p === undefined ? `a member has no publisher ${b.replication}/${b.publisherId}` : 'the publisher is STOPPED on a member');
       return;
     }
-    const h = this.h;
-    const maps = b.allMaps ? h.store.maps.mapNames().filter((n) => this.mapConfig(n).wanReplicationRef?.name === b.replication) : [...b.maps];
-    const rep = this.report(b.syncId);
-    if (rep === null) return;
+    const record = this.records.get(b.syncId);
+    if (record === undefined) return;
+    this.records.describe(record, b.maps, b.allMaps);
     const owned: number[] = [];
-    for (let pid = 0; pid < this.partitionCount; pid++) if (h.isOwner(pid)) owned.push(pid);
+    for (let pid = 0; pid < this.partitionCount; pid++) if (this.h.isOwner(pid)) owned.push(pid);
+    this.startPartitions(record, p, owned);
+  }
+
+  /** This member's share of a sync or check: the given partitions it owns. */
+  private startPartitions(r: SyncRecord, p: WanPublisher, owned: readonly number[]): void {
+    const h = this.h;
+    const rep = this.report(r.id);
+    if (rep === null || r.maps === null) return;
+    const maps = r.allMaps ? h.store.maps.mapNames().filter((n) => this.mapConfig(n).wanReplicationRef?.name === r.replication) : [...r.maps];
     for (const pid of owned) rep.started.add(pid);
-    if (check || p.config.consistencyCheckStrategy === 'MERKLE_TREES') {
-      void this.runCompare(b.syncId, p, maps, owned, check ? 'check' : 'delta');
+    if (r.kind === 'check' || p.config.consistencyCheckStrategy === 'MERKLE_TREES') {
+      void this.runCompare(r.id, p, maps, owned, r.kind === 'check' ? 'check' : 'delta');
       return;
     }
     // Full sync: each owned partition's entries of those maps, taken now, in the partition's queue.
@@ -564,7 +652,7 @@ export class WanService implements PartitionSidecar {
         for (const e of h.store.maps.exportMapPartition(name, pid, nowWall)) entries.push(this.syncEvent(pid, version, name, e, policy));
       }
       if (entries.length === 0) rep.done.add(pid);
-      else p.queue(pid).pushSync(b.syncId, entries, nowMono);
+      else p.queue(pid).pushSync(r.id, entries, nowMono);
     }
     p.schedule(0);
   }
@@ -614,8 +702,8 @@ export class WanService implements PartitionSidecar {
           continue;
         }
         if (!this.h.isOwner(pid)) {
-          this.reportFailure(syncId, `partition ${pid} moved to another member during the sync`);
-          return;
+          this.reportReleased(syncId, pid); // its new owner runs it
+          continue;
         }
         // The differing entries as they are now, at their place in the partition's stream.
         const now = this.o.clock.nowMs();
@@ -670,6 +758,7 @@ export class WanService implements PartitionSidecar {
     if (b.total !== this.partitionCount) return;
     const r = this.records.open(b.syncId, b.kind === SYNC_KIND_CHECK ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
     this.records.started(r, from.uuid, b.started);
+    this.records.released(r, from.uuid, b.released);
     this.records.done(r, from.uuid, b.done, r.kind === 'check' ? { diffPartitions: b.diffPartitions, checkedLeaves: b.checkedLeaves, diffLeaves: b.diffLeaves, entriesToSync: b.entriesToSync } : undefined);
     if (b.failure !== '') {
       if (!ended(r)) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${b.failure}`);
@@ -723,10 +812,19 @@ export class WanService implements PartitionSidecar {
     return this.added;
   }
 
-  /** Sends the schemes added at run time to a member (one that joined since). */
+  /**
+   * A member joined: it gets the schemes added at run time, and the syncs and checks still running
+   * (announcement, then what is done so far), so it answers their progress and takes over the
+   * partitions that migrate to it.
+   */
   shipAddedTo(uuid: string): void {
-    if (this.added.length === 0) return;
-    this.h.sendTo(uuid, message('wanConfigAdd', { schemes: this.added.map((s) => this.encodeScheme(s)) }));
+    if (this.added.length > 0) this.h.sendTo(uuid, message('wanConfigAdd', { schemes: this.added.map((s) => this.encodeScheme(s)) }));
+    for (const r of this.records.all()) {
+      if (ended(r) || r.maps === null) continue;
+      const kind = r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL;
+      this.h.sendTo(uuid, message('wanSyncStart', { syncId: r.id, kind, replication: r.replication, publisherId: r.publisherId, maps: [...r.maps], allMaps: r.allMaps, creationTimeMs: r.creationTimeMs, total: r.total }));
+      this.h.sendTo(uuid, message('wanSyncReport', { syncId: r.id, kind, replication: r.replication, publisherId: r.publisherId, creationTimeMs: r.creationTimeMs, total: r.total, started: [], done: [...r.done], released: [], failure: '', diffPartitions: r.check.diffPartitions, checkedLeaves: r.check.checkedLeaves, diffLeaves: r.check.diffLeaves, entriesToSync: r.check.entriesToSync }));
+    }
   }
 
   /** Sends schemes to every other member (addWanConfig through this one). */

@@ -14,7 +14,7 @@
 // queued events and under a writer, a join during a sync, one member of B killed, and B going away
 // and coming back.
 //
-// Tests marked `todo` reproduce bugs found in src/ (their reason names the place). A model of A's
+// Some tests reproduce bugs found in src/ while WAN was built (now fixed). A model of A's
 // `orders` (every acknowledged write since the first clear) lets the sync tests compare every key.
 // Every wait is a condition polled under a deadline; "B does not get them" is checked after a
 // bounded quiet period of several batch delays (there is nothing to wait for). No duration is
@@ -334,7 +334,7 @@ describe('WAN replication from a one-member cluster with several publishers to a
     }
   });
 
-  test('two publishers of one member sending to the same target cluster both deliver', { timeout: 30_000, todo: 'bug: one TcpTransport per publisher with the same member uuid; the target keeps one connection per uuid and routes acks by address (member-port.ts openWanTransport, tcp-transport.ts open(), cluster-node.ts replyTo)' }, async (t) => {
+  test('two publishers of one member sending to the same target cluster both deliver', { timeout: 30_000 }, async (t) => {
     const keys = Array.from({ length: 10 }, (_, i) => `two-${i}`);
     for (const k of keys) {
       assert.equal((await put(a2, 'slow', k, k)).status, 200);
@@ -705,7 +705,7 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
       const c = await request(aPorts[1]!, 'GET', `/grid/rest/wan/consistencyCheck/${body.uuid}`);
       return c.status === 200 && (c.json() as { result: { stage: string } }).result.stage === 'FINISHED' ? true : null;
     });
-  }, { todo: 'bug: consistency checks are not built (wan-service.ts startConsistencyCheck throws ERR_INTERNAL → 500)' });
+  });
 
   step('THROW_EXCEPTION: a write to a full queue answers 503 "WAN queue is full" and is not stored; DISCARD_AFTER_MUTATION stores it and counts the drop', async (t) => {
     // to-b-throw: queue-capacity 10 per member, PAUSED from the start.
@@ -758,7 +758,7 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
     const df = await figuresOf(aPorts, 'to-b-discard/b');
     t.diagnostic(`to-b-discard: ${JSON.stringify(df.map((f) => [f.queued, f.backupQueued, f.dropped]))}`);
     assert.equal(sum(df, 'backupQueued'), sum(df, 'queued'), 'with backup-count 1 every queued event has one backup copy, and a dropped one none');
-  }, { todo: 'bug: publisher.ts enqueue() on a backup bounds each partition queue by queue-capacity, not the member total, and keeps events the owner dropped' });
+  });
 
   step('bad input from a peer on B\'s member port: a batch with a bad event is refused whole; a garbage frame closes that connection; B keeps serving', async () => {
     const target = bPorts[0]!;
@@ -855,7 +855,7 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
     } finally {
       link.destroy();
     }
-  }, { todo: 'bug: target.ts applies an event in the partition the batch names (WAN_MAP_MERGE on step.partitionId) without checking it against the key' });
+  });
 
   step('kill -9 of a member of A with queued events: the backup queues are promoted and B ends with every write', async (t) => {
     for (const p of aPorts) await wanAct(p, 'pausePublisher');
@@ -922,7 +922,7 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
       await waitSettled(aPorts, 3, 45_000);
       await restoreReplicating();
     }
-  }, { todo: 'bug: a partition that migrates mid-sync fails the whole sync (wan-service.ts onTableApplied / importPartition report it as a failure instead of handing the share over)' });
+  });
 
   step('kill -9 of a member of A under a writer: every acknowledged write reaches B with its last acknowledged value', async (t) => {
     await waitSettled(aPorts, 3, 45_000);
