@@ -15,6 +15,7 @@
 //   sync (target <= 3%). B is compared with A afterwards (sampled keys).
 //
 //   npm run build && node --import tsx scripts/bench/wan.ts [--entries N] [--rate N] [--seconds N]
+//     [--phases ratio,lag,sync]   (default: all three; `sync` is the full and the delta sync)
 //
 // The last line is JSON: {"bench":"wan",...}. Exit 1 when something failed to run (a write that was
 // not 200, a sync that failed, a key that differs after the delta sync); missed targets are reported.
@@ -37,18 +38,27 @@ interface Options {
   entries: number;
   rate: number;
   seconds: number;
+  phases: Set<string>;
 }
 
+const PHASES = ['ratio', 'lag', 'sync'] as const;
+
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { entries: 1_000_000, rate: 5000, seconds: 20 };
+  const o: Options = { entries: 1_000_000, rate: 5000, seconds: 20, phases: new Set(PHASES) };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
+    if (flag === '--phases') {
+      const list = (argv[++i] ?? '').split(',');
+      for (const ph of list) if (!(PHASES as readonly string[]).includes(ph)) throw new Error(`--phases takes a list of ${PHASES.join(', ')}`);
+      o.phases = new Set(list);
+      continue;
+    }
     const value = Number(argv[++i]);
     if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${flag} takes a positive integer`);
     if (flag === '--entries') o.entries = value;
     else if (flag === '--rate') o.rate = value;
     else if (flag === '--seconds') o.seconds = value;
-    else throw new Error(`unknown flag ${flag} (--entries, --rate, --seconds)`);
+    else throw new Error(`unknown flag ${flag} (--entries, --rate, --seconds, --phases)`);
   }
   return o;
 }
@@ -170,7 +180,9 @@ async function main(): Promise<void> {
     await waitSettled(bPorts, 2, 60_000);
     say(`wan bench: A ${aPorts.join(',')} -> B ${bPorts.join(',')}`);
 
+    const out: Record<string, number | string> = { bench: 'wan' };
     // ── POST ratio ──────────────────────────────────────────────────────────────────────────────
+    if (o.phases.has('ratio')) {
     await postRate(aPorts, 'plain', 2000, 1);
     await postRate(aPorts, 'replicated', 2000, 2);
     const withWan: number[] = [];
@@ -182,8 +194,11 @@ async function main(): Promise<void> {
     }
     const ratio = median(withWan) / median(without);
     say(`  POST ratio with/without a WAN publisher ${ratio.toFixed(2)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? 'ok' : 'UNDER TARGET'}`);
+    Object.assign(out, { postRatio: Number(ratio.toFixed(3)), postWithPublisherPerS: Math.round(median(withWan)), postWithoutPerS: Math.round(median(without)) });
+    }
 
     // ── lag at a paced rate ─────────────────────────────────────────────────────────────────────
+    if (o.phases.has('lag')) {
     const lags: number[] = [];
     const probes: Promise<void>[] = [];
     const writers = aPorts.map((p) => Array.from({ length: 8 }, () => new KeepAliveClient(p)));
@@ -226,8 +241,11 @@ async function main(): Promise<void> {
     const p50 = quantile(lags, 0.5);
     const p99 = quantile(lags, 0.99);
     say(`  lag at ${Math.round(achieved)} writes/s (asked ${o.rate}): p50 ${Math.round(p50)} ms, p99 ${Math.round(p99)} ms over ${lags.length} probes (target p99 < ${TARGET_LAG_P99_MS}) ${p99 < TARGET_LAG_P99_MS ? 'ok' : 'OVER TARGET'}`);
+    Object.assign(out, { lagRateAsked: o.rate, lagRateAchieved: Math.round(achieved), lagP50Ms: Math.round(p50), lagP99Ms: Math.round(p99), lagProbes: lags.length });
+    }
 
     // ── full sync ───────────────────────────────────────────────────────────────────────────────
+    if (o.phases.has('sync')) {
     const tLoad = performance.now();
     const loaders = aPorts.flatMap((p) => Array.from({ length: 32 }, () => new KeepAliveClient(p)));
     const chunks = Array.from({ length: Math.ceil(o.entries / 1000) }, (_, k) => k);
@@ -273,27 +291,9 @@ async function main(): Promise<void> {
       failed = true;
       say(`  ${wrong} of ${Math.min(2000, list.length)} changed keys still differ on B after the delta sync`);
     }
-    say(
-      JSON.stringify({
-        bench: 'wan',
-        postRatio: Number(ratio.toFixed(3)),
-        postWithPublisherPerS: Math.round(median(withWan)),
-        postWithoutPerS: Math.round(median(without)),
-        lagRateAchieved: Math.round(achieved),
-        lagP50Ms: Math.round(p50),
-        lagP99Ms: Math.round(p99),
-        lagProbes: lags.length,
-        entries: o.entries,
-        fullSyncMs: Math.round(fullMs),
-        fullSyncEntriesPerS: Math.round(perS),
-        fullSyncBytes: fullBytes,
-        deltaChanged: list.length,
-        deltaSyncMs: Math.round(deltaMs),
-        deltaSyncBytes: deltaBytes,
-        deltaShare: Number(share.toFixed(4)),
-        deltaWrongAfter: wrong,
-      }),
-    );
+    Object.assign(out, { entries: o.entries, fullSyncMs: Math.round(fullMs), fullSyncEntriesPerS: Math.round(perS), fullSyncBytes: fullBytes, deltaChanged: list.length, deltaSyncMs: Math.round(deltaMs), deltaSyncBytes: deltaBytes, deltaShare: Number(share.toFixed(4)), deltaWrongAfter: wrong, checkAfterEntriesToSync: checkResult.entriesToSync });
+    }
+    say(JSON.stringify(out));
   } catch (e) {
     failed = true;
     say(`wan bench failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -496,7 +496,18 @@ function mergeItemId(key: Uint8Array): number {
 
 /** A merged record as the map store imports it (the bytes are not copied: the store copies them). */
 function recordExport(mapName: string, r: MergedRecord): MapEntryExport {
-  return { ...r, mapName, key: asBuffer(r.key), value: asBuffer(r.value) };
+  // Field by field: a spread of the decoded record was a measurable share of a WAN sync's apply.
+  return {
+    mapName,
+    key: asBuffer(r.key),
+    value: asBuffer(r.value),
+    contentType: r.contentType,
+    creationTimeMs: r.creationTimeMs,
+    updateTimeMs: r.updateTimeMs,
+    lastAccessTimeMs: r.lastAccessTimeMs,
+    hits: r.hits,
+    version: r.version,
+  };
 }
 
 function asBuffer(u: Uint8Array): Buffer {
