@@ -27,6 +27,14 @@
 //   * paused (pause()): connections stay open, messages wait; nothing is refused.
 //   Across a partition nothing is told either way: neither the close nor a refusal crosses it.
 //   An address where no process ever ran drops messages silently, as before.
+// - Two clusters can share the world (transportFor's clusterName). A member reaches another cluster
+//   (a WAN publisher) through a dial-only transport at its own address (dialTransportFor), whose
+//   handshake carries the other cluster's name: the target's members accept it, and what they send
+//   to that address while the dialled connection is open travels back on it, as TcpTransport routes
+//   an inbound connection's advertised address (member-port.ts openWanTransport). It lives and dies
+//   with the member's own transport. With no such connection open, a send to the address dials the
+//   member port and is refused as foreign, as a real dial would be.
+// - degrade(from, to, ...) adds loss and latency to some links only (one way), e.g. the WAN link.
 // - The real twin is runtime/'s TCP transport; both implement src/cluster/transport.ts.
 import type { Message, MessageKind } from '../../src/cluster/messages.js';
 import { decodeMessage, encodeBody, MESSAGE_TYPES } from '../../src/cluster/messages.js';
@@ -241,7 +249,10 @@ export class SimTimers implements Timers {
   }
 }
 
-/** One direction-less member-to-member connection ("one TCP connection per member pair"). */
+/**
+ * One direction-less member-to-member connection ("one TCP connection per member pair"), or one
+ * that a dial-only transport (`dialer`, at address a or b) opened to a member of another cluster.
+ */
 class Connection {
   /** Handshaken: a message crossed it. */
   open = false;
@@ -250,14 +261,18 @@ class Connection {
   readonly inFlightBytes = new Map<string, number>();
 
   constructor(
+    readonly key: string,
     readonly a: string,
     readonly b: string,
+    readonly dialer: SimTransport | null = null,
   ) {}
 }
 
 interface InFlight {
   readonly from: SimTransport;
   readonly to: string;
+  /** The dial-only transport at `to` this message travels back to on its connection, or null. */
+  readonly toDialer: SimTransport | null;
   readonly conn: Connection;
   readonly kind: MessageKind;
   readonly callId: number;
@@ -289,6 +304,8 @@ export class SimTransport implements Transport {
     readonly address: string,
     readonly uuid: string,
     readonly clusterName: string,
+    /** Dial-only (dialTransportFor): nothing listens for it; answers come back on its connections. */
+    readonly dialOnly = false,
   ) {}
 
   setHandler(handler: TransportHandler): void {
@@ -383,7 +400,11 @@ export class SimWorld {
 
   private readonly timers = new Map<string, SimTimers>();
   private readonly transports = new Map<string, SimTransport>();
+  /** Dial-only transports (WAN publishers' connections to other clusters), live ones. */
+  private dialers: SimTransport[] = [];
   private readonly connections = new Map<string, Connection>();
+  /** One-way degraded links: "from to" → extra loss and latency (degrade()). */
+  private readonly degraded = new Map<string, { readonly lossRate: number; readonly delayMsMin: number; readonly delayMsMax: number }>();
   /** Partition group per address; unlisted addresses share group -1. Null: no partition. */
   private groups: Map<string, number> | null = null;
   /** One-way blocks: "from to" pairs whose messages are dropped. */
@@ -578,11 +599,27 @@ export class SimWorld {
     const t = new SimTransport(this, address, uuid, options.clusterName ?? 'dev');
     this.transports.set(address, t);
     // A new process at the address may be of another cluster, or of ours again: forget old refusals.
-    for (const other of this.transports.values()) {
+    this.dialers = this.dialers.filter((d) => d.alive);
+    for (const other of [...this.transports.values(), ...this.dialers]) {
       other.refused.delete(address);
       other.refusing.delete(address);
     }
     this.note(`up ${address} ${uuid}`);
+    return t;
+  }
+
+  /**
+   * A dial-only transport for the member whose transport is `owner`, to the members of cluster
+   * `clusterName` (a WAN publisher's connection, member-port.ts openWanTransport): its handshake
+   * advertises the owner's address and uuid with that cluster name, so the target's members accept
+   * it; their sends to the owner's address travel back on the connection it opened while that is
+   * open. It crashes with the owner (crash, restart at the address).
+   */
+  dialTransportFor(owner: SimTransport, clusterName: string): SimTransport {
+    assert(owner.alive && this.transports.get(owner.address) === owner, `no live transport at ${owner.address}`);
+    const t = new SimTransport(this, owner.address, owner.uuid, clusterName, true);
+    this.dialers.push(t);
+    this.note(`dialer ${owner.address} -> cluster ${clusterName}`);
     return t;
   }
 
@@ -605,11 +642,18 @@ export class SimWorld {
     if (t === undefined || !t.alive) return;
     t.alive = false;
     t.silent = mode === 'silent';
+    for (const d of this.dialers) {
+      if (d.address !== address || !d.alive) continue;
+      d.alive = false;
+      d.silent = t.silent;
+    }
     if (mode === 'dead') {
       // The kernel closes the dead process's sockets: each peer with an open connection hears it.
       for (const c of this.connections.values()) {
         if (!c.open || (c.a !== address && c.b !== address) || c.a === c.b) continue;
-        const other = this.transports.get(c.a === address ? c.b : c.a);
+        const otherAddress = c.a === address ? c.b : c.a;
+        // The other end: the dial-only transport when the dead process is the member it dialled.
+        const other = c.dialer !== null && c.dialer.address === otherAddress ? c.dialer : this.transports.get(otherAddress);
         if (other === undefined || !other.alive || this.partitioned(address, other.address)) continue;
         const peer = t.peer;
         this.notify(other, `closed ${address}->${other.address}`, () => other.handler?.onDisconnected?.(peer));
@@ -668,6 +712,33 @@ export class SimWorld {
     this.groups = null;
     this.blocked.clear();
     this.note('heal');
+  }
+
+  /**
+   * Degrades the links from every address of `from` to every address of `to` (one way): each message
+   * is lost with `lossRate` (on top of the world's) and takes an extra uniform delay in
+   * [delayMsMin, delayMsMax] (FIFO per link still holds unless `reorder` is on). Replaces an earlier
+   * degradation of the same links; restore() lifts them all (heal() does not).
+   */
+  degrade(from: readonly string[], to: readonly string[], o: { readonly lossRate?: number; readonly delayMsMin?: number; readonly delayMsMax?: number }): void {
+    const lossRate = o.lossRate ?? 0;
+    const delayMsMin = o.delayMsMin ?? 0;
+    const delayMsMax = o.delayMsMax ?? delayMsMin;
+    assert(lossRate >= 0 && lossRate <= 1, `lossRate must be in [0, 1]: ${lossRate}`);
+    assert(Number.isInteger(delayMsMin) && delayMsMin >= 0 && Number.isInteger(delayMsMax) && delayMsMax >= delayMsMin, `bad extra delay [${delayMsMin}, ${delayMsMax}]`);
+    for (const a of from) for (const b of to) if (a !== b) this.degraded.set(`${a} ${b}`, { lossRate, delayMsMin, delayMsMax });
+    this.note(`degrade [${from.join(',')}] -> [${to.join(',')}] loss ${lossRate} delay ${delayMsMin}-${delayMsMax} ms`);
+  }
+
+  /** Lifts every degrade(). */
+  restore(): void {
+    this.degraded.clear();
+    this.note('restore');
+  }
+
+  /** Virtual time of the next live event, or null when nothing is scheduled (for drivers that step). */
+  nextEventAtMs(): number | null {
+    return this.queue.peek()?.atMs ?? null;
   }
 
   /** Whether a message from `a` to `b` would be dropped by the current partition or block. */
@@ -753,15 +824,19 @@ export class SimWorld {
     this.bytesSent += HEADER_BYTES + body.length;
     if (!from.alive) return this.drop(message.kind, 'sender-closed', false);
     if (HEADER_BYTES + body.length > this.knobs.frameBytesMax) return this.drop(message.kind, 'too-large', false);
-    if (from.refused.has(to)) return this.drop(message.kind, 'refused', false);
-    const conn = this.connectionFor(from.address, to);
+    // An open connection a dial-only transport at `to` made to this member carries the answer back.
+    const back = from.dialOnly ? null : this.dialledFrom(to, from);
+    if (back === null && from.refused.has(to)) return this.drop(message.kind, 'refused', false);
+    const conn = back ?? (from.dialOnly ? this.dialConnectionFor(from, to) : this.connectionFor(from.address, to));
     if ((conn.inFlightBytes.get(from.address) ?? 0) + body.length > this.knobs.linkInFlightBytesMax) {
       return this.drop(message.kind, 'queue-full', false);
     }
     if (this.partitioned(from.address, to)) return this.drop(message.kind, 'partition', true, from.address, to, message);
     if (this.knobs.lossRate > 0 && this.random.next() < this.knobs.lossRate) return this.drop(message.kind, 'loss', true, from.address, to, message);
+    const degraded = this.degraded.size === 0 ? undefined : this.degraded.get(`${from.address} ${to}`);
+    if (degraded !== undefined && degraded.lossRate > 0 && this.random.next() < degraded.lossRate) return this.drop(message.kind, 'loss', true, from.address, to, message);
     this.watch?.('send', from.address, to, message, this.virtualMs);
-    const m: InFlight = { from, to, conn, kind: message.kind, callId: message.callId, body };
+    const m: InFlight = { from, to, toDialer: back?.dialer ?? null, conn, kind: message.kind, callId: message.callId, body };
     this.schedule(m);
     if (this.knobs.duplicateRate > 0 && this.random.next() < this.knobs.duplicateRate) {
       this.duplicated++;
@@ -776,7 +851,7 @@ export class SimWorld {
     if (uuid !== undefined && this.transports.get(to)?.uuid !== uuid) return;
     from.refused.delete(to);
     from.refusing.delete(to);
-    const key = pairKey(from.address, to);
+    const key = from.dialOnly ? dialKey(from, to) : pairKey(from.address, to);
     if (this.connections.delete(key)) this.note(`disconnect ${from.address} ${to}`);
   }
 
@@ -784,7 +859,12 @@ export class SimWorld {
   connectionCountOf(t: SimTransport): number {
     if (!t.alive) return 0;
     let n = 0;
-    for (const c of this.connections.values()) if (c.open && c.a !== c.b && (c.a === t.address || c.b === t.address)) n++;
+    for (const c of this.connections.values()) {
+      if (!c.open || c.a === c.b || (c.a !== t.address && c.b !== t.address)) continue;
+      // A dialled connection belongs to its dialer at that end, to the member transport at the other.
+      const mine = c.dialer === null ? !t.dialOnly : c.dialer.address === t.address ? c.dialer === t : !t.dialOnly;
+      if (mine) n++;
+    }
     return n;
   }
 
@@ -815,15 +895,38 @@ export class SimWorld {
     const key = pairKey(a, b);
     let c = this.connections.get(key);
     if (c === undefined) {
-      c = a < b ? new Connection(a, b) : new Connection(b, a);
+      c = a < b ? new Connection(key, a, b) : new Connection(key, b, a);
       this.connections.set(key, c);
     }
     return c;
   }
 
+  /** The connection a dial-only transport opens to the member at `to` (one per dialer and address). */
+  private dialConnectionFor(dialer: SimTransport, to: string): Connection {
+    const key = dialKey(dialer, to);
+    let c = this.connections.get(key);
+    if (c === undefined) {
+      c = new Connection(key, dialer.address, to, dialer);
+      this.connections.set(key, c);
+    }
+    return c;
+  }
+
+  /** An open connection that a live dial-only transport at `address` made to `member` (same cluster name), or null. */
+  private dialledFrom(address: string, member: SimTransport): Connection | null {
+    for (const d of this.dialers) {
+      if (!d.alive || d.address !== address || d.clusterName !== member.clusterName) continue;
+      const c = this.connections.get(dialKey(d, member.address));
+      if (c !== undefined && c.open) return c;
+    }
+    return null;
+  }
+
   private schedule(m: InFlight): void {
     const k = this.knobs;
     let atMs = this.virtualMs + k.delayMsMin + this.random.nextInt(k.delayMsMax - k.delayMsMin + 1);
+    const degraded = this.degraded.size === 0 ? undefined : this.degraded.get(`${m.from.address} ${m.to}`);
+    if (degraded !== undefined) atMs += degraded.delayMsMin + this.random.nextInt(degraded.delayMsMax - degraded.delayMsMin + 1);
     if (k.reorder) atMs += this.random.nextInt(k.reorderDelayMsMax + 1);
     else {
       // FIFO per link: never before the previous message; equal times keep send order by sequence.
@@ -842,7 +945,8 @@ export class SimWorld {
       return;
     }
     bump(m.conn.inFlightBytes, m.from.address, -m.body.length);
-    if (this.connections.get(pairKey(m.from.address, m.to)) !== m.conn) return void this.drop(m.kind, 'closed', true);
+    if (this.connections.get(m.conn.key) !== m.conn) return void this.drop(m.kind, 'closed', true);
+    if (m.toDialer !== null) return this.deliverToDialer(m, m.toDialer);
     const target = this.transports.get(m.to);
     if (target === undefined || !target.alive) {
       if (target !== undefined && !target.silent && !this.partitioned(m.from.address, m.to)) this.refuseDial(m);
@@ -861,13 +965,23 @@ export class SimWorld {
     target.handler.onMessage(m.from.peer, message);
   }
 
+  /** An answer on a dialled connection: it reaches the dial-only transport that opened it. */
+  private deliverToDialer(m: InFlight, dialer: SimTransport): void {
+    if (!dialer.alive) return void this.drop(m.kind, 'unreachable', true);
+    if (this.partitioned(m.from.address, m.to)) return void this.drop(m.kind, 'partition', true);
+    if (dialer.handler === null) return void this.drop(m.kind, 'no-handler', true);
+    const message = this.decode(m);
+    this.watch?.('deliver', m.from.address, m.to, message, this.virtualMs);
+    bump(this.delivered, m.kind);
+    dialer.handler.onMessage(m.from.peer, message);
+  }
+
   /**
    * A message reached a dead process's address: the connection it opened is refused (ECONNREFUSED).
    * The connection goes, so the next send dials again, and the sender hears of it one delay later.
    */
   private refuseDial(m: InFlight): void {
-    const key = pairKey(m.from.address, m.to);
-    if (this.connections.get(key) === m.conn) this.connections.delete(key);
+    if (this.connections.get(m.conn.key) === m.conn) this.connections.delete(m.conn.key);
     const from = m.from;
     const to = m.to;
     this.notify(from, `refused dial ${from.address}->${to}`, () => from.handler?.onUnreachable?.(to, true));
@@ -899,6 +1013,11 @@ export class SimWorld {
 
 function pairKey(a: string, b: string): string {
   return a < b ? `${a} ${b}` : `${b} ${a}`;
+}
+
+/** A dial-only transport's connection to `to`: apart from member connections between the same addresses. */
+function dialKey(dialer: SimTransport, to: string): string {
+  return `dial ${dialer.address}/${dialer.clusterName} ${to}`;
 }
 
 /** Hands everything the simulated transport hears to the member's ClusterNode, as member-runtime does. */

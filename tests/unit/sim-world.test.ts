@@ -3,8 +3,10 @@
 // timers (Node-like delays, clearTimeout, cancelAll), and the simulated network (per-link FIFO unless
 // reordering is on, real encode/decode on every message, loss, duplication, partitions and heal,
 // one-way blocks, pauses (timers and deliveries wait and run late, in order), crash and restart, cluster-name refusals, connection counts, counters),
-// and a dead process (peers told of the close, dials refused) apart from a silent one and a paused one. Determinism is checked by
-// running one randomized scenario twice per seed and comparing traces and fingerprints.
+// and a dead process (peers told of the close, dials refused) apart from a silent one and a paused one; two clusters: a
+// dial-only transport (a WAN publisher's connection) whose answers come back on its connection, and degraded one-way
+// links (extra loss and latency). Determinism is checked by running one randomized scenario twice per seed and
+// comparing traces and fingerprints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { message, type Message } from '../../src/cluster/messages.js';
@@ -511,4 +513,105 @@ test('a silent process and a paused one refuse nothing; a paused peer hears a cl
   w2.resume(A);
   w2.runFor(10);
   assert.deepEqual(x.inbox.disconnected, [{ uuid: 'ub', address: B }]);
+});
+
+/** A dial-only transport (dialTransportFor) of `owner` to cluster `clusterName`, with an inbox. */
+function dialer(world: SimWorld, owner: SimTransport, clusterName: string): { t: SimTransport; inbox: Inbox } {
+  const t = world.dialTransportFor(owner, clusterName);
+  const inbox: Inbox = { got: [], refused: [], unreachable: [], disconnected: [] };
+  t.setHandler({
+    onMessage: (from, m) => void inbox.got.push({ from, message: m }),
+    onRefused: (addr, reason, hard) => void inbox.refused.push({ address: addr, reason, hard }),
+    onUnreachable: (addr, refused) => void inbox.unreachable.push({ address: addr, refused }),
+    onDisconnected: (peer) => void inbox.disconnected.push(peer),
+  });
+  return { t, inbox };
+}
+
+test('two clusters: a dial-only transport reaches the other cluster as its owner, and the answers come back on it', () => {
+  const w = new SimWorld(8);
+  const a = member(w, A, 'ua', 'a');
+  const b = member(w, B, 'ub', 'b');
+  const wan = dialer(w, a.t, 'b');
+  // With no connection from A's dialer yet, B dialling A reaches A's member port: another cluster.
+  b.t.send(A, numbered(1));
+  w.runFor(20);
+  assert.deepEqual(a.inbox.got, []);
+  assert.equal(b.inbox.refused.length, 1);
+  // The dialer handshakes with B's cluster name and A's identity; B's answer travels back on that connection.
+  assert.equal(wan.t.send(B, numbered(2)), true);
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), [2]);
+  assert.deepEqual(b.inbox.got[0]?.from, { uuid: 'ua', address: A });
+  assert.equal(b.t.send(A, numbered(3)), true, 'the open connection is used although A was refused before');
+  w.runFor(20);
+  assert.deepEqual(numbers(wan.inbox), [3]);
+  assert.deepEqual(wan.inbox.got[0]?.from, { uuid: 'ub', address: B });
+  assert.deepEqual(a.inbox.got, [], "A's member transport hears nothing of it");
+  assert.equal(wan.t.connectionCount(), 1);
+  assert.equal(b.t.connectionCount(), 1);
+  assert.equal(a.t.connectionCount(), 0);
+  // The dialer speaks cluster b: a member of cluster a refuses it.
+  member(w, C, 'uc', 'a');
+  wan.t.send(C, numbered(4));
+  w.runFor(20);
+  assert.deepEqual(wan.inbox.refused.map((r) => r.address), [C]);
+  // A one-way block between the clusters stops the answers, not the batches.
+  w.block([B], [A]);
+  wan.t.send(B, numbered(5));
+  b.t.send(A, numbered(6));
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), [2, 5]);
+  assert.deepEqual(numbers(wan.inbox), [3]);
+  w.heal();
+});
+
+test('two clusters: a dialer dies with its owner; a dead target closes the dialled connection and refuses later dials', () => {
+  const w = new SimWorld(9);
+  const a = member(w, A, 'ua', 'a');
+  const b = member(w, B, 'ub', 'b');
+  const wan = dialer(w, a.t, 'b');
+  wan.t.send(B, numbered(1));
+  w.runFor(20);
+  w.crash(B);
+  w.runFor(20);
+  assert.deepEqual(wan.inbox.disconnected, [{ uuid: 'ub', address: B }]);
+  assert.deepEqual(a.inbox.disconnected, []);
+  wan.t.send(B, numbered(2));
+  w.runFor(20);
+  assert.deepEqual(wan.inbox.unreachable, [{ address: B, refused: true }]);
+  // B restarts (empty, new identity): the dialer reaches it again.
+  const b2 = member(w, B, 'ub2', 'b');
+  wan.t.send(B, numbered(3));
+  w.runFor(20);
+  assert.deepEqual(numbers(b2.inbox), [3]);
+  // A dies: its dialer with it; B hears the close of the dialled connection.
+  w.crash(A);
+  w.runFor(20);
+  assert.equal(wan.t.send(B, numbered(4)), false);
+  assert.deepEqual(b2.inbox.disconnected, [{ uuid: 'ua', address: A }]);
+  void b;
+});
+
+test('degrade adds loss and latency to some one-way links only; restore lifts it', () => {
+  const w = new SimWorld(10);
+  const a = member(w, A, 'ua');
+  const b = member(w, B, 'ub');
+  w.degrade([A], [B], { delayMsMin: 500, delayMsMax: 600 });
+  a.t.send(B, numbered(1));
+  b.t.send(A, numbered(1));
+  w.runFor(100);
+  assert.deepEqual(numbers(a.inbox), [1], 'the other direction is not degraded');
+  assert.deepEqual(numbers(b.inbox), []);
+  w.runFor(600);
+  assert.deepEqual(numbers(b.inbox), [1]);
+  w.degrade([A], [B], { lossRate: 1 });
+  for (let i = 2; i < 12; i++) assert.equal(a.t.send(B, numbered(i)), true);
+  w.runFor(100);
+  assert.deepEqual(numbers(b.inbox), [1]);
+  w.restore();
+  a.t.send(B, numbered(12));
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), [1, 12]);
+  assert.throws(() => w.degrade([A], [B], { lossRate: 2 }), /lossRate/);
 });
