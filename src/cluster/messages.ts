@@ -134,6 +134,8 @@ export const MESSAGE_SCHEMAS = {
     queues: [QUEUE],
     /** The partition's WAN queues (their events in order; one queue may span chunks). */
     wan: [WAN_QUEUE],
+    /** WAN target: the highest source version applied per source stream (the last chunk carries them). */
+    wanMarks: [{ source: 'str', version: 'u53' }],
   },
   snapshotAck: { transferId: 'u53', index: 'u32', ok: 'bool' },
   /** Master → source (the partition's owner): copy partition to destination. */

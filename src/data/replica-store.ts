@@ -151,6 +151,13 @@ export class ReplicaStore {
   private readonly mergedItems = new MergedItemLog();
   /** Receives every applied map write (see MapMutation); null = nobody listens (no cost). */
   mutationListener: MutationListener | null = null;
+  /**
+   * WAN target, per partition: the highest source partition version applied from each source
+   * stream ("clusterId/replication/publisherId"). A WAN write older than it is skipped (see
+   * wanGuard). Kept by backups from the writes they apply and carried by snapshots, so it holds
+   * whichever member of this cluster received the batch, and after promotions and migrations.
+   */
+  private readonly wanApplied: (Map<string, number> | undefined)[] = [];
   /** State that travels with each partition (the WAN queues), or null. */
   sidecar: PartitionSidecar | null = null;
 
@@ -198,10 +205,12 @@ export class ReplicaStore {
       }
       case OP.MAP_REMOVE:
       case OP.WAN_MAP_REMOVE: {
-        const removed = this.maps.remove(op.name, key, partitionId, nowMs);
-        if (!removed) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
         const wan = op.code === OP.WAN_MAP_REMOVE;
-        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, null, 0, nowMs);
+        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        const removed = this.maps.remove(op.name, key, partitionId, nowMs);
+        if (wan) this.noteWan(partitionId, op.contentType);
+        if (!removed) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'remove', key, nowMs, wan ? originOf(op.value) : null, true));
         return r;
       }
@@ -209,9 +218,11 @@ export class ReplicaStore {
       case OP.WAN_MAP_CLEAR: {
         // A clear is a write even when the partition held nothing of the map: WAN replicates it (the
         // target may hold entries this cluster never had), so it needs a version and its backups.
-        this.maps.clearInPartition(op.name, partitionId);
         const wan = op.code === OP.WAN_MAP_CLEAR;
-        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, null, 0, nowMs);
+        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        this.maps.clearInPartition(op.name, partitionId);
+        if (wan) this.noteWan(partitionId, op.contentType);
+        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'clear', EMPTY, nowMs, wan ? originOf(op.value) : null, true));
         return r;
       }
@@ -255,8 +266,12 @@ export class ReplicaStore {
       }
       case OP.MAP_MERGE:
         return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, null);
-      case OP.WAN_MAP_MERGE:
-        return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, originOf(op.key));
+      case OP.WAN_MAP_MERGE: {
+        if (this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name: op.name } };
+        const r = this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, originOf(op.key), op.contentType);
+        this.noteWan(partitionId, op.contentType);
+        return r;
+      }
       case OP.WAN_MERKLE_NODES: {
         const req = decodeWith(MERKLE_NODES_REQUEST, op.value, 'merkle nodes request');
         if (req.nodes.length > MERKLE_READ_ITEMS_MAX) throw new GridError('ERR_PROTOCOL_MALFORMED', `merkle nodes request: ${req.nodes.length} nodes`);
@@ -290,7 +305,7 @@ export class ReplicaStore {
    * entry's if that is higher. Answers how many entries were stored; the backups get those records
    * in one write. Sizes are checked first, so a refused batch changes nothing.
    */
-  private mergeEntries(partitionId: number, name: string, batch: MapMergeBatch, nowMs: number, origin: string | null): OwnerResult {
+  private mergeEntries(partitionId: number, name: string, batch: MapMergeBatch, nowMs: number, origin: string | null, guard: string | null = null): OwnerResult {
     for (const e of batch.entries) this.maps.checkSizes(e.key, e.value);
     const expiry = this.maps.expiryPolicy(name);
     const stored: MergedRecord[] = [];
@@ -316,7 +331,7 @@ export class ReplicaStore {
     }
     if (stored.length === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name } };
     const originBytes = origin === null ? EMPTY : Buffer.from(origin, 'utf8');
-    const r = this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, origin === null ? BACKUP.MAP_MERGE : BACKUP.WAN_MAP_MERGE, originBytes, encodeMergedRecords(stored), null, 0, nowMs);
+    const r = this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, origin === null ? BACKUP.MAP_MERGE : BACKUP.WAN_MAP_MERGE, originBytes, encodeMergedRecords(stored), origin === null ? null : guard, 0, nowMs);
     if (this.mutationListener !== null) {
       // One backup write carries every record: a publisher counts as dropping only if it dropped them all.
       let mask = -1;
@@ -335,6 +350,30 @@ export class ReplicaStore {
   polled(partitionId: number, name: string, item: QueueItem, nowMs: number): OwnerResult {
     // The value travels too: a split-brain merge replays an unconfirmed poll by id and value.
     return this.changed(partitionId, { kind: 'value', value: item.value, contentType: item.contentType }, 'queue', name, BACKUP.QUEUE_REMOVE, EMPTY, item.value, null, item.id, nowMs);
+  }
+
+  /** Whether a WAN write (its guard, see wanGuard) is older than what this partition applied from its stream. */
+  private staleWan(partitionId: number, guard: string | null): boolean {
+    const g = parseWanGuard(guard);
+    if (g === null) return false;
+    const applied = this.wanApplied[partitionId]?.get(g.source);
+    return applied !== undefined && g.version < applied;
+  }
+
+  private noteWan(partitionId: number, guard: string | null): void {
+    const g = parseWanGuard(guard);
+    if (g === null || g.sync) return; // sync entries are checked, never raise the mark
+    let m = this.wanApplied[partitionId];
+    if (m === undefined) this.wanApplied[partitionId] = m = new Map();
+    if (g.version > (m.get(g.source) ?? -1)) {
+      if (!m.has(g.source) && m.size >= WAN_SOURCES_MAX) m.clear();
+      m.set(g.source, g.version);
+    }
+  }
+
+  /** The partition's WAN marks, for snapshots. */
+  wanMarks(partitionId: number): { source: string; version: number }[] {
+    return [...(this.wanApplied[partitionId] ?? new Map<string, number>())].map(([source, version]) => ({ source, version }));
   }
 
   /** Registers a waiting poll on the owner; returns an item at once if one is there. */
@@ -404,10 +443,12 @@ export class ReplicaStore {
       case BACKUP.MAP_REMOVE:
       case BACKUP.WAN_MAP_REMOVE:
         this.maps.remove(op.name, op.key, partitionId, op.timeMs);
+        if (op.code === BACKUP.WAN_MAP_REMOVE) this.noteWan(partitionId, op.contentType);
         return;
       case BACKUP.MAP_CLEAR:
       case BACKUP.WAN_MAP_CLEAR:
         this.maps.clearInPartition(op.name, partitionId);
+        if (op.code === BACKUP.WAN_MAP_CLEAR) this.noteWan(partitionId, op.contentType);
         return;
       case BACKUP.QUEUE_STORE:
         this.queues.storeReplica(op.name, { id: op.itemId, value: Buffer.from(op.value), contentType: op.contentType });
@@ -419,6 +460,7 @@ export class ReplicaStore {
       case BACKUP.MAP_MERGE:
       case BACKUP.WAN_MAP_MERGE:
         for (const r of decodeMergedRecords(op.value)) this.maps.importEntry(partitionId, recordExport(op.name, r), op.timeMs);
+        if (op.code === BACKUP.WAN_MAP_MERGE) this.noteWan(partitionId, op.contentType);
         return;
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown backup operation code ${op.code}`);
@@ -431,7 +473,7 @@ export class ReplicaStore {
   }
 
   /** A consistent copy of one partition, taken now (the entries' buffers are immutable views). */
-  exportPartition(partitionId: number, nowMs: number): { version: number; entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[] } {
+  exportPartition(partitionId: number, nowMs: number): { version: number; entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[]; wanMarks: { source: string; version: number }[] } {
     const entries: EntryWire[] = [];
     for (const e of this.maps.exportPartition(partitionId, nowMs)) entries.push(toEntryWire(e));
     const queues: QueueWire[] = [];
@@ -439,11 +481,11 @@ export class ReplicaStore {
       const q = this.queues.exportQueue(name);
       if (q !== null && q.items.length > 0) queues.push({ name, nextItemId: q.nextItemId, items: q.items.map((i) => ({ id: i.id, value: i.value, contentType: i.contentType })) });
     }
-    return { version: this.version(partitionId), entries, queues, wan: this.sidecar?.exportPartition(partitionId) ?? [] };
+    return { version: this.version(partitionId), entries, queues, wan: this.sidecar?.exportPartition(partitionId) ?? [], wanMarks: this.wanMarks(partitionId) };
   }
 
   /** Replaces a partition's data (and its WAN queues) with a snapshot at `version`. */
-  importPartition(partitionId: number, version: number, entries: readonly EntryWire[], queues: readonly QueueWire[], nowMs: number, wan: readonly WanQueueWire[] = []): void {
+  importPartition(partitionId: number, version: number, entries: readonly EntryWire[], queues: readonly QueueWire[], nowMs: number, wan: readonly WanQueueWire[] = [], wanMarks: readonly { source: string; version: number }[] = []): void {
     this.maps.clearPartition(partitionId);
     for (const name of this.queuesIn(partitionId)) this.queues.dropItems(name);
     for (const e of entries) this.maps.importEntry(partitionId, fromEntryWire(e), nowMs);
@@ -452,6 +494,7 @@ export class ReplicaStore {
       this.queues.restoreQueue(q.name, q.items.map((i) => ({ id: i.id, value: Buffer.from(i.value), contentType: i.contentType })), q.nextItemId);
     }
     this.versions[partitionId] = version;
+    this.wanApplied[partitionId] = wanMarks.length === 0 ? undefined : new Map(wanMarks.map((m) => [m.source, m.version]));
     this.sidecar?.importPartition(partitionId, wan);
   }
 
@@ -464,6 +507,7 @@ export class ReplicaStore {
       this.queues.dropItems(name);
     }
     this.versions[partitionId] = 0;
+    this.wanApplied[partitionId] = undefined;
     this.sidecar?.dropPartition(partitionId);
     return waiters;
   }
@@ -476,6 +520,27 @@ export class ReplicaStore {
   jumpVersion(partitionId: number): void {
     this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
   }
+}
+
+/** Source streams a partition remembers WAN marks for (a bound; over it the marks start again). */
+const WAN_SOURCES_MAX = 256;
+
+/**
+ * The ordering guard a WAN write carries (OpWire.contentType, unused by WAN writes): `e<version>|<source>`
+ * for events (version = the highest source partition version among them), `s<version>|<source>`
+ * for sync entries (the version of the snapshot), source = "clusterId/replication/publisherId".
+ */
+export function wanGuard(sync: boolean, version: number, source: string): string {
+  return `${sync ? 's' : 'e'}${version}|${source}`;
+}
+
+function parseWanGuard(guard: string | null): { sync: boolean; version: number; source: string } | null {
+  if (guard === null || guard.length < 3) return null;
+  const bar = guard.indexOf('|');
+  const kind = guard[0];
+  const version = Number(guard.slice(1, bar));
+  if (bar < 2 || (kind !== 'e' && kind !== 's') || !Number.isSafeInteger(version) || version < 0) return null;
+  return { sync: kind === 's', version, source: guard.slice(bar + 1) };
 }
 
 /** Puts the owner's drop mask into the backup write (map writes leave itemId unused). */

@@ -462,7 +462,7 @@ export class Replicator {
       return;
     }
     const snap = this.store.exportPartition(partitionId, this.clock.nowMs());
-    const chunks = chunk(snap.entries, snap.queues, snap.wan, this.opts.chunkBytesMax);
+    const chunks = chunk(snap.entries, snap.queues, snap.wan, snap.wanMarks, this.opts.chunkBytesMax);
     const o: Outgoing = { transferId: this.nextTransferId++, partitionId, target, chunks, version: snap.version, next: 0, timer: null, done };
     this.outgoing.set(o.transferId, o);
     this.counters.transfersSent++;
@@ -477,7 +477,7 @@ export class Replicator {
       return;
     }
     const last = o.next === o.chunks.length - 1;
-    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, index: o.next, last, entries: c.entries, queues: c.queues, wan: c.wan }));
+    this.transport.send(address, message('snapshotChunk', { transferId: o.transferId, partitionId: o.partitionId, version: o.version, index: o.next, last, entries: c.entries, queues: c.queues, wan: c.wan, wanMarks: c.wanMarks }));
     o.timer = this.timers.setTimeout(() => this.finishOutgoing(o.transferId, false), this.opts.transferAckTimeoutMs);
   }
 
@@ -527,7 +527,7 @@ export class Replicator {
     inc.nextIndex++;
     if (b.last) {
       this.incoming.delete(b.partitionId);
-      this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs(), inc.wan);
+      this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs(), inc.wan, b.wanMarks);
       this.lineage.set(b.partitionId, from.uuid);
       this.host.onPartitionImported(b.partitionId);
       this.resyncAsked.delete(b.partitionId);
@@ -656,15 +656,15 @@ export class Replicator {
 const UNCONFIRMED_MAX = 100_000;
 
 /** Splits a partition snapshot into chunks of about `bytesMax` (always at least one chunk). */
-type Chunk = { entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[] };
+type Chunk = { entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[]; wanMarks: { source: string; version: number }[] };
 
-function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], wan: readonly WanQueueWire[], bytesMax: number): Chunk[] {
+function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], wan: readonly WanQueueWire[], wanMarks: readonly { source: string; version: number }[], bytesMax: number): Chunk[] {
   const out: Chunk[] = [];
-  let cur: Chunk = { entries: [], queues: [], wan: [] };
+  let cur: Chunk = { entries: [], queues: [], wan: [], wanMarks: [] };
   let bytes = 0;
   const push = (): void => {
     out.push(cur);
-    cur = { entries: [], queues: [], wan: [] };
+    cur = { entries: [], queues: [], wan: [], wanMarks: [] };
     bytes = 0;
   };
   for (const e of entries) {
@@ -699,5 +699,6 @@ function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], wan:
     flush();
   }
   if (cur.entries.length > 0 || cur.queues.length > 0 || cur.wan.length > 0 || out.length === 0) out.push(cur);
+  (out[out.length - 1] as Chunk).wanMarks = [...wanMarks];
   return out;
 }

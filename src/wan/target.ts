@@ -9,14 +9,14 @@
 //   before anything is applied.
 // - One partition's events from one publisher of one source cluster are applied strictly one after
 //   another, across batches (a chain per partition), so they take effect in source order.
-// - Per source cluster, publisher and partition (each publisher's queue is its own stream), the
-//   highest partition version applied so far is kept: an event older than it (a batch from a member
-//   that lost the partition, arriving late) is skipped. Sync entries are checked against it but
-//   never raise it.
+// - Ordering across members and resends: each call carries the source stream and version of its
+//   events, and the partition's owner in this cluster skips a call older than what it applied from
+//   that stream (replica-store.ts wanGuard; the marks are kept by backups and carried by
+//   migrations). Sync entries are checked against the mark but never raise it.
 // - Applied events carry their origin cluster, so this cluster republishes them only when the map's
 //   wan-replication-ref allows it and never back to their origin (wan-service.ts).
 import type { MessageOf, OpWire, WanEventWire } from '../cluster/messages.js';
-import { OP } from '../data/replica-store.js';
+import { OP, wanGuard } from '../data/replica-store.js';
 import { encodeMapMerge, MERGE_BATCH_ENTRIES_MAX, type MergingEntry } from '../data/merge-batch.js';
 import { mergePolicyOfCode, type MergePolicyName } from '../data/merge-policy.js';
 import { expirationTimeMs, type ExpiryPolicy } from '../data/expiry.js';
@@ -27,8 +27,6 @@ import { partitionIdOfKey } from '../partition/partition-id.js';
 
 /** Bytes of one merge call the target sends to a key owner. */
 const MERGE_CALL_BYTES_MAX = 1024 * 1024;
-/** Source partitions remembered for ordering (source clusters × partitions). */
-const WATERMARKS_MAX = 1_000_000;
 
 export interface TargetHost {
   readonly partitionCount: number;
@@ -46,17 +44,15 @@ export interface TargetCounters {
   batchesReceived: number;
   batchesRefused: number;
   eventsApplied: number;
-  eventsSkippedStale: number;
   applyFailures: number;
 }
 
 type Step = { partitionId: number; op: OpWire; version: number; sync: boolean; events: number };
 
 export class WanTarget {
-  readonly counters: TargetCounters = { batchesReceived: 0, batchesRefused: 0, eventsApplied: 0, eventsSkippedStale: 0, applyFailures: 0 };
+  readonly counters: TargetCounters = { batchesReceived: 0, batchesRefused: 0, eventsApplied: 0, applyFailures: 0 };
   /** `${sourceClusterId}/${replication}/${publisherId}/${partitionId}` → the tail of that partition's apply chain. */
   private readonly chains = new Map<string, Promise<void>>();
-  private readonly watermarks = new Map<string, number>();
 
   constructor(private readonly opts: { readonly partitionCount: number; readonly keyBytesMax: number; readonly valueBytesMax: number; readonly log: ComponentLogger }) {}
 
@@ -88,7 +84,7 @@ export class WanTarget {
     for (const [p, events] of byPartition) {
       const key = `${b.sourceClusterId}/${b.replication}/${b.publisherId}/${p}`;
       const previous = this.chains.get(key) ?? Promise.resolve();
-      const run = previous.then(() => this.applyPartition(key, p, events, host));
+      const run = previous.then(() => this.applyPartition(`${b.sourceClusterId}/${b.replication}/${b.publisherId}`, p, events, host));
       const tail = run.then(() => undefined);
       this.chains.set(key, tail);
       void tail.then(() => {
@@ -104,39 +100,34 @@ export class WanTarget {
   }
 
   /** Applies one partition's events in order; resolves with a failure message or null. */
-  private async applyPartition(key: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Promise<string | null> {
-    const steps = this.plan(key, partitionId, events, host);
+  private async applyPartition(source: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Promise<string | null> {
+    const steps = this.plan(source, partitionId, events, host);
     for (const step of steps) {
       const r = await new Promise<LocalResult>((resolve) => host.invoke(step.partitionId, step.op, resolve));
       if (r.kind !== 'ok') return r.kind === 'error' ? r.error.message : 'the key owner could not be reached in time';
       this.counters.eventsApplied += step.events;
-      if (!step.sync) {
-        const w = this.watermarks.get(key) ?? 0;
-        if (step.version > w) {
-          if (!this.watermarks.has(key) && this.watermarks.size >= WATERMARKS_MAX) this.watermarks.clear();
-          this.watermarks.set(key, step.version);
-        }
-      }
     }
     return null;
   }
 
-  /** Turns a partition's events into calls: runs of puts become merge calls; removes and clears go one by one. */
-  private plan(key: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Step[] {
+  /**
+   * Turns a partition's events into calls: runs of puts become merge calls; removes and clears go
+   * one by one. Each call carries its ordering guard (replica-store.ts wanGuard): the owner skips a
+   * call whose newest event is older than what the partition applied from this source stream, so a
+   * late batch (received by another member of this cluster, or resent from an older point) never
+   * takes a key back. A call that overlaps what was applied is applied whole: it replays a
+   * contiguous slice of the stream, and the calls after it bring the partition to its end.
+   */
+  private plan(source: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Step[] {
     const steps: Step[] = [];
-    const watermark = this.watermarks.get(key) ?? 0;
     let run: { map: string; policy: MergePolicyName; origin: string; entries: MergingEntry[]; bytes: number; version: number; sync: boolean } | null = null;
     const flush = (): void => {
       if (run === null) return;
-      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: encodeMapMerge({ policy: run.policy, entries: run.entries }), contentType: null, timeoutMs: 0 };
+      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: encodeMapMerge({ policy: run.policy, entries: run.entries }), contentType: wanGuard(run.sync, run.version, source), timeoutMs: 0 };
       steps.push({ partitionId, op, version: run.version, sync: run.sync, events: run.entries.length });
       run = null;
     };
     for (const e of events) {
-      if (e.version < watermark) {
-        this.counters.eventsSkippedStale++;
-        continue;
-      }
       const sync = e.kind === EVENT_SYNC_PUT;
       if (e.kind === EVENT_PUT || sync) {
         const policy = mergePolicyOfCode(e.policy) as MergePolicyName;
@@ -162,8 +153,8 @@ export class WanTarget {
       const origin = Buffer.from(e.origin, 'utf8');
       const op: OpWire =
         e.kind === EVENT_REMOVE
-          ? { code: OP.WAN_MAP_REMOVE, name: e.map, key: e.key, value: origin, contentType: null, timeoutMs: 0 }
-          : { code: OP.WAN_MAP_CLEAR, name: e.map, key: Buffer.alloc(0), value: origin, contentType: null, timeoutMs: 0 };
+          ? { code: OP.WAN_MAP_REMOVE, name: e.map, key: e.key, value: origin, contentType: wanGuard(false, e.version, source), timeoutMs: 0 }
+          : { code: OP.WAN_MAP_CLEAR, name: e.map, key: Buffer.alloc(0), value: origin, contentType: wanGuard(false, e.version, source), timeoutMs: 0 };
       steps.push({ partitionId, op, version: e.version, sync: false, events: 1 });
     }
     flush();

@@ -5,10 +5,8 @@
 // (a), no key may go back to an older write on B except inside a replay (b), and after a full sync B
 // must hold all of A (c). A small fixed set of seeds runs here; scripts/wan-sim.ts runs thousands.
 //
-// KNOWN_BUG pins seeds of the two causes the simulation found in src/wan (below): each runs as a
-// `todo` test, so the suite stays green and shows them; a fix makes them pass, and they then join
-// the checked seeds. Cause 1 needs the failover between B members, so the same schedules with the
-// publisher targeting one B member are checked too (they pass but for cause 2).
+// REGRESSIONS pins seeds of the two causes the simulation found while WAN was built (both fixed):
+// each runs with the target-endpoint count it showed its cause with.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runWanSim, type WanSimReport } from './wan-sim.js';
@@ -16,37 +14,29 @@ import { runWanSim, type WanSimReport } from './wan-sim.js';
 const SEEDS = 40;
 
 /**
- * Cause 1: WanTarget's stale-event filter (the per source partition watermark, src/wan/target.ts)
- * lives in each target member, while the publisher moves a partition to the other target endpoint
- * whenever a batch fails (src/wan/publisher.ts fail(): a response timeout backs the endpoint off,
- * and pump() picks healthy[p % healthy.length]). Events one B member applied are then applied again
- * by the other one out of order: a timed-out batch still in flight (or waiting in a paused member's
- * socket) reaches the first member after its resend was applied through the second (the first
- * member's watermark is older), or a resend whose first copy was applied but not acknowledged
- * carries a shorter prefix to the second member and moves the key back, after which the first
- * member's higher watermark skips the events that would restore it. B keeps the older value until
- * the key is written again.
+ * Cause 1 (fixed): the stale-event filter lived in each target member, while the publisher moves a
+ * partition to the other target endpoint whenever a batch fails; a timed-out batch (in flight, or
+ * waiting in a paused member's socket) reached one B member after its resend went through the other,
+ * or a late-acknowledged resend carried a shorter prefix, and a key went back. Now each WAN call
+ * carries its source stream and version, and the partition's owner in B skips calls older than what
+ * it applied (replica-store.ts wanGuard), whichever member received them.
  */
-const STALE_AFTER_FAILOVER = 'bug: a WAN batch applied by one target member after newer events of its partition went through the other (per-member watermark, failover on timeout)';
+const STALE_AFTER_FAILOVER = 'a batch applied after newer events of its partition went through the other target member';
 
 /**
- * Cause 2: a sync started while an A member is dead but still listed (a silent crash before the
- * heartbeat timeout, or a dead one within the refusal window) or that dies before its first report
- * (reports are flushed every 100 ms) never ends until the 2-minute stall rule fails it: startSync
- * (src/wan/wan-service.ts) announces it to every listed member, each starts only the partitions it
- * owns, the dead member never reports, and SyncRecords.memberLeft (src/wan/sync-records.ts) fails a
- * sync only for a member that reported started partitions; the partitions it owned go to new owners
- * that never start them. wan.md: FAILED when "a member left mid-sync without handing its share over".
+ * Cause 2 (fixed): a sync announced to a dead but still listed A member waited for the 2-minute stall
+ * rule: the partitions it owned went to new owners that never started them. Now a member that gains
+ * a partition starts the running syncs' share of it (wan-service.ts takeOverSyncs).
  */
-const SYNC_ORPHANED = 'bug: a sync announced to a dead (still listed) member waits for the 2-minute stall instead of failing when the member is removed';
+const SYNC_ORPHANED = 'a sync announced to a dead (still listed) member, its partitions promoted elsewhere';
 
-/** Seed → how it shows its cause (scripts/wan-sim.ts --seed N replays it; WAN_SIM_WATCH_KEY=k prints the batches). */
-const KNOWN_BUG: ReadonlyMap<number, { readonly cause: string; readonly targetEndpoints: 1 | 2; readonly how: string }> = new Map([
-  [6, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'a batch that timed out under 1.5 s of latency reaches b1 after its resend and a clear went through b0: k2 goes back from v107 to v95 (until a later clear)' }],
-  [411, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'with only a 6 s pause of b1 (GC), a batch read when it resumes is applied after b0 applied newer events: B ends with k43=v32, A with v46' }],
-  [447, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'an ack of b1 comes late (B->A latency); the resend to b0 carries a shorter prefix and moves k21 back to v64; b1 then skips v68 (below its watermark): B ends at v64, A at v68' }],
-  [304, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 1.2 s after a0 crashed silently stays IN_PROGRESS at 20/31 partitions after a0 is removed' }],
-  [74, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 78 ms after a2 crashed (dead, not yet removed) stays IN_PROGRESS at 21/31 partitions' }],
+/** Seed → how it showed its cause (scripts/wan-sim.ts --seed N replays it; WAN_SIM_WATCH_KEY=k prints the batches). */
+const REGRESSIONS: ReadonlyMap<number, { readonly cause: string; readonly targetEndpoints: 1 | 2; readonly how: string }> = new Map([
+  [6, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'a batch that timed out under 1.5 s of latency reaches b1 after its resend and a clear went through b0' }],
+  [411, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'with a 6 s pause of b1 (GC), a batch read when it resumes would be applied after b0 applied newer events' }],
+  [447, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'an ack of b1 comes late; the resend to b0 carries a shorter prefix' }],
+  [304, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 1.2 s after a0 crashed silently' }],
+  [74, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 78 ms after a2 crashed (dead, not yet removed)' }],
 ]);
 
 function summary(reports: WanSimReport[]): string {
@@ -70,9 +60,9 @@ async function runSeeds(seeds: readonly number[], targetEndpoints: 1 | 2): Promi
 
 const range = Array.from({ length: SEEDS }, (_, i) => i + 1);
 
-test(`WAN simulation, publisher to both B members: seeds 1-${SEEDS} keep (a), (b) and (c) (known-bug seeds apart)`, async () => {
+test(`WAN simulation, publisher to both B members: seeds 1-${SEEDS} keep (a), (b) and (c) (regression seeds run apart)`, async () => {
   const { failures, reports } = await runSeeds(
-    range.filter((s) => !KNOWN_BUG.has(s)),
+    range.filter((s) => !REGRESSIONS.has(s)),
     2,
   );
   assert.deepEqual(failures, [], `${failures.length} seed(s) failed:\n${failures.join('\n')}`);
@@ -83,16 +73,16 @@ test(`WAN simulation, publisher to both B members: seeds 1-${SEEDS} keep (a), (b
   for (const kind of ['loss', 'latency', 'partition', 'a-crash', 'b-crash', 'b-outage']) assert.match(kinds, new RegExp(`\\b${kind}\\b`), `no ${kind} fault in ${kinds}`);
 });
 
-test(`WAN simulation, publisher to one B member: seeds 1-${SEEDS} keep (a), (b) and (c) (known-bug seeds apart)`, async () => {
+test(`WAN simulation, publisher to one B member: seeds 1-${SEEDS} keep (a), (b) and (c) (regression seeds run apart)`, async () => {
   const { failures } = await runSeeds(
-    range.filter((s) => !KNOWN_BUG.has(s)),
+    range.filter((s) => !REGRESSIONS.has(s)),
     1,
   );
   assert.deepEqual(failures, [], `${failures.length} seed(s) failed:\n${failures.join('\n')}`);
 });
 
-for (const [seed, { cause, targetEndpoints, how }] of KNOWN_BUG) {
-  test(`WAN simulation seed ${seed}${targetEndpoints === 1 ? ' (one target endpoint)' : ''}: ${how}`, { todo: cause }, async () => {
+for (const [seed, { cause, targetEndpoints, how }] of REGRESSIONS) {
+  test(`WAN simulation regression seed ${seed}${targetEndpoints === 1 ? ' (one target endpoint)' : ''}: ${cause}: ${how}`, async () => {
     await runWanSim({ seed, targetEndpoints });
   });
 }

@@ -353,12 +353,18 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
         list.push(s);
         seqs.push(seq);
       };
+      // A call the owner skipped as older than what it applied from the stream (replica-store.ts
+      // wanGuard) stores nothing: a merge then stores no entry, a remove or clear removes nothing.
       if (op.code === OP.WAN_MAP_MERGE) {
-        // PassThroughMergePolicy: every entry is stored, in order.
-        for (const e of decodeMapMerge(op.value).entries) store(Buffer.from(e.key).toString('utf8'), { kind: 'put', value: Buffer.from(e.value).toString('utf8') });
+        // PassThroughMergePolicy: every entry is stored, in order (or none when the call was skipped).
+        if (r.outcome.kind === 'count' && r.outcome.count > 0) {
+          for (const e of decodeMapMerge(op.value).entries) store(Buffer.from(e.key).toString('utf8'), { kind: 'put', value: Buffer.from(e.value).toString('utf8') });
+        }
       } else if (op.code === OP.WAN_MAP_REMOVE) {
-        if (existed) store(Buffer.from(op.key).toString('utf8'), { kind: 'gone', why: 'remove' });
-      } else for (const key of present) store(key, { kind: 'gone', why: 'clear' });
+        if (existed && node.store.maps.peek(MAP, op.key, partitionId, nowMs) === null) store(Buffer.from(op.key).toString('utf8'), { kind: 'gone', why: 'remove' });
+      } else {
+        for (const key of present) if (node.store.maps.peek(MAP, Buffer.from(key, 'utf8'), partitionId, nowMs) === null) store(key, { kind: 'gone', why: 'clear' });
+      }
       return r;
     };
     // Each call the target makes to apply events is tagged with the A partition and version of its
