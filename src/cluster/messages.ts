@@ -206,6 +206,8 @@ export const MESSAGE_SCHEMAS = {
     checkedLeaves: 'u53',
     diffLeaves: 'u53',
     entriesToSync: 'u53',
+    /** What the sender knows of the whole record (periodic gossip, or told to a joiner): counts are totals, started/released empty. */
+    gossip: 'bool',
   },
   /**
    * WAN source member → a target member, for a consistency check or delta sync of one partition:

@@ -7,9 +7,10 @@
 // - progress = partitions whose sync events were all acknowledged / partitions to sync, in whole
 //   percent, floored, so 100 means every partition is done.
 // - stage: STARTED until the first partition is done, IN_PROGRESS until all are, then FINISHED; or
-//   FAILED (a member failed a partition, left before finishing what it started, or nothing moved
-//   for STALL_MS). A record that finished or failed never changes again. A partition that migrates
-//   during a sync is released by its old owner and started again by its new one.
+//   FAILED (a member failed a partition, or nothing moved for STALL_MS). FINISHED never changes; a
+//   FAILED record becomes FINISHED only if every partition turns out done (members converge on it
+//   by gossip). A partition that migrates during a sync, or whose owner crashed, is started again
+//   by its new owner.
 // - Records stay at least RETAIN_MS after they end; at most RECORDS_MAX are kept (oldest ended first).
 
 export type SyncStage = 'STARTED' | 'IN_PROGRESS' | 'FINISHED' | 'FAILED';
@@ -118,7 +119,7 @@ export class SyncRecords {
   }
 
   done(r: SyncRecord, member: string, partitions: readonly number[], counts?: Omit<SyncCheckResult, 'checkedPartitions'>): void {
-    if (ended(r)) return;
+    if (r.stage === 'FINISHED') return;
     const mine = r.started.get(member);
     let fresh = 0;
     for (const p of partitions) {
@@ -137,23 +138,58 @@ export class SyncRecords {
     }
     r.lastMoveMonoMs = this.monotonicMs();
     if (r.done.size >= r.total) this.end(r, 'FINISHED', '');
-    else if (r.done.size > 0) r.stage = 'IN_PROGRESS';
+    else if (r.done.size > 0 && r.stage === 'STARTED') r.stage = 'IN_PROGRESS';
   }
 
   fail(r: SyncRecord, reason: string): void {
     if (!ended(r)) this.end(r, 'FAILED', reason);
   }
 
-  /** A member left: every sync it had unfinished partitions in fails. Returns the failed records. */
+  /**
+   * A member left: its unfinished partitions are forgotten here; their new owners take them over
+   * (wan-service.ts takeOverSyncs). Returns the records it had unfinished partitions in.
+   */
   memberLeft(member: string): SyncRecord[] {
-    const failed: SyncRecord[] = [];
+    const touched: SyncRecord[] = [];
     for (const r of this.records.values()) {
       const mine = r.started.get(member);
-      if (ended(r) || mine === undefined || mine.size === 0) continue;
-      this.end(r, 'FAILED', `member ${member} left with ${mine.size} partition(s) unfinished`);
-      failed.push(r);
+      r.started.delete(member);
+      if (!ended(r) && mine !== undefined && mine.size > 0) touched.push(r);
     }
-    return failed;
+    return touched;
+  }
+
+  /**
+   * What another member knows of a record (gossip, and what a joiner is told): its done partitions,
+   * its failure, and a check's totals. Merging converges: done sets are unioned, counts take the
+   * larger, FAILED spreads, and a record every partition of which is done is FINISHED.
+   */
+  merge(r: SyncRecord, done: readonly number[], failure: string, totals: Omit<SyncCheckResult, 'checkedPartitions'> | null): void {
+    if (r.stage === 'FINISHED') return;
+    let fresh = false;
+    for (const p of done) {
+      if (p >= 0 && p < r.total && !r.done.has(p)) {
+        r.done.add(p);
+        fresh = true;
+      }
+    }
+    if (totals !== null) {
+      r.check.checkedPartitions = Math.max(r.check.checkedPartitions, r.done.size);
+      r.check.diffPartitions = Math.max(r.check.diffPartitions, totals.diffPartitions);
+      r.check.checkedLeaves = Math.max(r.check.checkedLeaves, totals.checkedLeaves);
+      r.check.diffLeaves = Math.max(r.check.diffLeaves, totals.diffLeaves);
+      r.check.entriesToSync = Math.max(r.check.entriesToSync, totals.entriesToSync);
+    }
+    if (fresh) r.lastMoveMonoMs = this.monotonicMs();
+    if (r.done.size >= r.total) this.end(r, 'FINISHED', '');
+    else if (failure !== '') this.fail(r, failure);
+    else if (r.done.size > 0 && r.stage === 'STARTED') r.stage = 'IN_PROGRESS';
+  }
+
+  /** Records running, or ended less than `withinMs` ago (gossiped until every member has them). */
+  recent(withinMs: number): SyncRecord[] {
+    const now = this.monotonicMs();
+    return [...this.records.values()].filter((r) => !ended(r) || now - r.endedAtMonoMs <= withinMs);
   }
 
   /** Fails syncs with no progress for STALL_MS; returns them. */

@@ -34,8 +34,10 @@ import { mergeWanConfig, parseWanConfigJson, wanConfigToJson } from './config-js
 const EMPTY = Buffer.alloc(0);
 /** Backup prunes and sync reports are sent at most this often. */
 const FLUSH_INTERVAL_MS = 100;
-/** Sync stall checks run this often. */
+/** Sync stall checks (and the gossip of sync records) run this often. */
 const STALL_CHECK_MS = 5000;
+/** Records are gossiped while they run and this long after they end. */
+const GOSSIP_AFTER_END_MS = 2 * 60 * 1000;
 const SYNC_KIND_FULL = 1;
 const SYNC_KIND_CHECK = 2;
 
@@ -513,6 +515,7 @@ export class WanService implements PartitionSidecar {
         checkedLeaves: rep.checkedLeaves,
         diffLeaves: rep.diffLeaves,
         entriesToSync: rep.entriesToSync,
+        gossip: false,
       };
       for (const u of h.memberUuids()) h.sendTo(u, message('wanSyncReport', body));
     }
@@ -757,6 +760,12 @@ export class WanService implements PartitionSidecar {
     const b = m.body;
     if (b.total !== this.partitionCount) return;
     const r = this.records.open(b.syncId, b.kind === SYNC_KIND_CHECK ? 'check' : 'sync', b.replication, b.publisherId, b.creationTimeMs, b.total);
+    if (b.gossip) {
+      const wasEnded = ended(r);
+      this.records.merge(r, b.done, b.failure, r.kind === 'check' ? { diffPartitions: b.diffPartitions, checkedLeaves: b.checkedLeaves, diffLeaves: b.diffLeaves, entriesToSync: b.entriesToSync } : null);
+      if (!wasEnded && ended(r)) this.o.log.info(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} ${r.stage === 'FINISHED' ? 'finished' : `failed: ${r.failure}`} (learnt from another member)`);
+      return;
+    }
     this.records.started(r, from.uuid, b.started);
     this.records.released(r, from.uuid, b.released);
     this.records.done(r, from.uuid, b.done, r.kind === 'check' ? { diffPartitions: b.diffPartitions, checkedLeaves: b.checkedLeaves, diffLeaves: b.diffLeaves, entriesToSync: b.entriesToSync } : undefined);
@@ -768,15 +777,47 @@ export class WanService implements PartitionSidecar {
     }
   }
 
-  /** A member left the cluster: syncs it had unfinished partitions in fail. */
+  /** A member left the cluster: its unfinished sync partitions go to their new owners (takeOverSyncs). */
   onMemberRemoved(uuid: string): void {
-    for (const r of this.records.memberLeft(uuid)) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${r.failure}`);
+    for (const r of this.records.memberLeft(uuid)) this.o.log.info(`WAN sync ${r.id} of ${r.replication}/${r.publisherId}: member ${uuid} left with partitions unfinished; their new owners sync them`);
+  }
+
+  /** What this member knows of a record, for gossip and joiners (counts are totals). */
+  private gossipOf(r: SyncRecord): MessageOf<'wanSyncReport'>['body'] {
+    return {
+      syncId: r.id,
+      kind: r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL,
+      replication: r.replication,
+      publisherId: r.publisherId,
+      creationTimeMs: r.creationTimeMs,
+      total: r.total,
+      started: [],
+      done: [...r.done],
+      released: [],
+      failure: r.stage === 'FAILED' ? r.failure || 'failed' : '',
+      diffPartitions: r.check.diffPartitions,
+      checkedLeaves: r.check.checkedLeaves,
+      diffLeaves: r.check.diffLeaves,
+      entriesToSync: r.check.entriesToSync,
+      gossip: true,
+    };
+  }
+
+  /** Every STALL_CHECK_MS: records running or ended lately go to every other member, so a lost report heals. */
+  private gossip(): void {
+    const recent = this.records.recent(GOSSIP_AFTER_END_MS);
+    if (recent.length === 0 || !this.h.joined()) return;
+    for (const u of this.h.memberUuids()) {
+      if (u === this.selfId) continue;
+      for (const r of recent) this.h.sendTo(u, message('wanSyncReport', this.gossipOf(r)));
+    }
   }
 
   private checkStalls(): void {
     this.stallTimer = null;
     if (this.stopped) return;
     for (const r of this.records.checkStalls()) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${r.failure}`);
+    this.gossip();
     this.stallTimer = this.o.timers.setTimeout(() => this.checkStalls(), STALL_CHECK_MS);
   }
 
@@ -819,11 +860,14 @@ export class WanService implements PartitionSidecar {
    */
   shipAddedTo(uuid: string): void {
     if (this.added.length > 0) this.h.sendTo(uuid, message('wanConfigAdd', { schemes: this.added.map((s) => this.encodeScheme(s)) }));
+    // Running ones with their announcement (the joiner takes over partitions that migrate to it),
+    // every one still kept with what is known of it, so the joiner answers their progress.
     for (const r of this.records.all()) {
-      if (ended(r) || r.maps === null) continue;
-      const kind = r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL;
-      this.h.sendTo(uuid, message('wanSyncStart', { syncId: r.id, kind, replication: r.replication, publisherId: r.publisherId, maps: [...r.maps], allMaps: r.allMaps, creationTimeMs: r.creationTimeMs, total: r.total }));
-      this.h.sendTo(uuid, message('wanSyncReport', { syncId: r.id, kind, replication: r.replication, publisherId: r.publisherId, creationTimeMs: r.creationTimeMs, total: r.total, started: [], done: [...r.done], released: [], failure: '', diffPartitions: r.check.diffPartitions, checkedLeaves: r.check.checkedLeaves, diffLeaves: r.check.diffLeaves, entriesToSync: r.check.entriesToSync }));
+      if (!ended(r) && r.maps !== null) {
+        const kind = r.kind === 'check' ? SYNC_KIND_CHECK : SYNC_KIND_FULL;
+        this.h.sendTo(uuid, message('wanSyncStart', { syncId: r.id, kind, replication: r.replication, publisherId: r.publisherId, maps: [...r.maps], allMaps: r.allMaps, creationTimeMs: r.creationTimeMs, total: r.total }));
+      }
+      this.h.sendTo(uuid, message('wanSyncReport', this.gossipOf(r)));
     }
   }
 
