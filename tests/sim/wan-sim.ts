@@ -47,7 +47,8 @@
 //     checked for every seed, whole-B outages included: the sync restores what B lost.
 // Also: the final sync reaches FINISHED; the queues drain (primary and backup) within a minute of the
 // heal; a sync started in the middle of the faults (one run in three) ends, FINISHED or FAILED (a
-// member leaving or a partition moving mid-sync fails it, wan.md), within 3 minutes of the heal.
+// member crashing or a partition moving mid-sync hands its share to the new owner, wan.md), within 3
+// minutes of the heal, on every live A member.
 // Besides the faults listed, one A fault in four is a pause of an A member under the heartbeat timeout.
 // A failure also prints a diagnosis: each call B's targets make is tagged with the A partition and
 // version of its events (WanTarget.plan and the WanHost's invoke, wrapped), so the run knows when a
