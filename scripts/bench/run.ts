@@ -1,8 +1,8 @@
 // The HTTP benchmark: a Grid member against a bare node:http server, in the same run, under the same
 // load (DESIGN.md habit 8); with them, a 3-member cluster (backup-count 1) loaded through its first
 // member (cluster.ts). Then the rebalance benchmark (a 4th member joins 3 holding 1,000,000 entries,
-// cluster.ts), and the memory, micro and failover (kill -9 of one of 3 members, failover.ts)
-// benchmarks, when their scripts exist.
+// cluster.ts), and the memory, micro, failover (kill -9 of one of 3 members, failover.ts) and WAN
+// (wan.ts: a cluster of 3 replicating to one of 2) benchmarks, when their scripts exist.
 //
 // Flow: start the servers as child processes (bare-server.ts, `node dist/member.js`, and the cluster's
 // three members), wait for each to be ready, preload the 10,000 keys into each, then for map GET and
@@ -76,6 +76,7 @@ interface Flags {
   readonly skipMemory: boolean;
   readonly skipMicro: boolean;
   readonly skipFailover: boolean;
+  readonly skipWan: boolean;
   readonly skipCluster: boolean;
   readonly skipRebalance: boolean;
   readonly onlyRebalance: boolean;
@@ -93,6 +94,7 @@ const usage = `usage: npm run bench -- [flags]
   --skip-memory     do not run scripts/bench/memory.ts
   --skip-micro      do not run scripts/bench/micro.ts
   --skip-failover   do not run scripts/bench/failover.ts (kill -9 of one of 3 members holding 1,000,000 entries)
+  --skip-wan        do not run scripts/bench/wan.ts (3 members replicating to 2: POST ratio, lag, full and delta sync of 1,000,000 entries)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
   --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
   --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
@@ -112,6 +114,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let skipMemory = false;
   let skipMicro = false;
   let skipFailover = false;
+  let skipWan = false;
   let skipCluster = false;
   let skipRebalance = false;
   let onlyRebalance = false;
@@ -162,6 +165,9 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-failover':
         skipFailover = true;
         break;
+      case '--skip-wan':
+        skipWan = true;
+        break;
       case '--skip-cluster':
         skipCluster = true;
         break;
@@ -205,6 +211,7 @@ function parseFlags(argv: readonly string[]): Flags {
     skipMemory,
     skipMicro,
     skipFailover: skipFailover || skipCluster || bareVsBare,
+    skipWan: skipWan || skipCluster || bareVsBare,
     skipCluster: skipCluster || bareVsBare,
     skipRebalance: skipRebalance || skipCluster || bareVsBare,
     onlyRebalance,
@@ -384,7 +391,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro' | 'failover', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -464,6 +471,7 @@ async function main(): Promise<number> {
       ['memory', flags.skipMemory, ['--expose-gc', '--import', 'tsx']],
       ['micro', flags.skipMicro, ['--import', 'tsx']],
       ['failover', flags.skipFailover, ['--import', 'tsx']],
+      ['wan', flags.skipWan, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);
