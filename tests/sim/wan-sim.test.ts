@@ -5,7 +5,7 @@
 // (a), no key may go back to an older write on B except inside a replay (b), and after a full sync B
 // must hold all of A (c). A small fixed set of seeds runs here; scripts/wan-sim.ts runs thousands.
 //
-// KNOWN_BUG pins seeds of the two causes the simulation found in src/wan (below): each runs as a
+// KNOWN_BUG pins seeds of the three causes the simulation found in src/wan (below): each runs as a
 // `todo` test, so the suite stays green and shows them; a fix makes them pass, and they then join
 // the checked seeds. Cause 1 needs the failover between B members, so the same schedules with the
 // publisher targeting one B member are checked too (they pass but for cause 2).
@@ -40,11 +40,23 @@ const STALE_AFTER_FAILOVER = 'bug: a WAN batch applied by one target member afte
  */
 const SYNC_ORPHANED = 'bug: a sync announced to a dead (still listed) member waits for the 2-minute stall instead of failing when the member is removed';
 
+/**
+ * Cause 3: after an A member restarts at the same address, an acknowledgement a B member sends for a
+ * batch of the old incarnation (it was still applying it) reaches the new incarnation, whose
+ * publisher takes it for its own batch with the same call id, sent to the other endpoint: the
+ * WanTarget answers through replyTo = transport.send(peer.address, ...) (src/member/cluster-node.ts),
+ * by address, not by the connection the batch came on; WanPublisher.onAck (src/wan/publisher.ts)
+ * matches by call id alone, and call ids start at 1 in every incarnation. The batch's events are
+ * consumed and pruned on the backups, never having reached B: lost without a sync.
+ */
+const ACK_FOR_ANOTHER_BATCH = 'bug: a WAN ack for an earlier incarnation\'s batch acknowledges the new incarnation\'s batch with the same call id (events lost)';
+
 /** Seed → how it shows its cause (scripts/wan-sim.ts --seed N replays it; WAN_SIM_WATCH_KEY=k prints the batches). */
 const KNOWN_BUG: ReadonlyMap<number, { readonly cause: string; readonly targetEndpoints: 1 | 2; readonly how: string }> = new Map([
   [6, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'a batch that timed out under 1.5 s of latency reaches b1 after its resend and a clear went through b0: k2 goes back from v107 to v95 (until a later clear)' }],
   [411, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'with only a 6 s pause of b1 (GC), a batch read when it resumes is applied after b0 applied newer events: B ends with k43=v32, A with v46' }],
   [447, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'an ack of b1 comes late (B->A latency); the resend to b0 carries a shorter prefix and moves k21 back to v64; b1 then skips v68 (below its watermark): B ends at v64, A at v68' }],
+  [2718, { cause: ACK_FOR_ANOTHER_BATCH, targetEndpoints: 2, how: 'a2 restarts at 10.0.1.3; b1 answers the old incarnation\'s batches #2 and #3 late, the new one takes the answers for its own #2 and #3 (sent to b0, silently dead): k11, k15, k44, k49, k54 never reach B' }],
   [304, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 1.2 s after a0 crashed silently stays IN_PROGRESS at 20/31 partitions after a0 is removed' }],
   [74, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 78 ms after a2 crashed (dead, not yet removed) stays IN_PROGRESS at 21/31 partitions' }],
 ]);
