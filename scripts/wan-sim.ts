@@ -22,6 +22,7 @@ interface Totals {
   replays: number;
   lostInA: number;
   staleApplies: number;
+  misroutedAcks: number;
   differedBeforeSync: number;
   midSync: Record<string, number>;
   faults: Record<string, number>;
@@ -74,7 +75,7 @@ function parse(args: string[]): { seeds: [number, number]; verbose: boolean; job
 }
 
 function emptyTotals(): Totals {
-  return { seeds: 0, passed: 0, writes: 0, acknowledgedWrites: 0, checkedNoSync: 0, replays: 0, lostInA: 0, staleApplies: 0, differedBeforeSync: 0, midSync: {}, faults: {}, failures: [] };
+  return { seeds: 0, passed: 0, writes: 0, acknowledgedWrites: 0, checkedNoSync: 0, replays: 0, lostInA: 0, staleApplies: 0, misroutedAcks: 0, differedBeforeSync: 0, midSync: {}, faults: {}, failures: [] };
 }
 
 function add(t: Totals, r: WanSimReport): void {
@@ -85,6 +86,7 @@ function add(t: Totals, r: WanSimReport): void {
   t.replays += r.replays;
   t.lostInA += r.lostInA;
   t.staleApplies += r.staleApplies;
+  t.misroutedAcks += r.misroutedAcks;
   t.differedBeforeSync += r.differedBeforeSync;
   if (r.midSync !== 'none') t.midSync[r.midSync] = (t.midSync[r.midSync] ?? 0) + 1;
   for (const [k, n] of Object.entries(r.faults)) t.faults[k] = (t.faults[k] ?? 0) + n;
@@ -99,6 +101,7 @@ function merge(all: Totals, t: Totals): void {
   all.replays += t.replays;
   all.lostInA += t.lostInA;
   all.staleApplies += t.staleApplies;
+  all.misroutedAcks += t.misroutedAcks;
   all.differedBeforeSync += t.differedBeforeSync;
   for (const [k, n] of Object.entries(t.midSync)) all.midSync[k] = (all.midSync[k] ?? 0) + n;
   for (const [k, n] of Object.entries(t.faults)) all.faults[k] = (all.faults[k] ?? 0) + n;
@@ -166,7 +169,7 @@ else {
   const faults = Object.entries(totals.faults).sort().map(([k, n]) => `${k} ${n}`).join(', ');
   console.log(
     `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}${o.oneEndpoint ? ', one target endpoint' : ''}): ${totals.writes} writes (${totals.acknowledgedWrites} acknowledged); ` +
-      `(a) checked without a sync in ${totals.checkedNoSync} runs; ${totals.replays} replays and ${totals.staleApplies} stale applies seen on B (passing runs); ` +
+      `(a) checked without a sync in ${totals.checkedNoSync} runs; ${totals.replays} replays and ${totals.staleApplies} stale applies seen on B and ${totals.misroutedAcks} acks taken for another batch on A (passing runs); ` +
       `${totals.differedBeforeSync} keys repaired by the final sync; syncs during faults ended ${JSON.stringify(totals.midSync)}; ${totals.lostInA} writes lost in A; faults: ${faults}; ${wallSeconds} s`,
   );
   // Failures by cause, as the run diagnosed them (tests/sim/wan-sim.test.ts pins one seed of each).
@@ -174,6 +177,8 @@ else {
   for (const f of totals.failures) {
     const cause = /stale apply\(s\) on B; on this partition/.test(f)
       ? 'stale-apply-after-failover'
+      : /misrouted ack/.test(f)
+      ? 'ack-taken-for-another-batch'
       : /sync started during the faults had not ended/.test(f)
         ? 'sync-orphaned-by-member-left'
         : 'other';

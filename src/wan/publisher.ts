@@ -4,8 +4,9 @@
 //
 // Invariants:
 // - A partition has at most one batch in flight (per publisher), and a batch holds a prefix of each
-//   of its partitions' queues: a retry sends the same prefix again (possibly longer), so a
-//   partition's events reach the target in queue order whatever fails.
+//   of its partitions' queues, from its head: a retry starts again at the head (its prefix may be
+//   shorter or longer), so a partition's events are sent in queue order whatever fails, and the
+//   target's ordering guard (replica-store.ts wanGuard) skips what it applied already.
 // - A partition always goes to the same endpoint while that endpoint is healthy (its index among
 //   the healthy endpoints); a failed endpoint is skipped until its backoff (100 ms doubling, capped
 //   at 5 s) has passed.

@@ -41,6 +41,16 @@ const GOSSIP_AFTER_END_MS = 2 * 60 * 1000;
 const SYNC_KIND_FULL = 1;
 const SYNC_KIND_CHECK = 2;
 
+/**
+ * Where an incarnation's call ids start: a 32-bit FNV-1a hash of a fresh uuid times 2^20, so two
+ * incarnations' ranges overlap only if their hashes collide (and a member makes 2^20 calls first).
+ */
+function callIdStart(uuid: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < uuid.length; i++) h = Math.imul(h ^ uuid.charCodeAt(i), 0x01000193) >>> 0;
+  return 1 + h * 2 ** 20;
+}
+
 export interface WanHost {
   readonly store: ReplicaStore;
   readonly clusterName: string;
@@ -121,7 +131,12 @@ export class WanService implements PartitionSidecar {
   /** Publisher key → the transport of its target cluster (shared, see linkTo). */
   private readonly transports = new Map<string, Transport>();
   private readonly links = new Map<string, { transport: Transport; publishers: Set<WanPublisher> }>();
-  private nextCallId = 1;
+  /**
+   * Call ids of batches and Merkle reads, unique across this member's publishers. They start at a
+   * random point per incarnation: a target may still answer a batch of this member's previous
+   * process (same address) after a restart, and that answer must not match a batch of this one.
+   */
+  private nextCallId: number;
   private schemes: WanReplicationConfig[];
   /** Schemes or publishers added at run time (addWanConfig), shipped to joiners. */
   private readonly added: WanReplicationConfig[] = [];
@@ -141,6 +156,7 @@ export class WanService implements PartitionSidecar {
     this.schemes = o.config.wanReplications.map((w) => ({ name: w.name, publishers: [...w.publishers] }));
     this.target = new WanTarget({ partitionCount: this.partitionCount, keyBytesMax: o.keyBytesMax, valueBytesMax: o.valueBytesMax, log: o.log });
     this.records = new SyncRecords(() => o.clock.monotonicMs());
+    this.nextCallId = callIdStart(o.newUuid());
   }
 
   /** True when this member has anything to publish (the store then emits its mutations here). */

@@ -5,7 +5,7 @@
 // (a), no key may go back to an older write on B except inside a replay (b), and after a full sync B
 // must hold all of A (c). A small fixed set of seeds runs here; scripts/wan-sim.ts runs thousands.
 //
-// REGRESSIONS pins seeds of the two causes the simulation found while WAN was built (both fixed):
+// REGRESSIONS pins seeds of the three causes the simulation found while WAN was built (all fixed):
 // each runs with the target-endpoint count it showed its cause with.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -30,11 +30,20 @@ const STALE_AFTER_FAILOVER = 'a batch applied after newer events of its partitio
  */
 const SYNC_ORPHANED = 'a sync announced to a dead (still listed) member, its partitions promoted elsewhere';
 
+/**
+ * Cause 3 (fixed): after an A member restarted at the same address, an acknowledgement a B member
+ * sent for a batch of the old incarnation reached the new one, whose publisher took it for its own
+ * batch with the same call id (call ids started at 1 in every incarnation): the events were consumed
+ * without having reached B. Call ids now start at a random point per incarnation (wan-service.ts).
+ */
+const ACK_FOR_ANOTHER_BATCH = 'an acknowledgement for an earlier incarnation\'s batch taken for the new incarnation\'s batch';
+
 /** Seed → how it showed its cause (scripts/wan-sim.ts --seed N replays it; WAN_SIM_WATCH_KEY=k prints the batches). */
 const REGRESSIONS: ReadonlyMap<number, { readonly cause: string; readonly targetEndpoints: 1 | 2; readonly how: string }> = new Map([
   [6, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'a batch that timed out under 1.5 s of latency reaches b1 after its resend and a clear went through b0' }],
   [411, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'with a 6 s pause of b1 (GC), a batch read when it resumes would be applied after b0 applied newer events' }],
   [447, { cause: STALE_AFTER_FAILOVER, targetEndpoints: 2, how: 'an ack of b1 comes late; the resend to b0 carries a shorter prefix' }],
+  [2718, { cause: ACK_FOR_ANOTHER_BATCH, targetEndpoints: 2, how: 'a2 restarts at 10.0.1.3; b1 answers the old incarnation\'s batches late' }],
   [304, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 1.2 s after a0 crashed silently' }],
   [74, { cause: SYNC_ORPHANED, targetEndpoints: 1, how: 'a sync started 78 ms after a2 crashed (dead, not yet removed)' }],
 ]);

@@ -29,8 +29,10 @@
 //     appears again, later). B's stores of a key are taken where B's key owners run the WAN calls
 //     (ReplicaStore.runOwnerOp wrapped on B's members): every entry of a merge call (two puts of one
 //     key in one call are two stores), removes of a present key, clears; in the order B ran them,
-//     across B's members. Each store of a put is placed in A's history: at its first application at
-//     or after the place of the previous store, else (going back) at its last application before it.
+//     across B's members. Each store of a put is placed in A's history by its value and the record
+//     version it carries (A's per-key entry version at that application: a put A's invoker re-ran
+//     has the same value but another record version): at the first matching application at or
+//     after the place of the previous store, else (going back) at the first one.
 //     A *step back* is a store placed before the furthest place B had reached, F. A publisher may
 //     resend a partition's unacknowledged events from an older point (a timeout, a failover to the
 //     other B endpoint, a new A owner resending its backup queue), and B applies them again; that
@@ -53,7 +55,10 @@
 // A failure also prints a diagnosis: each call B's targets make is tagged with the A partition and
 // version of its events (WanTarget.plan and the WanHost's invoke, wrapped), so the run knows when a
 // B member applied an event older than one B had applied before (a *stale apply*), which batch
-// carried it, when that batch was sent and received, and which batch carried the newer event.
+// carried it, when that batch was sent and received, and which batch carried the newer event; and
+// when an A publisher took an acknowledgement for a batch the acknowledging B member never received
+// from it (WanPublisher.onAck wrapped: another endpoint's, or the same call id of an earlier
+// incarnation of the A member at that address).
 // A failure throws with `seed=N`, the fault log and the divergent keys; `npx tsx scripts/wan-sim.ts
 // --seed N` replays it with the members' logs.
 //
@@ -103,6 +108,8 @@ export interface WanSimReport {
   readonly differedBeforeSync: number;
   /** Events a B member applied after B had applied a newer event of the same A partition. */
   readonly staleApplies: number;
+  /** Acknowledgements an A publisher took for a batch they did not answer (another endpoint's, or another incarnation's). */
+  readonly misroutedAcks: number;
   /** How a sync started during the faults ended on the live A members ('none': no such sync). */
   readonly midSync: string;
   readonly virtualMs: number;
@@ -188,7 +195,8 @@ interface AWrite {
 }
 
 /** What B's key owners stored for a key, in order: a put (the A write's value) or a removal. */
-type BStore = { readonly kind: 'put'; readonly value: string } | { readonly kind: 'gone'; readonly why: 'remove' | 'clear' } | { readonly kind: 'reset' };
+/** A put names the A application it came from: its unique value and A's record version of the key then. */
+type BStore = { readonly kind: 'put'; readonly value: string; readonly entryVersion: number } | { readonly kind: 'gone'; readonly why: 'remove' | 'clear' } | { readonly kind: 'reset' };
 
 /** What this run reads or wraps inside a B member's WanTarget (src/wan/target.ts), by name. */
 interface WanTargetInternals {
@@ -201,6 +209,8 @@ export interface StaleApply {
   readonly atMs: number;
   readonly partitionId: number;
   readonly version: number;
+  /** Sync entries (their version is their snapshot's). */
+  readonly sync: boolean;
   /** The B member (incarnation) that applied it, and the batch that carried it. */
   readonly by: string;
   readonly batch: BatchInfo;
@@ -303,7 +313,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   const bStoreSeq = new Map<string, number[]>();
 
   /** Every A owner write (puts, removes, clears), for "lost in A". */
-  const ownerWrites: { partitionId: number; version: number; owner: string; kind: MapMutation['kind']; key: string; value: string | null }[] = [];
+  const ownerWrites: { partitionId: number; version: number; owner: string; kind: MapMutation['kind']; key: string; value: string | null; entryVersion: number }[] = [];
 
   const watch = (who: string, m: MapMutation, node: ClusterNode): void => {
     if (m.partitionId !== watchPartition || m.mapName !== MAP) return;
@@ -319,14 +329,63 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
       if (m.mapName === MAP && m.origin === null) {
         if (m.owner) {
           let value: string | null = null;
+          let entryVersion = 0;
           if (m.kind === 'put') {
             const r = node.store.maps.peek(MAP, m.key, m.partitionId, m.timeMs);
-            if (r !== null) aWrites.set((value = r.value.toString('utf8')), { partitionId: m.partitionId, version: m.version, owner: uuid });
+            if (r !== null) {
+              aWrites.set((value = r.value.toString('utf8')), { partitionId: m.partitionId, version: m.version, owner: uuid });
+              entryVersion = r.version;
+            }
           }
-          ownerWrites.push({ partitionId: m.partitionId, version: m.version, owner: uuid, kind: m.kind, key: Buffer.from(m.key).toString('utf8'), value });
+          ownerWrites.push({ partitionId: m.partitionId, version: m.version, owner: uuid, kind: m.kind, key: Buffer.from(m.key).toString('utf8'), value, entryVersion });
         }
       }
       inner?.(m);
+    };
+    if (watchPartition >= 0) {
+      // Replays: the watched partition's replicas and WAN queue as this member sees them, at each table change.
+      const applied = node.wan.onTableApplied.bind(node.wan);
+      node.wan.onTableApplied = (changed) => {
+        applied(changed);
+        if (!changed.includes(watchPartition)) return;
+        const replicas = (node.partitions.table.replicas[watchPartition] ?? []).map((u) => (u === null ? '-' : u.slice(-4))).join(',');
+        const q = node.wan.publisher(REPLICATION, PUBLISHER).queues[watchPartition];
+        const queued = q === undefined ? 'none' : q.writeEvents().map((e) => `${e.version}`).join(',');
+        process.stdout.write(`[${world.timeMs}ms] WATCH ${who} table v${node.partitions.table.version} p${watchPartition} replicas [${replicas}] queue [${queued}]\n`);
+      };
+      const imported = node.store.importPartition.bind(node.store);
+      node.store.importPartition = (partitionId, version, entries, queues, nowMs, wan) => {
+        if (partitionId === watchPartition) {
+          const events = (wan ?? []).flatMap((q) => q.events.map((e) => e.version)).join(',');
+          process.stdout.write(`[${world.timeMs}ms] WATCH ${who} imports p${partitionId} at v${version}: ${entries.length} entries, WAN events [${events}]\n`);
+        }
+        imported(partitionId, version, entries, queues, nowMs, wan);
+      };
+      const dropped = node.store.dropPartition.bind(node.store);
+      node.store.dropPartition = (partitionId) => {
+        if (partitionId === watchPartition) process.stdout.write(`[${world.timeMs}ms] WATCH ${who} drops p${partitionId}\n`);
+        return dropped(partitionId);
+      };
+    }
+    // An acknowledgement the publisher takes for a batch it sent to another endpoint (diagnosis).
+    const publisher = node.wan.publisher(REPLICATION, PUBLISHER);
+    const batches = (publisher as unknown as { batches: Map<number, { endpoint: { address: string } }> }).batches;
+    const onAck = publisher.onAck.bind(publisher);
+    publisher.onAck = (from, m) => {
+      const b = batches.get(m.callId);
+      // The batch the acknowledging B member last received with this call id from this address.
+      const answered = batchSource.get(`${from.address}|${memberAddress(node)}#${m.callId}`);
+      if (b !== undefined && (b.endpoint.address !== from.address || (answered !== undefined && answered !== node.uuid))) {
+        misroutedAcks.push({
+          atMs: world.timeMs,
+          member: `${who} (${memberAddress(node)})`,
+          callId: m.callId,
+          sentTo: b.endpoint.address,
+          from: `${from.address} (${from.uuid.slice(-4)})`,
+          answered: answered === undefined ? 'unknown' : answered === node.uuid ? 'this member' : `A ${answered.slice(-4)}`,
+        });
+      }
+      onAck(from, m);
     };
     const jump = node.store.jumpVersion.bind(node.store);
     node.store.jumpVersion = (partitionId: number): void => {
@@ -359,7 +418,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
       if (op.code === OP.WAN_MAP_MERGE) {
         // PassThroughMergePolicy: every entry is stored, in order (or none when the call was skipped).
         if (r.outcome.kind === 'count' && r.outcome.count > 0) {
-          for (const e of decodeMapMerge(op.value).entries) store(Buffer.from(e.key).toString('utf8'), { kind: 'put', value: Buffer.from(e.value).toString('utf8') });
+          for (const e of decodeMapMerge(op.value).entries) store(Buffer.from(e.key).toString('utf8'), { kind: 'put', value: Buffer.from(e.value).toString('utf8'), entryVersion: e.version });
         }
       } else if (op.code === OP.WAN_MAP_REMOVE) {
         if (existed && node.store.maps.peek(MAP, op.key, partitionId, nowMs) === null) store(Buffer.from(op.key).toString('utf8'), { kind: 'gone', why: 'remove' });
@@ -376,6 +435,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
     node.wan.handle = (from, m) => {
       if (m.kind === 'wanBatch') {
         const info: BatchInfo = { from: from.address, callId: m.callId, sentAtMs: batchSentAt.get(`${from.address}#${m.callId}`) ?? -1, receivedAtMs: world.timeMs };
+        batchSource.set(`${memberAddress(node)}|${from.address}#${m.callId}`, from.uuid);
         for (const e of m.body.events) batchOf.set(e, info);
       }
       return handle(from, m);
@@ -384,7 +444,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
     target.plan = (key, partitionId, events, host) => {
       const steps = plan(key, partitionId, events, host);
       const batch = batchOf.get(events[0] as object) ?? { from: '?', callId: 0, sentAtMs: -1, receivedAtMs: -1 };
-      for (const step of steps) if (!step.sync) stepOf.set(step.op, { partitionId: step.partitionId, version: step.version, batch });
+      for (const step of steps) stepOf.set(step.op, { partitionId: step.partitionId, version: step.version, sync: step.sync, batch });
       return steps;
     };
     const host = (node.wan as unknown as { host: { invoke: (p: number, op: object, cb: (r: LocalResult) => void) => void } }).host;
@@ -392,32 +452,40 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
     host.invoke = (p, op, cb) =>
       invoke(p, op, (r) => {
         const step = stepOf.get(op);
-        if (step !== undefined && r.kind === 'ok') noteApplied(step.partitionId, step.version, `${who} (${memberAddress(node)})`, step.batch);
+        if (step !== undefined && r.kind === 'ok') noteApplied(step.partitionId, step.version, step.sync, `${who} (${memberAddress(node)})`, step.batch);
         cb(r);
       });
   };
-  const stepOf = new WeakMap<object, { partitionId: number; version: number; batch: BatchInfo }>();
+  const stepOf = new WeakMap<object, { partitionId: number; version: number; sync: boolean; batch: BatchInfo }>();
   const batchOf = new WeakMap<object, BatchInfo>();
   const memberAddress = (node: ClusterNode): string => members.find((m) => m.node === node)?.address ?? '?';
   diagnosis = (partitions) => staleText(partitions);
   /** Per A partition: the newest A version B applied, by whom, when. Reset when B loses its data. */
   const newestApplied = new Map<number, { version: number; by: string; atMs: number; batch: BatchInfo }>();
   const staleApplies: StaleApply[] = [];
-  const noteApplied = (partitionId: number, version: number, by: string, batch: BatchInfo): void => {
+  // A call's version is the newest of its events (a merge call may hold several); sync entries carry
+  // the version of their snapshot and, as in the target, never count as newer.
+  const noteApplied = (partitionId: number, version: number, sync: boolean, by: string, batch: BatchInfo): void => {
     const newest = newestApplied.get(partitionId);
     if (newest !== undefined && version < newest.version) {
-      staleApplies.push({ atMs: world.timeMs, partitionId, version, by, batch, newerVersion: newest.version, newerBy: newest.by, newerAtMs: newest.atMs, newerBatch: newest.batch });
+      staleApplies.push({ atMs: world.timeMs, partitionId, version, sync, by, batch, newerVersion: newest.version, newerBy: newest.by, newerAtMs: newest.atMs, newerBatch: newest.batch });
       return;
     }
-    newestApplied.set(partitionId, { version, by, atMs: world.timeMs, batch });
+    if (!sync) newestApplied.set(partitionId, { version, by, atMs: world.timeMs, batch });
   };
   const batchText = (b: BatchInfo): string => `batch #${b.callId} from ${b.from} sent at ${b.sentAtMs} ms, received at ${b.receivedAtMs} ms`;
+  /** Acknowledgements an A publisher matched (by call id) to a batch it had sent to another endpoint. */
+  const misroutedAcks: { atMs: number; member: string; callId: number; sentTo: string; from: string; answered: string }[] = [];
+  /** `${B address}|${A address}#${callId}` → uuid of the A member whose batch that B member last received with that id. */
+  const batchSource = new Map<string, string>();
   const staleText = (partitions: readonly number[]): string => {
+    const misrouted = misroutedAcks.map((x) => `\n  diagnosis: misrouted ack: at ${x.atMs} ms ${x.member} took an acknowledgement from ${x.from} (answering a batch #${x.callId} of ${x.answered}) for its own batch #${x.callId}, which it had sent to ${x.sentTo}`).join('');
     const s = staleApplies.find((x) => partitions.includes(x.partitionId)) ?? staleApplies[0];
-    if (s === undefined) return '\n  diagnosis: B never applied an event older than one it had applied before (no stale apply)';
+    if (s === undefined) return `${misrouted}\n  diagnosis: B never applied an event older than one it had applied before (no stale apply)`;
     const kind = s.batch.sentAtMs < s.newerAtMs ? 'a batch sent before B applied the newer event, applied late' : 'a resend, sent after B had applied the newer event';
     return (
-      `\n  diagnosis: ${staleApplies.length} stale apply(s) on B; ${partitions.includes(s.partitionId) ? 'on this partition' : 'the first'}: at ${s.atMs} ms ${s.by} applied A p${s.partitionId}@${s.version} (${batchText(s.batch)}) ` +
+      misrouted +
+      `\n  diagnosis: ${staleApplies.length} stale apply(s) on B; ${partitions.includes(s.partitionId) ? 'on this partition' : 'the first'}: at ${s.atMs} ms ${s.by} applied A p${s.partitionId}@${s.version}${s.sync ? ' (sync entries)' : ''} (${batchText(s.batch)}) ` +
       `after ${s.newerBy} had applied p${s.partitionId}@${s.newerVersion} at ${s.newerAtMs} ms (${batchText(s.newerBatch)}): ${kind}`
     );
   };
@@ -849,12 +917,12 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   // at the first application at or after the previous store's place, else (a step back) at the last
   // one before it.
   let replays = 0;
-  const aPuts = new Map<string, { value: string; lost: boolean }[]>();
+  const aPuts = new Map<string, { value: string; entryVersion: number; lost: boolean }[]>();
   ownerWrites.forEach((w, i) => {
     if (w.kind !== 'put' || w.value === null) return;
     let list = aPuts.get(w.key);
     if (list === undefined) aPuts.set(w.key, (list = []));
-    list.push({ value: w.value, lost: lostAt(i) });
+    list.push({ value: w.value, entryVersion: w.entryVersion, lost: lostAt(i) });
   });
   for (const [key, stores] of bStores) {
     const history = aPuts.get(key) ?? [];
@@ -880,8 +948,12 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
         continue;
       }
       let place = -1;
-      for (let p = Math.max(0, cursor); p < history.length; p++) if (history[p]?.value === s.value) { place = p; break; }
-      if (place < 0) for (let p = Math.min(cursor, history.length) - 1; p >= 0; p--) if (history[p]?.value === s.value) { place = p; break; }
+      // The application with the same value and record version; a value A applied twice (its invoker
+      // re-ran a put) has a different record version each time.
+      const same = (p: number): boolean => history[p]?.value === s.value && history[p]?.entryVersion === s.entryVersion;
+      for (let p = Math.max(0, cursor); p < history.length; p++) if (same(p)) { place = p; break; }
+      // Going back, the earliest application: a replay restarts from the oldest unacknowledged event.
+      if (place < 0) for (let p = 0; p < Math.min(cursor, history.length); p++) if (same(p)) { place = p; break; }
       if (place < 0) fail(`(b) key ${key}: B stored ${s.value}, which no A owner applied to this key${explain()}`, [key]);
       placed.push(`${s.value}@${place}`);
       if (owed !== null && place >= owed.place) {
@@ -934,6 +1006,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
     syncMs,
     differedBeforeSync: d.length,
     staleApplies: staleApplies.length,
+    misroutedAcks: misroutedAcks.length,
     midSync,
     virtualMs: world.timeMs,
     events: world.eventCount,
