@@ -61,12 +61,14 @@ function aOpts(): WanMemberXmlOptions {
   return {
     clusterName: 'a',
     peers: aPorts,
-    maps: { orders: REP, limited: 'to-b-throw', lossy: 'to-b-discard', audited: 'to-b-merkle', plain: null },
+    maps: { orders: REP, limited: 'to-b-throw', lossy: 'to-b-discard', audited: 'to-b-merkle', dynamic: 'dyn', plain: null },
     replications: {
       [REP]: [{ clusterName: 'b', endpoints: bPorts, batchMaxDelayMillis: FAST_DELAY_MS }],
       'to-b-throw': [{ clusterName: 'b', endpoints: bPorts, batchMaxDelayMillis: FAST_DELAY_MS, queueCapacity: 10, queueFullBehavior: 'THROW_EXCEPTION', initialPublisherState: 'PAUSED' }],
       'to-b-discard': [{ clusterName: 'b', endpoints: bPorts, batchMaxDelayMillis: FAST_DELAY_MS, queueCapacity: 10, queueFullBehavior: 'DISCARD_AFTER_MUTATION', initialPublisherState: 'PAUSED' }],
       'to-b-merkle': [{ clusterName: 'b', endpoints: bPorts, batchMaxDelayMillis: FAST_DELAY_MS, consistencyCheckStrategy: 'MERKLE_TREES' }],
+      // No publisher until addWanConfig adds one.
+      dyn: [],
     },
     properties: HEARTBEAT,
   };
@@ -196,7 +198,7 @@ async function progressOn(port: number, uuid: string): Promise<{ status: number;
   return { status: r.status, body: r.json() as { status: string; result?: Progress; message?: string } };
 }
 
-async function waitFinishedEverywhere(uuid: string, before: number, deadlineMs = 30_000): Promise<void> {
+async function waitFinishedEverywhere(uuid: string, before: number, deadlineMs = 30_000, rep = REP): Promise<void> {
   const seen = new Map<number, string>();
   try {
     await until(`sync ${uuid} FINISHED on every member of A`, deadlineMs, async () => {
@@ -218,7 +220,7 @@ async function waitFinishedEverywhere(uuid: string, before: number, deadlineMs =
     assert.deepEqual(Object.keys(res).sort(), ['creationTime', 'progress', 'stage', 'wanPublisherId', 'wanReplicationName'], `result fields on ${p}`);
     assert.equal(res.stage, 'FINISHED');
     assert.equal(res.progress, 100);
-    assert.equal(res.wanReplicationName, REP);
+    assert.equal(res.wanReplicationName, rep);
     assert.equal(res.wanPublisherId, PUB);
     assert.ok(Number.isInteger(res.creationTime) && res.creationTime >= before - 5000 && res.creationTime <= Date.now() + 5000, `creationTime ${res.creationTime} is a wall-clock time of the sync's start`);
   }
@@ -696,15 +698,67 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
     await waitFinishedEverywhere((r3.json() as { uuid: string }).uuid, Date.now() - 60_000);
   });
 
-  step('consistencyCheck/map on a MERKLE_TREES publisher is accepted and answerable', async () => {
-    const r = await wanPost(aPorts[0]!, 'consistencyCheck/map', ['a', '', 'to-b-merkle', PUB, 'audited']);
-    assert.equal(r.status, 200, `${r.statusLine} ${r.text()}`);
-    const body = r.json() as { status: string; message: string; uuid: string };
-    assert.equal(body.message, 'Consistency check initiated');
-    await until('the check FINISHED', 15_000, async () => {
-      const c = await request(aPorts[1]!, 'GET', `/grid/rest/wan/consistencyCheck/${body.uuid}`);
-      return c.status === 200 && (c.json() as { result: { stage: string } }).result.stage === 'FINISHED' ? true : null;
+  step('consistencyCheck/map reports what differs; sync/map on the MERKLE_TREES publisher sends only that', async (t) => {
+    type Check = { stage: string; checkedPartitions: number; diffPartitions: number; checkedLeaves: number; diffLeaves: number; entriesToSync: number };
+    const check = async (): Promise<Check> => {
+      const r = await wanPost(aPorts[0]!, 'consistencyCheck/map', ['a', '', 'to-b-merkle', PUB, 'audited']);
+      assert.equal(r.status, 200, `${r.statusLine} ${r.text()}`);
+      const body = r.json() as { status: string; message: string; uuid: string };
+      assert.deepEqual({ status: body.status, message: body.message }, { status: 'success', message: 'Consistency check initiated' });
+      return until('the check FINISHED on another member', 15_000, async () => {
+        const c = await request(aPorts[1]!, 'GET', `/grid/rest/wan/consistencyCheck/${body.uuid}`);
+        const result = c.status === 200 ? (c.json() as { result: Check }).result : null;
+        return result !== null && result.stage === 'FINISHED' ? result : null;
+      });
+    };
+    // 200 entries reach B through the publisher; then B is changed behind A's back.
+    const keys = Array.from({ length: 200 }, (_, i) => `m-${i}`);
+    await forEachConcurrent(keys, 6, async (k) => assert.equal((await put(aPorts[Number(k.slice(2)) % 3]!, 'audited', k, `mv-${k}`)).status, 200));
+    await waitAllOnB('audited', new Map(keys.map((k) => [k, `mv-${k}`])), 20_000);
+    const clean = await check();
+    assert.deepEqual({ ...clean, stage: undefined }, { stage: undefined, checkedPartitions: 271, diffPartitions: 0, checkedLeaves: 271 * 1024, diffLeaves: 0, entriesToSync: 0 });
+    for (const k of ['m-1', 'm-2', 'm-3']) assert.equal((await put(bPorts[0]!, 'audited', k, 'changed on B')).status, 200);
+    for (const k of ['m-4', 'm-5']) assert.equal((await request(bPorts[1]!, 'DELETE', `/grid/rest/maps/audited/${k}`)).status, 200);
+    assert.equal((await put(bPorts[0]!, 'audited', 'only-on-b', 'b')).status, 200);
+    const dirty = await check();
+    t.diagnostic(`after 3 changes, 2 removals and 1 addition on B: ${JSON.stringify(dirty)}`);
+    assert.equal(dirty.checkedPartitions, 271);
+    assert.equal(dirty.entriesToSync, 5, 'the 3 changed and 2 removed entries; the B-only one is not synced');
+    assert.ok(dirty.diffLeaves >= 5 && dirty.diffLeaves <= 6, `diffLeaves ${dirty.diffLeaves}`);
+    assert.ok(dirty.diffPartitions >= 1 && dirty.diffPartitions <= dirty.diffLeaves, `diffPartitions ${dirty.diffPartitions}`);
+    // The delta sync sends the 5 entries (and Merkle reads), not the 200.
+    const sentBefore = sum(await figuresOf(aPorts, 'to-b-merkle/b'), 'sent');
+    const r = await wanPost(aPorts[2]!, 'sync/map', ['a', '', 'to-b-merkle', PUB, 'audited']);
+    assert.equal(r.status, 200, r.text());
+    await waitFinishedEverywhere((r.json() as { uuid: string }).uuid, Date.now() - 60_000, 30_000, 'to-b-merkle');
+    const sentEntries = sum(await figuresOf(aPorts, 'to-b-merkle/b'), 'sent') - sentBefore;
+    assert.equal(sentEntries, 5, 'a delta sync sends only the entries that differ or are missing');
+    await waitAllOnB('audited', new Map(keys.map((k) => [k, `mv-${k}`])), 20_000);
+    assert.equal((await getEntry(bPorts[1]!, 'audited', 'only-on-b')).value, 'b', 'a sync never deletes target-only entries');
+    const after = await check();
+    assert.equal(after.entriesToSync, 0);
+    assert.equal(after.diffLeaves, 1, 'only the leaf of the B-only entry still differs');
+  });
+
+  step('addWanConfig adds a publisher on every member, idempotently; the map of that scheme replicates through it', async () => {
+    const json = JSON.stringify({
+      name: 'dyn',
+      batchPublishers: [{ clusterName: 'b', publisherId: 'b2', targetEndpoints: bPorts.map((p) => `127.0.0.1:${p}`).join(','), batchMaxDelayMillis: FAST_DELAY_MS, queueFullBehavior: 0, initialPublisherState: 'REPLICATING', acknowledgeType: 1 }],
     });
+    const first = await wanPost(aPorts[1]!, 'addWanConfig', ['a', '', json]);
+    assert.equal(first.status, 200, first.text());
+    assert.deepEqual(first.json(), { status: 'success', message: 'WAN configuration added.', addedPublisherIds: ['b2'], ignoredPublisherIds: [] });
+    const again = await wanPost(aPorts[2]!, 'addWanConfig', ['a', '', json]);
+    assert.deepEqual(again.json(), { status: 'success', message: 'WAN configuration added.', addedPublisherIds: [], ignoredPublisherIds: ['b2'] });
+    await until('dyn/b2 on every member of A', 10_000, async () => {
+      for (const p of aPorts) if ((await wanFigures(p))['dyn/b2'] === undefined) return null;
+      return true;
+    });
+    assert.equal((await put(aPorts[0]!, 'dynamic', 'd1', 'dv1')).status, 200);
+    await waitOnB('dynamic', 'd1', 'dv1');
+    const bad = await wanPost(aPorts[0]!, 'addWanConfig', ['a', '', JSON.stringify({ name: 'dyn', batchPublishers: [{ clusterName: 'b', publisherId: 'b3', targetEndpoints: 'x', queueCapacity: 'ten' }] })]);
+    assert.equal(bad.status, 400);
+    assert.match((bad.json() as { message: string }).message, /batchPublishers\[0\]\./);
   });
 
   step('THROW_EXCEPTION: a write to a full queue answers 503 "WAN queue is full" and is not stored; DISCARD_AFTER_MUTATION stores it and counts the drop', async (t) => {
@@ -902,6 +956,8 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
       byPort.set(port, fresh);
       joined = true;
       await waitSettled(aPorts, 3, 45_000);
+      // addWanConfig reached the member that joined since.
+      await until('the joiner has the publisher addWanConfig added', 10_000, async () => ((await wanFigures(port))['dyn/b2'] !== undefined ? true : null));
       for (const p of survivors) await wanAct(p, 'resumePublisher');
       let stages = '';
       await until(`sync ${uuid} to end on the survivors`, 30_000, async () => {
