@@ -114,6 +114,12 @@ export class MemberRuntime {
         this.log.info(`REST listening on [${host}]:${restPort}${tls === null ? '' : ' (TLS only)'}; ${bound}`);
       }
       this.log.info(`member protocol listening on [${host}]:${memberPortNumber}; ${bound}`);
+      // WAN endpoints: other clusters' publishers dial here (the member protocol, this cluster's name).
+      for (const w of advanced.wanEndpoints) {
+        const wanListener = new Listener({ ...base, name: `WAN endpoint ${w.name}`, port: w.port, http: null, member, tls: null, log: this.log });
+        const wanPort = await this.bind(wanListener);
+        this.log.info(`WAN endpoint ${w.name} listening on [${host}]:${wanPort}; ${bound}`);
+      }
     } else {
       const tls = c.network.ssl.enabled ? tlsOptions(c.network.ssl, process.cwd()) : null;
       const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls, log: this.log });
