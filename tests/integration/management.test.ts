@@ -267,7 +267,7 @@ describe('security off (cluster name as credentials)', () => {
     }
   });
 
-  test('WAN: unknown replication 404 after authentication, progress 404, addWanConfig 501', async () => {
+  test('WAN: unknown replication 404 after authentication, progress 404, addWanConfig names the bad field (400) and adds a scheme', async () => {
     for (const [path] of COUNTED_POSTS.filter(([p]) => p.includes('/wan/') && !p.endsWith('addWanConfig'))) {
       const r = await post(path, 'dev&&to-b&pub-1&mapX');
       assert.equal(r.statusLine, 'HTTP/1.1 404 Not Found', path);
@@ -281,9 +281,13 @@ describe('security off (cluster name as credentials)', () => {
       assert.equal(r.statusLine, 'HTTP/1.1 404 Not Found', path);
       assert.equal((r.json() as { status: string }).status, 'fail');
     }
-    const add = await post('/grid/rest/wan/addWanConfig', 'dev&&{"name":"x","batchPublisherConfigs":[]}');
-    assert.equal(add.statusLine, 'HTTP/1.1 501 Not Implemented');
-    assert.equal((add.json() as { status: string }).status, 'fail');
+    const bad = await post('/grid/rest/wan/addWanConfig', 'dev&&{"name":"x","batchPublisherConfigs":[]}');
+    assert.equal(bad.statusLine, 'HTTP/1.1 400 Bad Request');
+    const badBody = bad.json() as { status: string; message: string };
+    assert.equal(badBody.status, 'fail');
+    assert.match(badBody.message, /batchPublisherConfigs/, 'names the unknown field');
+    const add = await post('/grid/rest/wan/addWanConfig', `dev&&${encodeURIComponent('{"name":"x","batchPublishers":[]}')}`);
+    assertJson(add, OK, { status: 'success', message: 'WAN configuration added.', addedPublisherIds: [], ignoredPublisherIds: [] });
     assertJson(await post('/grid/rest/wan/addWanConfig', 'nope&&{}'), FORBIDDEN, UNAUTHENTICATED);
   });
 
