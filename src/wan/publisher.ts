@@ -279,6 +279,10 @@ export class WanPublisher {
       return;
     }
     let leftover = false;
+    // The oldest event waiting in a partition that is free to send: a batch holding an event that
+    // waited batch-max-delay-millis goes at once, even when another batch went out meanwhile (with
+    // one batch in flight per partition, later batches rarely fill up; they must not wait again).
+    let oldestWaiting = Infinity;
     for (const [ep, partitions] of byEndpoint) {
       let i = 0;
       while (i < partitions.length && ep.inFlight < BATCHES_IN_FLIGHT_PER_ENDPOINT) {
@@ -286,9 +290,12 @@ export class WanPublisher {
         const events: WanEventWire[] = [];
         let bytes = 0;
         let hasSync = false;
+        let oldest = Infinity;
         for (; i < partitions.length && events.length < this.config.batchSize && bytes < BATCH_BYTES_MAX; i++) {
           const p = partitions[i] as number;
-          const taken = (this.queues[p] as PartitionEventQueue).take(this.config.batchSize - events.length);
+          const q = this.queues[p] as PartitionEventQueue;
+          oldest = Math.min(oldest, q.oldestQueuedAtMs() ?? Infinity);
+          const taken = q.take(this.config.batchSize - events.length);
           if (taken.events.length === 0) continue;
           let lastVersion = 0;
           for (const e of taken.events) {
@@ -300,7 +307,9 @@ export class WanPublisher {
           parts.push({ partitionId: p, cursor: taken.cursor, writes: taken.writes, events: taken.events.length, lastVersion });
         }
         if (events.length === 0) break;
-        if (events.length < this.config.batchSize && !dueToDelay && !hasSync) {
+        const aged = now - oldest >= this.config.batchMaxDelayMs;
+        if (events.length < this.config.batchSize && !dueToDelay && !hasSync && !aged) {
+          oldestWaiting = Math.min(oldestWaiting, oldest);
           leftover = true;
           break;
         }
@@ -308,7 +317,11 @@ export class WanPublisher {
       }
       if (i < partitions.length) leftover = true;
     }
-    if (leftover || pendingOwned) this.schedule();
+    if (leftover || pendingOwned) {
+      const byAge = oldestWaiting === Infinity ? Infinity : oldestWaiting + this.config.batchMaxDelayMs;
+      const byLastSend = this.lastSendMs + this.config.batchMaxDelayMs;
+      this.schedule(Math.max(0, Math.min(byAge, byLastSend) - now));
+    }
   }
 
   private send(ep: Endpoint, parts: Batch['parts'][number][], events: WanEventWire[]): void {
