@@ -217,8 +217,12 @@ export const MESSAGE_SCHEMAS = {
    */
   wanMerkleRequest: { map: 'str', partitionId: 'u32', digests: 'bool', request: 'bytes' },
   wanMerkleAnswer: { ok: 'bool', message: 'str', answer: 'bytes' },
-  /** addWanConfig through one member: every member (and later joiners) merges these schemes (JSON). */
+  /**
+   * addWanConfig through one member: every member (and later joiners) merges these schemes (JSON).
+   * With a call id, the receiver answers wanConfigAck once it has them.
+   */
   wanConfigAdd: { schemes: ['str'] },
+  wanConfigAck: { uuid: 'str' },
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -280,6 +284,7 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   wanConfigAdd: 41,
   wanMerkleRequest: 42,
   wanMerkleAnswer: 43,
+  wanConfigAck: 44,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -154,6 +154,6 @@ export interface WanControl {
   consistencyCheck(replication: string, publisherId: string, mapName: string): string;
   progress(uuid: string): WanSyncProgressView | null;
   checkResult(uuid: string): WanCheckResultView | null;
-  /** addWanConfig: the JSON text of one scheme; deployed on every member. */
-  addConfig(json: string): { addedPublisherIds: string[]; ignoredPublisherIds: string[] };
+  /** addWanConfig: the JSON text of one scheme; resolves once every member has it. */
+  addConfig(json: string): Promise<{ addedPublisherIds: string[]; ignoredPublisherIds: string[] }>;
 }

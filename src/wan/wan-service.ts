@@ -36,6 +36,9 @@ const EMPTY = Buffer.alloc(0);
 const FLUSH_INTERVAL_MS = 100;
 /** Sync stall checks (and the gossip of sync records) run this often. */
 const STALL_CHECK_MS = 5000;
+/** addWanConfig: resend to members that have not confirmed this often, for at most this long. */
+const CONFIG_RESEND_MS = 500;
+const CONFIG_ACK_WAIT_MS = 10_000;
 /** Records are gossiped while they run and this long after they end. */
 const GOSSIP_AFTER_END_MS = 2 * 60 * 1000;
 const SYNC_KIND_FULL = 1;
@@ -407,7 +410,7 @@ export class WanService implements PartitionSidecar {
 
   /** Whether a message kind belongs to this room. */
   handles(kind: Message['kind']): boolean {
-    return kind === 'wanBatch' || kind === 'wanMerkleRequest' || kind === 'wanAcked' || kind === 'wanSyncStart' || kind === 'wanSyncReport' || kind === 'wanConfigAdd';
+    return kind === 'wanBatch' || kind === 'wanMerkleRequest' || kind === 'wanAcked' || kind === 'wanSyncStart' || kind === 'wanSyncReport' || kind === 'wanConfigAdd' || kind === 'wanConfigAck';
   }
 
   /** Member-protocol messages of this room; returns false for others. */
@@ -429,7 +432,10 @@ export class WanService implements PartitionSidecar {
         this.onSyncReport(from, m);
         return true;
       case 'wanConfigAdd':
-        this.onConfigAdd(m);
+        this.onConfigAdd(from, m);
+        return true;
+      case 'wanConfigAck':
+        this.configAcks.get(m.callId)?.(m.body.uuid);
         return true;
       default:
         return false;
@@ -887,12 +893,6 @@ export class WanService implements PartitionSidecar {
     }
   }
 
-  /** Sends schemes to every other member (addWanConfig through this one). */
-  shipToAll(schemes: readonly WanReplicationConfig[]): void {
-    const body = { schemes: schemes.map((s) => this.encodeScheme(s)) };
-    for (const u of this.h.memberUuids()) if (u !== this.selfId) this.h.sendTo(u, message('wanConfigAdd', body));
-  }
-
   private encodeScheme(scheme: WanReplicationConfig): string {
     return wanConfigToJson(scheme);
   }
@@ -907,7 +907,7 @@ export class WanService implements PartitionSidecar {
     }
   }
 
-  private onConfigAdd(m: MessageOf<'wanConfigAdd'>): void {
+  private onConfigAdd(from: Peer, m: MessageOf<'wanConfigAdd'>): void {
     const schemes: WanReplicationConfig[] = [];
     for (const json of m.body.schemes) {
       const s = this.decodeScheme(json);
@@ -915,19 +915,61 @@ export class WanService implements PartitionSidecar {
     }
     const r = this.addSchemes(schemes);
     if (r.added.length > 0) this.o.log.info(`WAN configuration added by another member: publisher(s) ${r.added.join(', ')}`);
+    if (m.callId !== 0) this.h.sendTo(from.uuid, message('wanConfigAck', { uuid: this.selfId }, m.callId));
   }
 
-  /** addWanConfig: one scheme as JSON (the reference's field names), merged here and on every member. */
-  addConfigJson(json: string): { addedPublisherIds: string[]; ignoredPublisherIds: string[] } {
+  /**
+   * addWanConfig: one scheme as JSON (the reference's field names), merged here, then on every other
+   * member: sent again every 500 ms to those that have not confirmed, for at most 10 s. Resolves once
+   * every member has it; otherwise rejects with 503 naming the members that did not confirm (the
+   * members that have it keep it; repeating the call is harmless).
+   */
+  addConfigJson(json: string): Promise<{ addedPublisherIds: string[]; ignoredPublisherIds: string[] }> {
     const scheme = parseWanConfigJson(json);
     mergeWanConfig(this.schemes, scheme); // refuses (400) a merge that would pass the limits, before anything changes
     const r = this.addSchemes([scheme]);
-    this.shipToAll([scheme]);
     if (r.added.length > 0) this.o.log.info(`WAN configuration added: scheme ${scheme.name}, publisher(s) ${r.added.join(', ')}${r.ignored.length > 0 ? `; already present: ${r.ignored.join(', ')}` : ''}`);
-    return { addedPublisherIds: r.added, ignoredPublisherIds: r.ignored };
+    const result = { addedPublisherIds: r.added, ignoredPublisherIds: r.ignored };
+    const waiting = new Set(this.h.memberUuids().filter((u) => u !== this.selfId));
+    if (waiting.size === 0) return Promise.resolve(result);
+    const callId = this.nextCallId++;
+    const body = { schemes: [this.encodeScheme(scheme)] };
+    return new Promise((resolve, reject) => {
+      const startedMs = this.o.clock.monotonicMs();
+      let timer: TimerHandle | null = null;
+      const finish = (): void => {
+        this.configAcks.delete(callId);
+        if (timer !== null) this.o.timers.clearTimeout(timer);
+      };
+      this.configAcks.set(callId, (uuid) => {
+        waiting.delete(uuid);
+        if (waiting.size > 0) return;
+        finish();
+        resolve(result);
+      });
+      const send = (): void => {
+        for (const u of [...waiting]) {
+          if (!this.h.memberUuids().includes(u)) waiting.delete(u); // left: it gets no config; a rejoin is a joiner
+          else this.h.sendTo(u, message('wanConfigAdd', body, callId));
+        }
+        if (waiting.size === 0) {
+          finish();
+          resolve(result);
+          return;
+        }
+        if (this.o.clock.monotonicMs() - startedMs >= CONFIG_ACK_WAIT_MS) {
+          finish();
+          reject(new GridError('ERR_CLUSTER_UNAVAILABLE', `WAN configuration ${scheme.name} is in place here, but ${waiting.size} member(s) did not confirm it within ${CONFIG_ACK_WAIT_MS / 1000} s; call again (it is idempotent)`, { retryAfterSeconds: 1 }));
+          return;
+        }
+        timer = this.o.timers.setTimeout(send, CONFIG_RESEND_MS);
+      };
+      send();
+    });
   }
 
-  /** consistencyCheck/map: this member coordinates; every member compares the partitions it owns. */
+  private readonly configAcks = new Map<number, (uuid: string) => void>();
+
   startConsistencyCheck(replication: string, publisherId: string, mapName: string): string {
     const p = this.publisher(replication, publisherId);
     if (p.config.consistencyCheckStrategy !== 'MERKLE_TREES') throw new GridError('ERR_WAN_NOT_MERKLE', `WAN publisher ${p.key} has consistency-check-strategy ${p.config.consistencyCheckStrategy}; a consistency check needs MERKLE_TREES`);

@@ -58,9 +58,9 @@ function requireMapName(name: string | undefined): string {
   return name;
 }
 
-export function addWanConfig(req: HttpRequest, api: MemberApi): HttpReply {
+export async function addWanConfig(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
   const values = authenticated(req, api, 1, 'wan/addWanConfig');
-  const r = api.wan().addConfig(values[0] ?? '');
+  const r = await api.wan().addConfig(values[0] ?? '');
   return json(200, { status: 'success', message: 'WAN configuration added.', addedPublisherIds: r.addedPublisherIds, ignoredPublisherIds: r.ignoredPublisherIds });
 }
 
