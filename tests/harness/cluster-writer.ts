@@ -91,6 +91,14 @@ export class RecordingWriter {
     for (const m of this.clients) for (const c of m.values()) c.close();
   }
 
+  /** Requests sent and not answered yet (for a diagnosis when the writer stalls). */
+  inFlight(): { port: number; what: string; sentMs: number }[] {
+    return [...this.pending.values()];
+  }
+
+  private readonly pending = new Map<number, { port: number; what: string; sentMs: number }>();
+  private nextPending = 0;
+
   elapsedMs(): number {
     return Date.now() - this.startedAt;
   }
@@ -153,6 +161,16 @@ export class RecordingWriter {
   private async send(loop: number, port: number, method: string, path: string, body: string, what: string): Promise<boolean> {
     this.attempted++;
     const sentMs = this.elapsedMs();
+    const id = this.nextPending++;
+    this.pending.set(id, { port, what, sentMs });
+    try {
+      return await this.sendOnce(loop, port, method, path, body, what, sentMs);
+    } finally {
+      this.pending.delete(id);
+    }
+  }
+
+  private async sendOnce(loop: number, port: number, method: string, path: string, body: string, what: string, sentMs: number): Promise<boolean> {
     try {
       const res = await this.client(loop, port).request(method, path, { body, headers: { 'Content-Type': 'text/plain' } });
       this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: res.status === 200 });

@@ -139,7 +139,15 @@ async function restartUnderWriter(t: TestContext, which: Victim, seed: number): 
     const aliveAgainMs = w.elapsedMs();
     w.markAlive(port);
     const ackedAtReadmit = w.acked;
-    await until('300 more acknowledged writes after the re-admission', 30_000, async () => (w.acked >= ackedAtReadmit + 300 ? true : null));
+    try {
+      await until('300 more acknowledged writes after the re-admission', 30_000, async () => (w.acked >= ackedAtReadmit + 300 ? true : null));
+    } catch (e) {
+      // A stall: say what the writer was waiting for (requests in flight, the last failures).
+      const now = w.elapsedMs();
+      const waiting = w.inFlight().map((r) => `${r.what} via ${r.port} for ${now - r.sentMs} ms`);
+      const lastFailures = w.failures.slice(-10).map((f) => `${f.what} via ${f.port}: ${f.status} ${f.detail}`);
+      throw new Error(`${(e as Error).message}; acked ${w.acked} (${ackedAtReadmit} at re-admission); in flight: ${waiting.join('; ') || 'none'}; last failures: ${lastFailures.join('; ') || 'none'}`);
+    }
     await w.stop();
     await waitSettled(ports, 3, 30_000);
     t.diagnostic(`acked before kill ${ackedBeforeKill}, at re-admission ${ackedAtReadmit}, total ${w.acked}/${w.attempted}; outcomes ${JSON.stringify(w.summary())}`);
