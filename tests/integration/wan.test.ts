@@ -22,7 +22,7 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { MemberProcess } from '../harness/member-process.js';
+import { startMember, type MemberProcess } from '../harness/member-process.js';
 import { clusterOf, forEachConcurrent, freePorts, killAll, logTail, sizeIs, until, waitSettled } from '../harness/cluster.js';
 import { request, type RawResponse } from '../harness/raw-http.js';
 import { RecordingWriter, verifyMaps } from '../harness/cluster-writer.js';
@@ -355,6 +355,45 @@ describe('WAN replication from a one-member cluster with several publishers to a
 });
 
 // ── A (3 members) to B (2 members) ───────────────────────────────────────────────────────────────
+
+describe('WAN replication to the WAN endpoint of a target with advanced networking', () => {
+  const mine: MemberProcess[] = [];
+  let aPort = 0;
+  let restPort = 0;
+  before(async () => {
+    const [bMember, bWan, bRest, a] = (await freePorts(4)) as [number, number, number, number];
+    aPort = a;
+    restPort = bRest;
+    const bXml = `<grid><cluster-name>b</cluster-name>
+  <network><join><tcp-ip enabled="true"><member-list><member>127.0.0.1:${bMember}</member></member-list></tcp-ip></join></network>
+  <advanced-network enabled="true">
+    <member-server-socket-endpoint-config><port auto-increment="false">${bMember}</port></member-server-socket-endpoint-config>
+    <rest-server-socket-endpoint-config><port auto-increment="false">${bRest}</port><endpoint-groups><endpoint-group name="DATA" enabled="true"/></endpoint-groups></rest-server-socket-endpoint-config>
+    <wan-server-socket-endpoint-config name="wan"><port auto-increment="false">${bWan}</port></wan-server-socket-endpoint-config>
+  </advanced-network></grid>`;
+    try {
+      const b = await startMember({ xml: bXml });
+      mine.push(b);
+      started.push(b);
+      await until('B listens on its WAN endpoint', 10_000, async () => (/WAN endpoint wan listening/.test(b.stdout()) ? true : null));
+      mine.push(...(await startWanCluster({ clusterName: 'a', peers: [a], maps: { orders: 'to-b' }, replications: { 'to-b': [{ clusterName: 'b', endpoints: [bWan], batchMaxDelayMillis: FAST_DELAY_MS }] }, properties: HEARTBEAT })));
+      started.push(...mine.slice(1));
+      await waitSettled([a], 1, 30_000);
+    } catch (e) {
+      await killAll(mine);
+      throw e;
+    }
+  });
+
+  after(async () => {
+    await killAll(mine);
+  });
+
+  test('a publisher whose target endpoint is the WAN endpoint delivers', async () => {
+    assert.equal((await request(aPort, 'POST', '/grid/rest/maps/orders/w1', { body: 'via the WAN endpoint', headers: { 'Content-Type': 'text/plain' } })).status, 200);
+    await until('w1 on B', 15_000, async () => ((await getEntry(restPort, 'orders', 'w1')).value === 'via the WAN endpoint' ? true : null));
+  });
+});
 
 describe('WAN replication from cluster A (3 members) to cluster B (2 members)', () => {
   let failed = false;
