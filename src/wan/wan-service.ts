@@ -426,7 +426,7 @@ export class WanService implements PartitionSidecar {
         this.onAckedFromOwner(m);
         return true;
       case 'wanSyncStart':
-        this.onSyncStart(from, m);
+        this.onSyncStart(m);
         return true;
       case 'wanSyncReport':
         this.onSyncReport(from, m);
@@ -636,8 +636,7 @@ export class WanService implements PartitionSidecar {
     return { stage: r.stage, progress: progressOf(r), wanReplicationName: r.replication, wanPublisherId: r.publisherId, creationTime: r.creationTimeMs };
   }
 
-  private onSyncStart(from: Peer, m: MessageOf<'wanSyncStart'>): void {
-    void from;
+  private onSyncStart(m: MessageOf<'wanSyncStart'>): void {
     const b = m.body;
     if (b.total !== this.partitionCount) return;
     const check = b.kind === SYNC_KIND_CHECK;
