@@ -9,12 +9,9 @@
 // Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
 // message about partition N and SIM_WATCH_KIND=kind every message of that kind; SIM_DEBUG=1 prints
 // the master's pending migrations when a run does not settle.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runClusterSim, type SimReport } from '../tests/sim/cluster-sim.js';
-
-const SEED_MAX = 0xffff_ffff;
-const JOBS_MAX = 64;
+import { parseRunnerArgs, runSeedJobs } from './sim-runner.js';
 
 interface Totals {
   seeds: number;
@@ -29,55 +26,6 @@ interface Totals {
   splitBrainRuns: number;
   duplicatedItems: number;
   failures: string[];
-}
-
-function usage(message: string): never {
-  process.stderr.write(`sim: ${message}\nusage: sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap] [--silent-crashes]\n`);
-  process.exit(2);
-}
-
-function seedOf(text: string | undefined, what: string): number {
-  if (text === undefined || !/^\d{1,10}$/.test(text)) usage(`${what} must be an integer 0..${SEED_MAX}, got ${JSON.stringify(text ?? '')}`);
-  const n = Number(text);
-  if (n > SEED_MAX) usage(`${what} must be an integer 0..${SEED_MAX}, got ${text}`);
-  return n;
-}
-
-function parse(args: string[]): { seeds: [number, number]; verbose: boolean; jobs: number; json: boolean; overlap: boolean; silent: boolean } {
-  let seeds: [number, number] = [1, 500];
-  let verbose = false;
-  let overlap = false;
-  let silent = false;
-  let jobs = 1;
-  let json = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--seed') {
-      const s = seedOf(args[++i], '--seed');
-      seeds = [s, s];
-      verbose = true;
-    } else if (a === '--seeds') {
-      const spec = args[++i] ?? '';
-      const m = /^(\d+)-(\d+)$/.exec(spec) ?? /^(\d+)$/.exec(spec);
-      if (m === null) usage(`--seeds takes A-B, got ${JSON.stringify(spec)}`);
-      const from = seedOf(m[1], '--seeds start');
-      const to = seedOf(m[2] ?? m[1], '--seeds end');
-      if (to < from) usage(`--seeds ${spec}: the end is before the start`);
-      seeds = [from, to];
-      verbose = false;
-    } else if (a === '--jobs') {
-      const t = args[++i] ?? '';
-      if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > JOBS_MAX) usage(`--jobs must be an integer 1..${JOBS_MAX}, got ${JSON.stringify(t)}`);
-      jobs = Number(t);
-    } else if (a === '--json') json = true;
-    else if (a === '--overlap') overlap = true;
-    else if (a === '--silent-crashes') silent = true;
-    else if (a === '--help' || a === '-h') {
-      process.stdout.write('sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--overlap] [--silent-crashes]\n');
-      process.exit(0);
-    } else usage(`unknown option ${JSON.stringify(a)}`);
-  }
-  return { seeds, verbose, jobs, json, overlap, silent };
 }
 
 function emptyTotals(): Totals {
@@ -118,40 +66,18 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean, ov
 }
 
 async function runJobs(from: number, to: number, jobs: number, overlap: boolean, silent: boolean): Promise<Totals> {
-  const self = fileURLToPath(import.meta.url);
-  const count = to - from + 1;
-  const per = Math.ceil(count / jobs);
-  const parts: Promise<Totals>[] = [];
-  for (let start = from; start <= to; start += per) {
-    const end = Math.min(to, start + per - 1);
-    parts.push(
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [...process.execArgv, self, '--seeds', `${start}-${end}`, '--json', ...(overlap ? ['--overlap'] : []), ...(silent ? ['--silent-crashes'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-        child.on('error', reject);
-        child.on('close', () => {
-          const last = out.trim().split('\n').pop() ?? '';
-          try {
-            resolve(JSON.parse(last) as Totals);
-          } catch {
-            reject(new Error(`seeds ${start}-${end}: no result (output: ${out.slice(-500)})`));
-          }
-        });
-      }),
-    );
-  }
   const all = emptyTotals();
-  for (const t of await Promise.all(parts)) {
+  await runSeedJobs<Totals>(fileURLToPath(import.meta.url), from, to, jobs, [...(overlap ? ['--overlap'] : []), ...(silent ? ['--silent-crashes'] : [])], (t) => {
     for (const k of Object.keys(all) as (keyof Totals)[]) {
       if (k === 'failures') all.failures.push(...t.failures);
       else (all[k] as number) += t[k] as number;
     }
-  }
+  });
   return all;
 }
 
-const o = parse(process.argv.slice(2));
+const args = parseRunnerArgs('sim', process.argv.slice(2), ['--overlap', '--silent-crashes']);
+const o = { ...args, overlap: args.flags.has('--overlap'), silent: args.flags.has('--silent-crashes') };
 const startedMs = Date.now();
 const [from, to] = o.seeds;
 const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o.overlap, o.silent) : runRange(from, to, o.verbose, o.json, o.overlap, o.silent);

@@ -6,12 +6,9 @@
 //                                                         (no failover between B members; same faults)
 // In a replay, WAN_SIM_WATCH_KEY=k7 prints every write of that key's partition on A (owner and
 // backups, with partition versions) and every store of it on B.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runWanSim, type WanSimReport } from '../tests/sim/wan-sim.js';
-
-const SEED_MAX = 0xffff_ffff;
-const JOBS_MAX = 64;
+import { parseRunnerArgs, runSeedJobs } from './sim-runner.js';
 
 interface Totals {
   seeds: number;
@@ -27,51 +24,6 @@ interface Totals {
   midSync: Record<string, number>;
   faults: Record<string, number>;
   failures: string[];
-}
-
-function usage(message: string): never {
-  process.stderr.write(`wan-sim: ${message}\nusage: wan-sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--one-endpoint]\n`);
-  process.exit(2);
-}
-
-function seedOf(text: string | undefined, what: string): number {
-  if (text === undefined || !/^\d{1,10}$/.test(text) || Number(text) > SEED_MAX) usage(`${what} must be an integer 0..${SEED_MAX}, got ${JSON.stringify(text ?? '')}`);
-  return Number(text);
-}
-
-function parse(args: string[]): { seeds: [number, number]; verbose: boolean; jobs: number; json: boolean; oneEndpoint: boolean } {
-  let seeds: [number, number] = [1, 500];
-  let oneEndpoint = false;
-  let verbose = false;
-  let jobs = 1;
-  let json = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--seed') {
-      const s = seedOf(args[++i], '--seed');
-      seeds = [s, s];
-      verbose = true;
-    } else if (a === '--seeds') {
-      const spec = args[++i] ?? '';
-      const m = /^(\d+)-(\d+)$/.exec(spec) ?? /^(\d+)$/.exec(spec);
-      if (m === null) usage(`--seeds takes A-B, got ${JSON.stringify(spec)}`);
-      const from = seedOf(m[1], '--seeds start');
-      const to = seedOf(m[2] ?? m[1], '--seeds end');
-      if (to < from) usage(`--seeds ${spec}: the end is before the start`);
-      seeds = [from, to];
-      verbose = false;
-    } else if (a === '--jobs') {
-      const t = args[++i] ?? '';
-      if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > JOBS_MAX) usage(`--jobs must be an integer 1..${JOBS_MAX}, got ${JSON.stringify(t)}`);
-      jobs = Number(t);
-    } else if (a === '--json') json = true;
-    else if (a === '--one-endpoint') oneEndpoint = true;
-    else if (a === '--help' || a === '-h') {
-      process.stdout.write('wan-sim.ts --seed N | --seeds A-B [--jobs N] [--json] [--one-endpoint]\n');
-      process.exit(0);
-    } else usage(`unknown option ${JSON.stringify(a)}`);
-  }
-  return { seeds, verbose, jobs, json, oneEndpoint };
 }
 
 function emptyTotals(): Totals {
@@ -127,39 +79,16 @@ async function runRange(from: number, to: number, verbose: boolean, quiet: boole
 }
 
 async function runJobs(from: number, to: number, jobs: number, oneEndpoint: boolean): Promise<Totals> {
-  const self = fileURLToPath(import.meta.url);
-  // Seeds are dealt out in small chunks as jobs finish, so one slow chunk does not hold the rest.
-  const chunk = Math.max(1, Math.min(25, Math.ceil((to - from + 1) / (jobs * 4))));
-  let next = from;
   const all = emptyTotals();
-  const worker = async (): Promise<void> => {
-    while (next <= to) {
-      const start = next;
-      const end = Math.min(to, start + chunk - 1);
-      next = end + 1;
-      const t = await new Promise<Totals>((resolve, reject) => {
-        const child = spawn(process.execPath, [...process.execArgv, self, '--seeds', `${start}-${end}`, '--json', ...(oneEndpoint ? ['--one-endpoint'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-        child.on('error', reject);
-        child.on('close', () => {
-          const last = out.trim().split('\n').pop() ?? '';
-          try {
-            resolve(JSON.parse(last) as Totals);
-          } catch {
-            reject(new Error(`seeds ${start}-${end}: no result (output: ${out.slice(-500)})`));
-          }
-        });
-      });
-      for (const f of t.failures) console.log(f);
-      merge(all, t);
-    }
-  };
-  await Promise.all(Array.from({ length: jobs }, () => worker()));
+  await runSeedJobs<Totals>(fileURLToPath(import.meta.url), from, to, jobs, oneEndpoint ? ['--one-endpoint'] : [], (t) => {
+    for (const f of t.failures) console.log(f);
+    merge(all, t);
+  });
   return all;
 }
 
-const o = parse(process.argv.slice(2));
+const args = parseRunnerArgs('wan-sim', process.argv.slice(2), ['--one-endpoint']);
+const o = { ...args, oneEndpoint: args.flags.has('--one-endpoint') };
 const startedMs = Date.now();
 const [from, to] = o.seeds;
 const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o.oneEndpoint) : await runRange(from, to, o.verbose, o.json, o.oneEndpoint);

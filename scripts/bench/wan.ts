@@ -183,115 +183,115 @@ async function main(): Promise<void> {
     const out: Record<string, number | string> = { bench: 'wan' };
     // ── POST ratio ──────────────────────────────────────────────────────────────────────────────
     if (o.phases.has('ratio')) {
-    await postRate(aPorts, 'plain', 2000, 1);
-    await postRate(aPorts, 'replicated', 2000, 2);
-    const withWan: number[] = [];
-    const without: number[] = [];
-    for (let r = 0; r < RATIO_ROUNDS; r++) {
-      without.push(await postRate(aPorts, 'plain', RATIO_RUN_MS, 10 + r));
-      withWan.push(await postRate(aPorts, 'replicated', RATIO_RUN_MS, 20 + r));
-      say(`  round ${r + 1}: without ${Math.round(without[r] as number)}/s, with a publisher ${Math.round(withWan[r] as number)}/s`);
-    }
-    const ratio = median(withWan) / median(without);
-    say(`  POST ratio with/without a WAN publisher ${ratio.toFixed(2)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? 'ok' : 'UNDER TARGET'}`);
-    Object.assign(out, { postRatio: Number(ratio.toFixed(3)), postWithPublisherPerS: Math.round(median(withWan)), postWithoutPerS: Math.round(median(without)) });
+      await postRate(aPorts, 'plain', 2000, 1);
+      await postRate(aPorts, 'replicated', 2000, 2);
+      const withWan: number[] = [];
+      const without: number[] = [];
+      for (let r = 0; r < RATIO_ROUNDS; r++) {
+        without.push(await postRate(aPorts, 'plain', RATIO_RUN_MS, 10 + r));
+        withWan.push(await postRate(aPorts, 'replicated', RATIO_RUN_MS, 20 + r));
+        say(`  round ${r + 1}: without ${Math.round(without[r] as number)}/s, with a publisher ${Math.round(withWan[r] as number)}/s`);
+      }
+      const ratio = median(withWan) / median(without);
+      say(`  POST ratio with/without a WAN publisher ${ratio.toFixed(2)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? 'ok' : 'UNDER TARGET'}`);
+      Object.assign(out, { postRatio: Number(ratio.toFixed(3)), postWithPublisherPerS: Math.round(median(withWan)), postWithoutPerS: Math.round(median(without)) });
     }
 
     // ── lag at a paced rate ─────────────────────────────────────────────────────────────────────
     if (o.phases.has('lag')) {
-    const lags: number[] = [];
-    const probes: Promise<void>[] = [];
-    const writers = aPorts.map((p) => Array.from({ length: 8 }, () => new KeepAliveClient(p)));
-    const pollers = bPorts.map((p) => new KeepAliveClient(p));
-    const total = o.rate * o.seconds;
-    const t0 = performance.now();
-    let inFlight = 0;
-    for (let i = 0; i < total; i++) {
-      const due = t0 + (i * 1000) / o.rate;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      while (inFlight >= WRITE_IN_FLIGHT) await new Promise((r) => setTimeout(r, 1));
-      const group = writers[i % writers.length] as KeepAliveClient[];
-      const c = group[Math.floor(i / writers.length) % group.length] as KeepAliveClient;
-      const key = `lag-${i}`;
-      inFlight++;
-      const write = post(c, `/grid/rest/maps/replicated/${key}`, VALUE).then(() => performance.now());
-      write.finally(() => inFlight--).catch(() => {});
-      if (i % 50 === 0) {
-        const poller = pollers[i % pollers.length] as KeepAliveClient;
-        probes.push(
-          write.then(async (ackedAt) => {
-            for (;;) {
-              const r = await poller.request('GET', `/grid/rest/maps/replicated/${key}`);
-              if (r.status === 200) {
-                lags.push(performance.now() - ackedAt);
-                return;
+      const lags: number[] = [];
+      const probes: Promise<void>[] = [];
+      const writers = aPorts.map((p) => Array.from({ length: 8 }, () => new KeepAliveClient(p)));
+      const pollers = bPorts.map((p) => new KeepAliveClient(p));
+      const total = o.rate * o.seconds;
+      const t0 = performance.now();
+      let inFlight = 0;
+      for (let i = 0; i < total; i++) {
+        const due = t0 + (i * 1000) / o.rate;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        while (inFlight >= WRITE_IN_FLIGHT) await new Promise((r) => setTimeout(r, 1));
+        const group = writers[i % writers.length] as KeepAliveClient[];
+        const c = group[Math.floor(i / writers.length) % group.length] as KeepAliveClient;
+        const key = `lag-${i}`;
+        inFlight++;
+        const write = post(c, `/grid/rest/maps/replicated/${key}`, VALUE).then(() => performance.now());
+        write.finally(() => inFlight--).catch(() => {});
+        if (i % 50 === 0) {
+          const poller = pollers[i % pollers.length] as KeepAliveClient;
+          probes.push(
+            write.then(async (ackedAt) => {
+              for (;;) {
+                const r = await poller.request('GET', `/grid/rest/maps/replicated/${key}`);
+                if (r.status === 200) {
+                  lags.push(performance.now() - ackedAt);
+                  return;
+                }
+                if (performance.now() - ackedAt > 60_000) throw new Error(`${key} never reached B`);
+                await new Promise((res) => setTimeout(res, 10));
               }
-              if (performance.now() - ackedAt > 60_000) throw new Error(`${key} never reached B`);
-              await new Promise((res) => setTimeout(res, 10));
-            }
-          }),
-        );
+            }),
+          );
+        }
       }
-    }
-    await Promise.all(probes);
-    const achieved = total / ((performance.now() - t0) / 1000);
-    for (const g of writers) for (const c of g) c.close();
-    for (const c of pollers) c.close();
-    const p50 = quantile(lags, 0.5);
-    const p99 = quantile(lags, 0.99);
-    say(`  lag at ${Math.round(achieved)} writes/s (asked ${o.rate}): p50 ${Math.round(p50)} ms, p99 ${Math.round(p99)} ms over ${lags.length} probes (target p99 < ${TARGET_LAG_P99_MS}) ${p99 < TARGET_LAG_P99_MS ? 'ok' : 'OVER TARGET'}`);
-    Object.assign(out, { lagRateAsked: o.rate, lagRateAchieved: Math.round(achieved), lagP50Ms: Math.round(p50), lagP99Ms: Math.round(p99), lagProbes: lags.length });
+      await Promise.all(probes);
+      const achieved = total / ((performance.now() - t0) / 1000);
+      for (const g of writers) for (const c of g) c.close();
+      for (const c of pollers) c.close();
+      const p50 = quantile(lags, 0.5);
+      const p99 = quantile(lags, 0.99);
+      say(`  lag at ${Math.round(achieved)} writes/s (asked ${o.rate}): p50 ${Math.round(p50)} ms, p99 ${Math.round(p99)} ms over ${lags.length} probes (target p99 < ${TARGET_LAG_P99_MS}) ${p99 < TARGET_LAG_P99_MS ? 'ok' : 'OVER TARGET'}`);
+      Object.assign(out, { lagRateAsked: o.rate, lagRateAchieved: Math.round(achieved), lagP50Ms: Math.round(p50), lagP99Ms: Math.round(p99), lagProbes: lags.length });
     }
 
     // ── full sync ───────────────────────────────────────────────────────────────────────────────
     if (o.phases.has('sync')) {
-    const tLoad = performance.now();
-    const loaders = aPorts.flatMap((p) => Array.from({ length: 32 }, () => new KeepAliveClient(p)));
-    const chunks = Array.from({ length: Math.ceil(o.entries / 1000) }, (_, k) => k);
-    await forEachConcurrent(chunks, loaders.length, async (k, w) => {
-      const c = loaders[w] as KeepAliveClient;
-      for (let i = k * 1000; i < Math.min(o.entries, (k + 1) * 1000); i++) await post(c, `/grid/rest/maps/big/e${i}`, VALUE);
-    });
-    for (const c of loaders) c.close();
-    say(`  loaded ${o.entries} entries into A in ${Math.round(performance.now() - tLoad)} ms (publisher STOPPED: nothing replicated)`);
-    for (const p of aPorts) for (const id of ['full', 'merkle']) await wanCall(p, 'resumePublisher', `to-b-sync&${id}`);
-    const bytes0 = await wanBytes(aPorts, 'to-b-sync/full');
-    const fullMs = await syncUntilFinished(aPorts[0] as number, 'to-b-sync&full&big', 30 * 60_000);
-    const fullBytes = (await wanBytes(aPorts, 'to-b-sync/full')) - bytes0;
-    const perS = o.entries / (fullMs / 1000);
-    say(`  full sync of ${o.entries} entries: ${Math.round(fullMs)} ms, ${Math.round(perS)} entries/s (target >= ${TARGET_SYNC_PER_S}) ${perS >= TARGET_SYNC_PER_S ? 'ok' : 'UNDER TARGET'}; ${Math.round(fullBytes / 1e6)} MB on the wire`);
+      const tLoad = performance.now();
+      const loaders = aPorts.flatMap((p) => Array.from({ length: 32 }, () => new KeepAliveClient(p)));
+      const chunks = Array.from({ length: Math.ceil(o.entries / 1000) }, (_, k) => k);
+      await forEachConcurrent(chunks, loaders.length, async (k, w) => {
+        const c = loaders[w] as KeepAliveClient;
+        for (let i = k * 1000; i < Math.min(o.entries, (k + 1) * 1000); i++) await post(c, `/grid/rest/maps/big/e${i}`, VALUE);
+      });
+      for (const c of loaders) c.close();
+      say(`  loaded ${o.entries} entries into A in ${Math.round(performance.now() - tLoad)} ms (publisher STOPPED: nothing replicated)`);
+      for (const p of aPorts) for (const id of ['full', 'merkle']) await wanCall(p, 'resumePublisher', `to-b-sync&${id}`);
+      const bytes0 = await wanBytes(aPorts, 'to-b-sync/full');
+      const fullMs = await syncUntilFinished(aPorts[0] as number, 'to-b-sync&full&big', 30 * 60_000);
+      const fullBytes = (await wanBytes(aPorts, 'to-b-sync/full')) - bytes0;
+      const perS = o.entries / (fullMs / 1000);
+      say(`  full sync of ${o.entries} entries: ${Math.round(fullMs)} ms, ${Math.round(perS)} entries/s (target >= ${TARGET_SYNC_PER_S}) ${perS >= TARGET_SYNC_PER_S ? 'ok' : 'UNDER TARGET'}; ${Math.round(fullBytes / 1e6)} MB on the wire`);
 
-    // ── delta sync after 1% changed on B ────────────────────────────────────────────────────────
-    const rnd = new SeededRandom(7);
-    const changed = new Set<number>();
-    while (changed.size < Math.floor(o.entries / 100)) changed.add(rnd.nextInt(o.entries));
-    const bClients = bPorts.flatMap((p) => Array.from({ length: 16 }, () => new KeepAliveClient(p)));
-    const list = [...changed];
-    await forEachConcurrent(list, bClients.length, async (i, w) => post(bClients[w] as KeepAliveClient, `/grid/rest/maps/big/e${i}`, 'changed-on-b'));
-    const bytes1 = await wanBytes(aPorts, 'to-b-sync/merkle');
-    const deltaMs = await syncUntilFinished(aPorts[0] as number, 'to-b-sync&merkle&big', 10 * 60_000);
-    const deltaBytes = (await wanBytes(aPorts, 'to-b-sync/merkle')) - bytes1;
-    const share = deltaBytes / Math.max(1, fullBytes);
-    say(`  delta sync with ${list.length} entries changed on B: ${Math.round(deltaMs)} ms, ${Math.round(deltaBytes / 1e3)} kB = ${(share * 100).toFixed(2)}% of the full sync (target <= ${TARGET_DELTA_SHARE * 100}%) ${share <= TARGET_DELTA_SHARE ? 'ok' : 'OVER TARGET'}`);
-    let wrong = 0;
-    await forEachConcurrent(list.slice(0, 2000), bClients.length, async (i, w) => {
-      const r = await (bClients[w] as KeepAliveClient).request('GET', `/grid/rest/maps/big/e${i}`);
-      if (r.text() !== VALUE) wrong++;
-    });
-    for (const c of bClients) c.close();
-    const check = await wanCall(aPorts[0] as number, 'consistencyCheck/map', 'to-b-sync&merkle&big');
-    const checkResult = await until('the consistency check after the delta sync', 10 * 60_000, async () => {
-      const r = (await getJson(aPorts[0] as number, `/grid/rest/wan/consistencyCheck/${String(check.uuid)}`)) as { result?: { stage: string; diffLeaves: number; entriesToSync: number } };
-      return r.result?.stage === 'FINISHED' || r.result?.stage === 'FAILED' ? r.result : null;
-    });
-    say(`  consistency check after it: ${JSON.stringify(checkResult)}`);
-    if (checkResult.entriesToSync !== 0) failed = true;
-    if (wrong > 0) {
-      failed = true;
-      say(`  ${wrong} of ${Math.min(2000, list.length)} changed keys still differ on B after the delta sync`);
-    }
-    Object.assign(out, { entries: o.entries, fullSyncMs: Math.round(fullMs), fullSyncEntriesPerS: Math.round(perS), fullSyncBytes: fullBytes, deltaChanged: list.length, deltaSyncMs: Math.round(deltaMs), deltaSyncBytes: deltaBytes, deltaShare: Number(share.toFixed(4)), deltaWrongAfter: wrong, checkAfterEntriesToSync: checkResult.entriesToSync });
+      // ── delta sync after 1% changed on B ────────────────────────────────────────────────────────
+      const rnd = new SeededRandom(7);
+      const changed = new Set<number>();
+      while (changed.size < Math.floor(o.entries / 100)) changed.add(rnd.nextInt(o.entries));
+      const bClients = bPorts.flatMap((p) => Array.from({ length: 16 }, () => new KeepAliveClient(p)));
+      const list = [...changed];
+      await forEachConcurrent(list, bClients.length, async (i, w) => post(bClients[w] as KeepAliveClient, `/grid/rest/maps/big/e${i}`, 'changed-on-b'));
+      const bytes1 = await wanBytes(aPorts, 'to-b-sync/merkle');
+      const deltaMs = await syncUntilFinished(aPorts[0] as number, 'to-b-sync&merkle&big', 10 * 60_000);
+      const deltaBytes = (await wanBytes(aPorts, 'to-b-sync/merkle')) - bytes1;
+      const share = deltaBytes / Math.max(1, fullBytes);
+      say(`  delta sync with ${list.length} entries changed on B: ${Math.round(deltaMs)} ms, ${Math.round(deltaBytes / 1e3)} kB = ${(share * 100).toFixed(2)}% of the full sync (target <= ${TARGET_DELTA_SHARE * 100}%) ${share <= TARGET_DELTA_SHARE ? 'ok' : 'OVER TARGET'}`);
+      let wrong = 0;
+      await forEachConcurrent(list.slice(0, 2000), bClients.length, async (i, w) => {
+        const r = await (bClients[w] as KeepAliveClient).request('GET', `/grid/rest/maps/big/e${i}`);
+        if (r.text() !== VALUE) wrong++;
+      });
+      for (const c of bClients) c.close();
+      const check = await wanCall(aPorts[0] as number, 'consistencyCheck/map', 'to-b-sync&merkle&big');
+      const checkResult = await until('the consistency check after the delta sync', 10 * 60_000, async () => {
+        const r = (await getJson(aPorts[0] as number, `/grid/rest/wan/consistencyCheck/${String(check.uuid)}`)) as { result?: { stage: string; diffLeaves: number; entriesToSync: number } };
+        return r.result?.stage === 'FINISHED' || r.result?.stage === 'FAILED' ? r.result : null;
+      });
+      say(`  consistency check after it: ${JSON.stringify(checkResult)}`);
+      if (checkResult.entriesToSync !== 0) failed = true;
+      if (wrong > 0) {
+        failed = true;
+        say(`  ${wrong} of ${Math.min(2000, list.length)} changed keys still differ on B after the delta sync`);
+      }
+      Object.assign(out, { entries: o.entries, fullSyncMs: Math.round(fullMs), fullSyncEntriesPerS: Math.round(perS), fullSyncBytes: fullBytes, deltaChanged: list.length, deltaSyncMs: Math.round(deltaMs), deltaSyncBytes: deltaBytes, deltaShare: Number(share.toFixed(4)), deltaWrongAfter: wrong, checkAfterEntriesToSync: checkResult.entriesToSync });
     }
     say(JSON.stringify(out));
   } catch (e) {

@@ -64,8 +64,6 @@ interface Batch {
 }
 
 export interface PublisherCounters {
-  /** Events put into the queues of partitions this member owned at the time. */
-  queuedTotal: number;
   /** Events (and sync entries) sent in batches, resends included. */
   sent: number;
   /** Events (and sync entries) the target acknowledged. */
@@ -82,7 +80,7 @@ export class WanPublisher {
   readonly key: string;
   state: PublisherState;
   readonly queues: (PartitionEventQueue | undefined)[];
-  readonly counters: PublisherCounters = { queuedTotal: 0, sent: 0, acked: 0, dropped: 0, resent: 0, cleared: 0 };
+  readonly counters: PublisherCounters = { sent: 0, acked: 0, dropped: 0, resent: 0, cleared: 0 };
   private readonly endpoints: Endpoint[];
   private readonly batches = new Map<number, Batch>();
   private readonly busy = new Set<number>();
@@ -169,7 +167,6 @@ export class WanPublisher {
         return false;
       }
       q.push(wire, this.host.clock.monotonicMs());
-      this.counters.queuedTotal++;
       this.noteQueued();
       return true;
     }

@@ -29,9 +29,6 @@ import { partitionIdOfKey } from '../partition/partition-id.js';
 const MERGE_CALL_BYTES_MAX = 1024 * 1024;
 
 export interface TargetHost {
-  readonly partitionCount: number;
-  readonly keyBytesMax: number;
-  readonly valueBytesMax: number;
   /** Why this cluster takes no WAN writes now (PASSIVE, not joined), or null. */
   refusal(): string | null;
   expiryPolicy(mapName: string): ExpiryPolicy;

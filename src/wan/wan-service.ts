@@ -446,9 +446,6 @@ export class WanService implements PartitionSidecar {
     const h = this.h;
     let replied = false;
     this.target.onBatch(m, {
-      partitionCount: this.partitionCount,
-      keyBytesMax: this.o.keyBytesMax,
-      valueBytesMax: this.o.valueBytesMax,
       refusal: () => h.targetRefusal(),
       expiryPolicy: (name) => h.store.maps.expiryPolicy(name),
       invoke: (p, op, cb) => h.invoke(p, op, cb),
@@ -869,11 +866,6 @@ export class WanService implements PartitionSidecar {
     return { added, ignored };
   }
 
-  /** Schemes added at run time, for a member that joins later. */
-  addedSchemes(): readonly WanReplicationConfig[] {
-    return this.added;
-  }
-
   /**
    * A member joined: it gets the schemes added at run time, and the syncs and checks still running
    * (announcement, then what is done so far), so it answers their progress and takes over the
@@ -1013,9 +1005,5 @@ export class WanService implements PartitionSidecar {
       };
     }
     return out;
-  }
-
-  get targetCounters(): WanTarget['counters'] {
-    return this.target.counters;
   }
 }

@@ -340,7 +340,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
           ownerWrites.push({ partitionId: m.partitionId, version: m.version, owner: uuid, kind: m.kind, key: Buffer.from(m.key).toString('utf8'), value, entryVersion });
         }
       }
-      inner?.(m);
+      return inner?.(m) ?? 0; // the WAN listener's drop mask goes on to the backups
     };
     if (watchPartition >= 0) {
       // Replays: the watched partition's replicas and WAN queue as this member sees them, at each table change.
@@ -395,7 +395,12 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   };
   const instrumentB = (node: ClusterNode): void => {
     const who = `B ${node.uuid.slice(-4)}`;
-    if (watchPartition >= 0) node.store.mutationListener = (m: MapMutation) => watch(who, m, node);
+    if (watchPartition >= 0) {
+      node.store.mutationListener = (m: MapMutation) => {
+        watch(who, m, node);
+        return 0;
+      };
+    }
     // What B's key owners store, taken where they run the WAN calls (in the order they run them):
     // every entry of a merge (two puts of one key in one call are two stores), removes and clears.
     const run = node.store.runOwnerOp.bind(node.store);
