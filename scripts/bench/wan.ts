@@ -19,6 +19,7 @@
 //
 // The last line is JSON: {"bench":"wan",...}. Exit 1 when something failed to run (a write that was
 // not 200, a sync that failed, a key that differs after the delta sync); missed targets are reported.
+import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { forEachConcurrent, freePorts, KeepAliveClient, killAll, until, waitSettled } from '../../tests/harness/cluster.js';
 import { startMember, type MemberProcess } from '../../tests/harness/member-process.js';
@@ -113,6 +114,31 @@ async function postRate(ports: readonly number[], map: string, ms: number, seed:
   return done / (ms / 1000);
 }
 
+/** CPU time (user + system) a process used so far, in ms; null where /proc is missing. */
+function cpuMsOf(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms of A's members, B's members and this load generator so far. */
+function cpuNow(a: readonly MemberProcess[], b: readonly MemberProcess[]): { a: number; b: number; client: number } | null {
+  const sum = (ms: readonly MemberProcess[]): number | null => ms.reduce<number | null>((acc, m) => {
+    const v = cpuMsOf(m.child.pid);
+    return acc === null || v === null ? null : acc + v;
+  }, 0);
+  const sa = sum(a);
+  const sb = sum(b);
+  if (sa === null || sb === null) return null;
+  const u = process.cpuUsage();
+  return { a: sa, b: sb, client: (u.user + u.system) / 1000 };
+}
+
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? 0;
@@ -174,8 +200,12 @@ async function main(): Promise<void> {
   const members: MemberProcess[] = [];
   let failed = false;
   try {
-    for (const p of bPorts) members.push(await startMember({ xml: clusterXml('b', p, bPorts, ''), args: ['--port', String(p)], stdoutCharsMax: 20_000 }));
-    for (const p of aPorts) members.push(await startMember({ xml: clusterXml('a', p, aPorts, sourceXml(bPorts)), args: ['--port', String(p)], stdoutCharsMax: 20_000 }));
+    const bMembers: MemberProcess[] = [];
+    const aMembers: MemberProcess[] = [];
+    for (const p of bPorts) bMembers.push(await startMember({ xml: clusterXml('b', p, bPorts, ''), args: ['--port', String(p)], stdoutCharsMax: 20_000 }));
+    members.push(...bMembers);
+    for (const p of aPorts) aMembers.push(await startMember({ xml: clusterXml('a', p, aPorts, sourceXml(bPorts)), args: ['--port', String(p)], stdoutCharsMax: 20_000 }));
+    members.push(...aMembers);
     await waitSettled(aPorts, 3, 60_000);
     await waitSettled(bPorts, 2, 60_000);
     say(`wan bench: A ${aPorts.join(',')} -> B ${bPorts.join(',')}`);
@@ -187,11 +217,27 @@ async function main(): Promise<void> {
       await postRate(aPorts, 'replicated', 2000, 2);
       const withWan: number[] = [];
       const without: number[] = [];
+      // CPU per write (µs) of A's members, B's members and the load generator, summed over the rounds.
+      const cpu = { without: { a: 0, b: 0, client: 0, writes: 0 }, with: { a: 0, b: 0, client: 0, writes: 0 } };
+      const measure = async (map: string, seed: number, into: typeof cpu.with): Promise<number> => {
+        const c0 = cpuNow(aMembers, bMembers);
+        const rate = await postRate(aPorts, map, RATIO_RUN_MS, seed);
+        const c1 = cpuNow(aMembers, bMembers);
+        if (c0 !== null && c1 !== null) {
+          into.a += c1.a - c0.a;
+          into.b += c1.b - c0.b;
+          into.client += c1.client - c0.client;
+          into.writes += (rate * RATIO_RUN_MS) / 1000;
+        }
+        return rate;
+      };
       for (let r = 0; r < RATIO_ROUNDS; r++) {
-        without.push(await postRate(aPorts, 'plain', RATIO_RUN_MS, 10 + r));
-        withWan.push(await postRate(aPorts, 'replicated', RATIO_RUN_MS, 20 + r));
+        without.push(await measure('plain', 10 + r, cpu.without));
+        withWan.push(await measure('replicated', 20 + r, cpu.with));
         say(`  round ${r + 1}: without ${Math.round(without[r] as number)}/s, with a publisher ${Math.round(withWan[r] as number)}/s`);
       }
+      const perWrite = (c: typeof cpu.with): string => (c.writes === 0 ? 'n/a' : `A ${((c.a * 1000) / c.writes).toFixed(1)}, B ${((c.b * 1000) / c.writes).toFixed(1)}, load generator ${((c.client * 1000) / c.writes).toFixed(1)}`);
+      say(`  CPU µs per write without a publisher: ${perWrite(cpu.without)}; with one: ${perWrite(cpu.with)}`);
       const ratio = median(withWan) / median(without);
       say(`  POST ratio with/without a WAN publisher ${ratio.toFixed(2)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? 'ok' : 'UNDER TARGET'}`);
       Object.assign(out, { postRatio: Number(ratio.toFixed(3)), postWithPublisherPerS: Math.round(median(withWan)), postWithoutPerS: Math.round(median(without)) });

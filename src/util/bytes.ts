@@ -9,13 +9,30 @@
 // - Strings are UTF-8 and decoded strictly: invalid UTF-8 is malformed input, not U+FFFD.
 // - u64 values are JS numbers limited to the safe-integer range (< 2^53); larger values are malformed.
 // - Writer misuse (a value out of range, a string over its maximum) is a programmer error: assert.
-import { assert } from './assert.js';
+import { assert, AssertionError } from './assert.js';
 import { GridError, type ErrorCode } from './errors.js';
 
 const TWO_32 = 0x1_0000_0000;
 /** Largest high word of a u64 that keeps the value a safe integer (2^53 - 1). */
 const U64_HIGH_MAX = 0x1f_ffff;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const F64 = new Float64Array(1);
+const F64_BYTES = new Uint8Array(F64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Writer misuse is a programmer error; the message is built only when it happens. */
+function fail(message: string): never {
+  throw new AssertionError(message);
+}
+
+function outOfRange(kind: string, v: number): never {
+  fail(`${kind} out of range: ${v}`);
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
 
 export class ByteWriter {
   private buf: Buffer;
@@ -30,7 +47,7 @@ export class ByteWriter {
   }
 
   u8(v: number): this {
-    assert(Number.isInteger(v) && v >= 0 && v <= 0xff, `u8 out of range: ${v}`);
+    if (!(Number.isInteger(v) && v >= 0 && v <= 0xff)) outOfRange('u8', v);
     this.room(1);
     this.buf[this.pos++] = v;
     return this;
@@ -41,21 +58,21 @@ export class ByteWriter {
   }
 
   u16(v: number): this {
-    assert(Number.isInteger(v) && v >= 0 && v <= 0xffff, `u16 out of range: ${v}`);
+    if (!(Number.isInteger(v) && v >= 0 && v <= 0xffff)) outOfRange('u16', v);
     this.room(2);
     this.pos = this.buf.writeUInt16BE(v, this.pos);
     return this;
   }
 
   i32(v: number): this {
-    assert(Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff, `i32 out of range: ${v}`);
+    if (!(Number.isInteger(v) && v >= -0x8000_0000 && v <= 0x7fff_ffff)) outOfRange('i32', v);
     this.room(4);
     this.pos = this.buf.writeInt32BE(v, this.pos);
     return this;
   }
 
   u32(v: number): this {
-    assert(Number.isInteger(v) && v >= 0 && v < TWO_32, `u32 out of range: ${v}`);
+    if (!(Number.isInteger(v) && v >= 0 && v < TWO_32)) outOfRange('u32', v);
     this.room(4);
     this.pos = this.buf.writeUInt32BE(v, this.pos);
     return this;
@@ -63,7 +80,7 @@ export class ByteWriter {
 
   /** A u64 on the wire, from a non-negative safe integer. */
   u64(v: number): this {
-    assert(Number.isSafeInteger(v) && v >= 0, `u64 must be a non-negative safe integer: ${v}`);
+    if (!(Number.isSafeInteger(v) && v >= 0)) fail(`u64 must be a non-negative safe integer: ${v}`);
     this.room(8);
     this.pos = this.buf.writeUInt32BE(Math.floor(v / TWO_32), this.pos);
     this.pos = this.buf.writeUInt32BE(v % TWO_32, this.pos);
@@ -72,7 +89,7 @@ export class ByteWriter {
 
   /** An IEEE 754 double, big-endian. */
   f64(v: number): this {
-    assert(typeof v === 'number', `f64 must be a number: ${String(v)}`);
+    if (typeof v !== 'number') fail(`f64 must be a number: ${String(v)}`);
     this.room(8);
     this.pos = this.buf.writeDoubleBE(v, this.pos);
     return this;
@@ -80,8 +97,20 @@ export class ByteWriter {
 
   /** A u32 byte length, then the UTF-8 bytes; at most `maxBytes` of them. */
   string(s: string, maxBytes: number): this {
+    // Short ASCII strings (names, content types) are copied char by char: cheaper than a UTF-8 encode call.
+    if (s.length <= 32 && isAscii(s)) {
+      const n = s.length;
+      if (n > maxBytes) fail(`string of ${n} bytes exceeds its maximum of ${maxBytes}`);
+      this.u32(n);
+      this.room(n);
+      const b = this.buf;
+      let p = this.pos;
+      for (let i = 0; i < n; i++) b[p++] = s.charCodeAt(i);
+      this.pos = p;
+      return this;
+    }
     const n = Buffer.byteLength(s, 'utf8');
-    assert(n <= maxBytes, `string of ${n} bytes exceeds its maximum of ${maxBytes}`);
+    if (n > maxBytes) fail(`string of ${n} bytes exceeds its maximum of ${maxBytes}`);
     this.u32(n);
     this.room(n);
     this.pos += this.buf.write(s, this.pos, 'utf8');
@@ -90,7 +119,7 @@ export class ByteWriter {
 
   /** A u32 length, then the bytes; at most `maxBytes` of them. */
   bytes(b: Uint8Array, maxBytes: number): this {
-    assert(b.length <= maxBytes, `byte array of ${b.length} bytes exceeds its maximum of ${maxBytes}`);
+    if (b.length > maxBytes) fail(`byte array of ${b.length} bytes exceeds its maximum of ${maxBytes}`);
     this.u32(b.length);
     this.room(b.length);
     this.buf.set(b, this.pos);
@@ -171,8 +200,13 @@ export class ByteReader {
   /** An IEEE 754 double, big-endian; NaN is refused (no field of ours carries one). */
   f64(): number {
     this.need(8, 'f64');
-    const v = Buffer.from(this.buf.buffer, this.buf.byteOffset + this.pos, 8).readDoubleBE(0);
-    this.pos += 8;
+    const b = this.buf;
+    const p = this.pos;
+    // Big-endian bytes into the little- or big-endian scratch double, without a view per read.
+    if (LITTLE_ENDIAN) for (let i = 0; i < 8; i++) F64_BYTES[i] = b[p + 7 - i] as number;
+    else for (let i = 0; i < 8; i++) F64_BYTES[i] = b[p + i] as number;
+    const v = F64[0] as number;
+    this.pos = p + 8;
     if (Number.isNaN(v)) this.fail('a double is NaN');
     return v;
   }
@@ -189,6 +223,18 @@ export class ByteReader {
     this.need(n, what);
     const start = this.pos;
     this.pos += n;
+    if (n <= 32) {
+      // Short strings (names, content types) are mostly ASCII: built from char codes, no decoder call.
+      const b = this.buf;
+      let ascii = true;
+      for (let i = start; i < start + n; i++) {
+        if ((b[i] as number) > 0x7f) {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii) return n === 0 ? '' : String.fromCharCode.apply(null, b.subarray(start, start + n) as unknown as number[]);
+    }
     try {
       return utf8.decode(this.buf.subarray(start, start + n));
     } catch {

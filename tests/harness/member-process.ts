@@ -72,7 +72,10 @@ export async function startMember(options: StartOptions = {}): Promise<MemberPro
   const args = [...(options.args ?? [])];
   if (options.xml !== undefined) args.unshift('--config', writeTempConfig(options.xml));
   if (!args.includes('--port') && !args.some((a) => a.startsWith('--port='))) args.push('--port', '0');
-  const child = spawn(process.execPath, [MEMBER_JS, ...args], {
+  // MEMBER_NODE_ARGS: extra node flags for every member started (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  // to profile a benchmark's members; a member writes its profile when it stops with SIGTERM).
+  const nodeArgs = (process.env.MEMBER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, MEMBER_JS, ...args], {
     cwd: options.cwd ?? os.tmpdir(),
     env: { ...cleanEnv(), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,7 +12,14 @@
 // decoded 'bytes' are copies (a frame can be released at once); encoding a value
 // that does not fit its schema is a programmer error (assertion). Changing a schema changes the wire
 // format: add a new message type instead (message-types.ts is append-only).
-import { assert } from '../../util/assert.js';
+//
+// Speed: each schema is compiled once into a straight-line encoder and decoder (generated source,
+// one function per schema, cached): no per-field dispatch or lookup of the schema's keys at run time,
+// decoded objects built by one literal (one hidden class), and error paths built only when a check
+// fails. The generated source comes from our own schema constants only (field names are quoted with
+// JSON.stringify), never from input. tests/unit/schema-codec.test.ts checks it byte for byte against
+// a plain walk of the schema.
+import { AssertionError } from '../../util/assert.js';
 import { ByteReader, ByteWriter } from '../../util/bytes.js';
 
 export const STRING_BYTES_MAX = 64 * 1024;
@@ -37,110 +44,165 @@ export type TypeOf<S> = S extends 'u8' | 'u16' | 'u32' | 'i32' | 'u53' | 'f64'
               ? { readonly [K in keyof S]: TypeOf<S[K]> }
               : never;
 
+type Encoder = (w: ByteWriter, value: unknown) => void;
+type Decoder = (r: ByteReader) => unknown;
+
+const encoders = new Map<Schema, Encoder>();
+/** Per schema, per `what` (the name errors start with). */
+const decoders = new Map<Schema, Map<string, Decoder>>();
+/** Distinct `what` names cached per schema; beyond it a decoder is compiled per call (still correct). */
+const WHATS_CACHED_MAX = 64;
+
 export function encodeWith<S extends Schema>(schema: S, value: TypeOf<S>, initialBytes = 128): Buffer {
+  let enc = encoders.get(schema);
+  if (enc === undefined) encoders.set(schema, (enc = compileEncoder(schema)));
   const w = new ByteWriter(initialBytes);
-  write(w, schema, value, '');
+  enc(w, value);
   return w.finish();
 }
 
 export function decodeWith<S extends Schema>(schema: S, payload: Uint8Array, what: string): TypeOf<S> {
+  let byWhat = decoders.get(schema);
+  if (byWhat === undefined) decoders.set(schema, (byWhat = new Map()));
+  let dec = byWhat.get(what);
+  if (dec === undefined) {
+    dec = compileDecoder(schema, what);
+    if (byWhat.size < WHATS_CACHED_MAX) byWhat.set(what, dec);
+  }
   const r = new ByteReader(payload);
-  const value = read(r, schema, what);
+  const value = dec(r);
   r.expectEnd(what);
   return value as TypeOf<S>;
 }
 
-function write(w: ByteWriter, schema: Schema, value: unknown, path: string): void {
+/** Source being generated: statements, fresh local names, and a quoted-literal helper. */
+class Source {
+  readonly lines: string[] = [];
+  private n = 0;
+  local(): string {
+    return `v${this.n++}`;
+  }
+}
+
+const lit = (s: string): string => JSON.stringify(s);
+
+/** A value that does not fit its schema (the generated code calls it only when a check failed). */
+function bad(path: string, expected: string, got?: string): never {
+  throw new AssertionError(`${path}: expected ${expected}${got === undefined ? '' : `, got ${got}`}`);
+}
+
+function compileEncoder(schema: Schema): Encoder {
+  const src = new Source();
+  emitWrite(src, schema, 'value', '');
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
+  return new Function('bad', 'STRING_BYTES_MAX', 'BYTES_MAX', `return function encode(w, value) {\n${src.lines.join('\n')}\n};`)(bad, STRING_BYTES_MAX, BYTES_MAX) as Encoder;
+}
+
+function emitWrite(src: Source, schema: Schema, x: string, path: string): void {
+  const L = src.lines;
   if (typeof schema === 'string') {
-    writeScalar(w, schema, value, path);
-    return;
+    switch (schema) {
+      case 'u8':
+      case 'u16':
+      case 'u32':
+      case 'i32':
+      case 'u53': {
+        L.push(`if (typeof ${x} !== 'number' || !Number.isInteger(${x})) bad(${lit(path)}, 'an integer', String(${x}));`);
+        const m = schema === 'u53' ? 'u64' : schema;
+        L.push(`w.${m}(${x});`);
+        return;
+      }
+      case 'f64':
+        L.push(`if (typeof ${x} !== 'number' || Number.isNaN(${x})) bad(${lit(path)}, 'a number');`);
+        L.push(`w.f64(${x});`);
+        return;
+      case 'bool':
+        L.push(`if (typeof ${x} !== 'boolean') bad(${lit(path)}, 'a boolean');`);
+        L.push(`w.bool(${x});`);
+        return;
+      case 'str':
+        L.push(`if (typeof ${x} !== 'string') bad(${lit(path)}, 'a string');`);
+        L.push(`w.string(${x}, STRING_BYTES_MAX);`);
+        return;
+      case 'strOrNull':
+        L.push(`if (${x} !== null && typeof ${x} !== 'string') bad(${lit(path)}, 'a string or null');`);
+        L.push(`w.bool(${x} !== null);`);
+        L.push(`if (${x} !== null) w.string(${x}, STRING_BYTES_MAX);`);
+        return;
+      case 'bytes':
+        L.push(`if (!(${x} instanceof Uint8Array)) bad(${lit(path)}, 'bytes');`);
+        L.push(`w.bytes(${x}, BYTES_MAX);`);
+        return;
+    }
   }
   if (Array.isArray(schema)) {
-    assert(Array.isArray(value), `${path}: expected an array`);
-    const item = schema[0] as Schema;
-    w.u32(value.length);
-    for (let i = 0; i < value.length; i++) write(w, item, value[i], path);
+    const i = src.local();
+    const item = src.local();
+    L.push(`if (!Array.isArray(${x})) bad(${lit(path)}, 'an array');`);
+    L.push(`w.u32(${x}.length);`);
+    L.push(`for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
+    L.push(`const ${item} = ${x}[${i}];`);
+    emitWrite(src, schema[0] as Schema, item, path);
+    L.push('}');
     return;
   }
-  assert(typeof value === 'object' && value !== null, `${path}: expected an object`);
-  const record = value as Record<string, unknown>;
-  for (const field of Object.keys(schema)) write(w, (schema as Record<string, Schema>)[field] as Schema, record[field], `${path}.${field}`);
-}
-
-function writeScalar(w: ByteWriter, s: Scalar, v: unknown, path: string): void {
-  switch (s) {
-    case 'u8':
-    case 'u16':
-    case 'u32':
-    case 'i32':
-    case 'u53':
-      assert(typeof v === 'number' && Number.isInteger(v), `${path}: expected an integer, got ${String(v)}`);
-      if (s === 'u8') w.u8(v);
-      else if (s === 'u16') w.u16(v);
-      else if (s === 'u32') w.u32(v);
-      else if (s === 'i32') w.i32(v);
-      else w.u64(v);
-      return;
-    case 'f64':
-      assert(typeof v === 'number' && !Number.isNaN(v), `${path}: expected a number`);
-      w.f64(v);
-      return;
-    case 'bool':
-      assert(typeof v === 'boolean', `${path}: expected a boolean`);
-      w.bool(v);
-      return;
-    case 'str':
-      assert(typeof v === 'string', `${path}: expected a string`);
-      w.string(v, STRING_BYTES_MAX);
-      return;
-    case 'strOrNull':
-      assert(v === null || typeof v === 'string', `${path}: expected a string or null`);
-      w.bool(v !== null);
-      if (v !== null) w.string(v as string, STRING_BYTES_MAX);
-      return;
-    case 'bytes':
-      assert(v instanceof Uint8Array, `${path}: expected bytes`);
-      w.bytes(v, BYTES_MAX);
-      return;
+  L.push(`if (typeof ${x} !== 'object' || ${x} === null) bad(${lit(path)}, 'an object');`);
+  for (const field of Object.keys(schema)) {
+    const f = src.local();
+    L.push(`const ${f} = ${x}[${lit(field)}];`);
+    emitWrite(src, (schema as Record<string, Schema>)[field] as Schema, f, `${path}.${field}`);
   }
 }
 
-function read(r: ByteReader, schema: Schema, path: string): unknown {
-  if (typeof schema === 'string') return readScalar(r, schema, path);
+function compileDecoder(schema: Schema, what: string): Decoder {
+  const src = new Source();
+  const v = emitRead(src, schema, what);
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
+  return new Function('STRING_BYTES_MAX', 'BYTES_MAX', `return function decode(r) {\n${src.lines.join('\n')}\nreturn ${v};\n};`)(STRING_BYTES_MAX, BYTES_MAX) as Decoder;
+}
+
+/** Emits the statements that read `schema`; returns the local holding the value. */
+function emitRead(src: Source, schema: Schema, path: string): string {
+  const L = src.lines;
+  const v = src.local();
+  if (typeof schema === 'string') {
+    switch (schema) {
+      case 'u8':
+      case 'u16':
+      case 'u32':
+      case 'i32':
+      case 'f64':
+      case 'bool':
+        L.push(`const ${v} = r.${schema}();`);
+        break;
+      case 'u53':
+        L.push(`const ${v} = r.u64();`);
+        break;
+      case 'str':
+        L.push(`const ${v} = r.string(STRING_BYTES_MAX, ${lit(path)});`);
+        break;
+      case 'strOrNull':
+        L.push(`const ${v} = r.bool() ? r.string(STRING_BYTES_MAX, ${lit(path)}) : null;`);
+        break;
+      case 'bytes':
+        L.push(`const ${v} = r.bytes(BYTES_MAX, ${lit(path)});`);
+        break;
+    }
+    return v;
+  }
   if (Array.isArray(schema)) {
-    const item = schema[0] as Schema;
+    const n = src.local();
+    const i = src.local();
     // Every item takes at least one byte, so a count above the bytes left is a lie.
-    const n = r.count(r.remaining, `${path} item count`);
-    const out: unknown[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = read(r, item, path);
-    return out;
+    L.push(`const ${n} = r.count(r.remaining, ${lit(`${path} item count`)});`);
+    L.push(`const ${v} = new Array(${n});`);
+    L.push(`for (let ${i} = 0; ${i} < ${n}; ${i}++) {`);
+    const item = emitRead(src, schema[0] as Schema, path);
+    L.push(`${v}[${i}] = ${item};`);
+    L.push('}');
+    return v;
   }
-  const out: Record<string, unknown> = {};
-  for (const field of Object.keys(schema)) out[field] = read(r, (schema as Record<string, Schema>)[field] as Schema, `${path}.${field}`);
-  return out;
-}
-
-function readScalar(r: ByteReader, s: Scalar, path: string): unknown {
-  switch (s) {
-    case 'u8':
-      return r.u8();
-    case 'u16':
-      return r.u16();
-    case 'u32':
-      return r.u32();
-    case 'i32':
-      return r.i32();
-    case 'u53':
-      return r.u64();
-    case 'f64':
-      return r.f64();
-    case 'bool':
-      return r.bool();
-    case 'str':
-      return r.string(STRING_BYTES_MAX, path);
-    case 'strOrNull':
-      return r.bool() ? r.string(STRING_BYTES_MAX, path) : null;
-    case 'bytes':
-      return r.bytes(BYTES_MAX, path);
-  }
+  const fields = Object.keys(schema).map((field) => [field, emitRead(src, (schema as Record<string, Schema>)[field] as Schema, `${path}.${field}`)] as const);
+  L.push(`const ${v} = { ${fields.map(([field, x]) => `${lit(field)}: ${x}`).join(', ')} };`);
+  return v;
 }
