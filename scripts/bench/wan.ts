@@ -344,6 +344,8 @@ async function main(): Promise<void> {
     failed = true;
     say(`wan bench failed: ${e instanceof Error ? e.message : String(e)}`);
   } finally {
+    // Profiled members (MEMBER_NODE_ARGS=--cpu-prof ...) write their profile only when they exit by themselves.
+    if (process.env.MEMBER_NODE_ARGS !== undefined) await Promise.all(members.map((m) => m.stop('SIGTERM', 30_000).catch(() => null)));
     await killAll(members);
   }
   process.exitCode = failed ? 1 : 0;

@@ -67,7 +67,8 @@ export function encodeMapMerge(batch: MapMergeBatch): Buffer {
 }
 
 export function decodeMapMerge(payload: Uint8Array): MapMergeBatch {
-  const raw = decodeWith(MAP_MERGE_SCHEMA, payload, 'map merge');
+  // The payload is an operation's value, a buffer of its own: entries are views into it (the store copies what it keeps).
+  const raw = decodeWith(MAP_MERGE_SCHEMA, payload, 'map merge', { views: true });
   const policy = mergePolicyOfCode(raw.policy);
   if (policy === null) throw malformed(`unknown merge policy code ${raw.policy}`);
   checkCount(raw.entries.length);
@@ -83,7 +84,7 @@ export function encodeMergedRecords(records: readonly MergedRecord[]): Buffer {
 }
 
 export function decodeMergedRecords(payload: Uint8Array): readonly MergedRecord[] {
-  const raw = decodeWith(MAP_MERGE_BACKUP_SCHEMA, payload, 'map merge backup');
+  const raw = decodeWith(MAP_MERGE_BACKUP_SCHEMA, payload, 'map merge backup', { views: true });
   checkCount(raw.records.length);
   for (const r of raw.records) checkTimes(r);
   return raw.records;

@@ -251,6 +251,16 @@ export class ByteReader {
     return out;
   }
 
+  /** The next length-prefixed byte array as a view into the buffer (no copy: it keeps the buffer alive). */
+  view(maxBytes: number, what = 'byte array'): Buffer {
+    const n = this.count(maxBytes, what);
+    this.need(n, what);
+    const b = this.buf;
+    const out = Buffer.from(b.buffer, b.byteOffset + this.pos, n);
+    this.pos += n;
+    return out;
+  }
+
   /** Asserts that every byte was consumed: trailing bytes mean the two sides disagree on a layout. */
   expectEnd(what = 'message'): void {
     if (this.pos !== this.stop) this.fail(`${what} has ${this.stop - this.pos} unexpected trailing bytes`);

@@ -3,7 +3,7 @@
 // truncated, extended and corrupted payloads and for values that do not fit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeWith, encodeWith, STRING_BYTES_MAX, type Schema } from '../../src/cluster/protocol/schema-codec.js';
+import { decodeWith, encodedSizeBound, encodeWith, STRING_BYTES_MAX, type Schema } from '../../src/cluster/protocol/schema-codec.js';
 import { ByteReader, ByteWriter } from '../../src/util/bytes.js';
 import { SeededRandom } from '../../src/util/prng.js';
 
@@ -134,7 +134,9 @@ test('compiled codec: same bytes, values and errors as a plain walk of the schem
     const expected = Buffer.from(w.finish());
     const got = encodeWith(schema, value as never, 16);
     assert.deepEqual(got, expected, `round ${round}: encoding of ${JSON.stringify(schema)}`);
+    assert.ok(encodedSizeBound(schema, value as never) >= got.length, `round ${round}: the size bound is below the ${got.length} bytes written`);
     assert.deepEqual(decodeWith(schema, got, 'm'), value, `round ${round}: decoding`);
+    assert.deepEqual(decodeWith(schema, got, 'm', { views: true }), value, `round ${round}: decoding into views`);
     // Truncated, extended and corrupted payloads fail (or succeed) the same way.
     const variants: Uint8Array[] = [expected.subarray(0, rnd.nextInt(expected.length + 1)), Buffer.concat([expected, Buffer.from([rnd.nextInt(256)])])];
     if (expected.length > 0) {
@@ -142,7 +144,11 @@ test('compiled codec: same bytes, values and errors as a plain walk of the schem
       flipped[rnd.nextInt(flipped.length)] = rnd.nextInt(256);
       variants.push(flipped);
     }
-    for (const v of variants) assert.deepEqual(outcome(() => decodeWith(schema, v, 'm')), outcome(() => refDecode(schema, v, 'm')), `round ${round}: a bad payload`);
+    for (const v of variants) {
+      const expectedOutcome = outcome(() => refDecode(schema, v, 'm'));
+      assert.deepEqual(outcome(() => decodeWith(schema, v, 'm')), expectedOutcome, `round ${round}: a bad payload`);
+      assert.deepEqual(outcome(() => decodeWith(schema, v, 'm', { views: true })), expectedOutcome, `round ${round}: a bad payload, views`);
+    }
   }
 });
 
@@ -168,4 +174,14 @@ test('decoder errors name the field with the caller’s prefix', () => {
   bad[4] = 0xff; // not UTF-8
   assert.throws(() => decodeWith(schema, bad, 'other'), /other\.name is not valid UTF-8/);
   assert.throws(() => decodeWith(schema, Buffer.concat([bytes, Buffer.from([0])]), 'probe'), /probe has 1 unexpected trailing bytes/);
+});
+
+test('decoding into views shares the payload; the default decodes copies', () => {
+  const schema = { k: 'bytes' } as const;
+  const payload = Buffer.from(encodeWith(schema, { k: Buffer.from('abc') }));
+  const copy = decodeWith(schema, payload, 'm').k;
+  const view = decodeWith(schema, payload, 'm', { views: true }).k;
+  payload[4] = 0x78;
+  assert.equal(Buffer.from(copy).toString(), 'abc');
+  assert.equal(Buffer.from(view).toString(), 'xbc');
 });

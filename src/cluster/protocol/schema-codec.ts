@@ -47,32 +47,51 @@ export type TypeOf<S> = S extends 'u8' | 'u16' | 'u32' | 'i32' | 'u53' | 'f64'
 type Encoder = (w: ByteWriter, value: unknown) => void;
 type Decoder = (r: ByteReader) => unknown;
 
-const encoders = new Map<Schema, Encoder>();
+type Sizer = (value: unknown) => number;
+
+const encoders = new Map<Schema, { readonly encode: Encoder; readonly size: Sizer }>();
 /** Per schema, per `what` (the name errors start with). */
 const decoders = new Map<Schema, Map<string, Decoder>>();
+const viewDecoders = new Map<Schema, Map<string, Decoder>>();
 /** Distinct `what` names cached per schema; beyond it a decoder is compiled per call (still correct). */
 const WHATS_CACHED_MAX = 64;
 
+/** `initialBytes` is a floor: the writer starts at an upper bound of the encoded size, so it never grows. */
 export function encodeWith<S extends Schema>(schema: S, value: TypeOf<S>, initialBytes = 128): Buffer {
-  let enc = encoders.get(schema);
-  if (enc === undefined) encoders.set(schema, (enc = compileEncoder(schema)));
-  const w = new ByteWriter(initialBytes);
-  enc(w, value);
+  let c = encoders.get(schema);
+  if (c === undefined) encoders.set(schema, (c = { encode: compileEncoder(schema), size: compileSizer(schema) }));
+  const w = new ByteWriter(Math.max(initialBytes, c.size(value)));
+  c.encode(w, value);
   return w.finish();
 }
 
-export function decodeWith<S extends Schema>(schema: S, payload: Uint8Array, what: string): TypeOf<S> {
-  let byWhat = decoders.get(schema);
-  if (byWhat === undefined) decoders.set(schema, (byWhat = new Map()));
+export interface DecodeOptions {
+  /**
+   * Decoded 'bytes' are views into `payload` instead of copies. Only for a payload the caller owns
+   * and never reuses (a copy already, e.g. an operation's value): a view keeps the whole payload alive.
+   */
+  readonly views?: boolean;
+}
+
+export function decodeWith<S extends Schema>(schema: S, payload: Uint8Array, what: string, options: DecodeOptions = {}): TypeOf<S> {
+  const views = options.views === true;
+  const cache = views ? viewDecoders : decoders;
+  let byWhat = cache.get(schema);
+  if (byWhat === undefined) cache.set(schema, (byWhat = new Map()));
   let dec = byWhat.get(what);
   if (dec === undefined) {
-    dec = compileDecoder(schema, what);
+    dec = compileDecoder(schema, what, views);
     if (byWhat.size < WHATS_CACHED_MAX) byWhat.set(what, dec);
   }
   const r = new ByteReader(payload);
   const value = dec(r);
   r.expectEnd(what);
   return value as TypeOf<S>;
+}
+
+/** An upper bound of the bytes `encodeWith` writes for this value (for tests). */
+export function encodedSizeBound<S extends Schema>(schema: S, value: TypeOf<S>): number {
+  return compileSizer(schema)(value);
 }
 
 /** Source being generated: statements, fresh local names, and a quoted-literal helper. */
@@ -154,15 +173,81 @@ function emitWrite(src: Source, schema: Schema, x: string, path: string): void {
   }
 }
 
-function compileDecoder(schema: Schema, what: string): Decoder {
+/** Bytes a value of this schema takes, fixed whatever the value; null when it varies. */
+function fixedSize(schema: Schema): number | null {
+  if (typeof schema === 'string') {
+    const sizes: Partial<Record<Scalar, number>> = { u8: 1, bool: 1, u16: 2, u32: 4, i32: 4, u53: 8, f64: 8 };
+    return sizes[schema] ?? null;
+  }
+  if (Array.isArray(schema)) return null;
+  let n = 0;
+  for (const field of Object.keys(schema)) {
+    const f = fixedSize((schema as Record<string, Schema>)[field] as Schema);
+    if (f === null) return null;
+    n += f;
+  }
+  return n;
+}
+
+/**
+ * An upper bound of the encoded size (a UTF-16 unit is at most 3 UTF-8 bytes). It reads the value
+ * defensively: a value of the wrong type counts 0 here and is refused by the encoder.
+ */
+function compileSizer(schema: Schema): Sizer {
   const src = new Source();
-  const v = emitRead(src, schema, what);
+  const total = src.local();
+  src.lines.push(`let ${total} = 0;`);
+  emitSize(src, schema, 'value', total);
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
+  return new Function(`return function size(value) {\n${src.lines.join('\n')}\nreturn ${total};\n};`)() as Sizer;
+}
+
+function emitSize(src: Source, schema: Schema, x: string, total: string): void {
+  const L = src.lines;
+  const fixed = fixedSize(schema);
+  if (fixed !== null) {
+    L.push(`${total} += ${fixed};`);
+    return;
+  }
+  if (typeof schema === 'string') {
+    if (schema === 'str') L.push(`${total} += 4 + (typeof ${x} === 'string' ? ${x}.length * 3 : 0);`);
+    else if (schema === 'strOrNull') L.push(`${total} += 5 + (typeof ${x} === 'string' ? ${x}.length * 3 : 0);`);
+    else L.push(`${total} += 4 + (${x} instanceof Uint8Array ? ${x}.length : 0);`);
+    return;
+  }
+  if (Array.isArray(schema)) {
+    L.push(`${total} += 4;`);
+    const itemFixed = fixedSize(schema[0] as Schema);
+    if (itemFixed !== null) {
+      L.push(`if (Array.isArray(${x})) ${total} += ${x}.length * ${itemFixed};`);
+      return;
+    }
+    const i = src.local();
+    const item = src.local();
+    L.push(`if (Array.isArray(${x})) for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {`);
+    L.push(`const ${item} = ${x}[${i}];`);
+    emitSize(src, schema[0] as Schema, item, total);
+    L.push('}');
+    return;
+  }
+  L.push(`if (typeof ${x} === 'object' && ${x} !== null) {`);
+  for (const field of Object.keys(schema)) {
+    const f = src.local();
+    L.push(`const ${f} = ${x}[${lit(field)}];`);
+    emitSize(src, (schema as Record<string, Schema>)[field] as Schema, f, total);
+  }
+  L.push('}');
+}
+
+function compileDecoder(schema: Schema, what: string, views: boolean): Decoder {
+  const src = new Source();
+  const v = emitRead(src, schema, what, views);
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
   return new Function('STRING_BYTES_MAX', 'BYTES_MAX', `return function decode(r) {\n${src.lines.join('\n')}\nreturn ${v};\n};`)(STRING_BYTES_MAX, BYTES_MAX) as Decoder;
 }
 
 /** Emits the statements that read `schema`; returns the local holding the value. */
-function emitRead(src: Source, schema: Schema, path: string): string {
+function emitRead(src: Source, schema: Schema, path: string, views: boolean): string {
   const L = src.lines;
   const v = src.local();
   if (typeof schema === 'string') {
@@ -185,7 +270,7 @@ function emitRead(src: Source, schema: Schema, path: string): string {
         L.push(`const ${v} = r.bool() ? r.string(STRING_BYTES_MAX, ${lit(path)}) : null;`);
         break;
       case 'bytes':
-        L.push(`const ${v} = r.bytes(BYTES_MAX, ${lit(path)});`);
+        L.push(`const ${v} = r.${views ? 'view' : 'bytes'}(BYTES_MAX, ${lit(path)});`);
         break;
     }
     return v;
@@ -197,12 +282,12 @@ function emitRead(src: Source, schema: Schema, path: string): string {
     L.push(`const ${n} = r.count(r.remaining, ${lit(`${path} item count`)});`);
     L.push(`const ${v} = new Array(${n});`);
     L.push(`for (let ${i} = 0; ${i} < ${n}; ${i}++) {`);
-    const item = emitRead(src, schema[0] as Schema, path);
+    const item = emitRead(src, schema[0] as Schema, path, views);
     L.push(`${v}[${i}] = ${item};`);
     L.push('}');
     return v;
   }
-  const fields = Object.keys(schema).map((field) => [field, emitRead(src, (schema as Record<string, Schema>)[field] as Schema, `${path}.${field}`)] as const);
+  const fields = Object.keys(schema).map((field) => [field, emitRead(src, (schema as Record<string, Schema>)[field] as Schema, `${path}.${field}`, views)] as const);
   L.push(`const ${v} = { ${fields.map(([field, x]) => `${lit(field)}: ${x}`).join(', ')} };`);
   return v;
 }
