@@ -180,7 +180,11 @@ export const MESSAGE_SCHEMAS = {
     ackOnReceipt: 'bool',
     events: [WAN_EVENT],
   },
-  wanBatchAck: { ok: 'bool', message: 'str' },
+  /**
+   * `owners`: the batch's partitions that the answering member does not own, with their owner in its
+   * cluster, so the publisher sends them to that member next time (no forwarding on the target).
+   */
+  wanBatchAck: { ok: 'bool', message: 'str', owners: [{ partitionId: 'u32', uuid: 'str' }] },
   /** A partition owner → its backups: events up to these versions reached the target; drop them. */
   wanAcked: { publisher: 'str', partitionIds: ['u32'], versions: ['u53'] },
   /**

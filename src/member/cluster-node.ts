@@ -287,6 +287,7 @@ export class ClusterNode implements TransportHandler {
       clusterId: () => this.membership.id,
       joined: () => this.membership.joined,
       isOwner: (p) => this.membership.joined && this.partitions.table.owner(p) === o.uuid,
+      ownerOf: (p) => (this.membership.joined ? this.partitions.table.owner(p) : null),
       backupsOf: (p) => (this.partitions.table.replicas[p] ?? []).filter((u): u is string => u !== null && u !== o.uuid),
       memberUuids: () => (this.membership.joined ? this.membership.list.map((m) => m.uuid) : [o.uuid]),
       sendTo: (u, m) => this.sendTo(u, m),

@@ -7,9 +7,12 @@
 //   of its partitions' queues, from its head: a retry starts again at the head (its prefix may be
 //   shorter or longer), so a partition's events are sent in queue order whatever fails, and the
 //   target's ordering guard (replica-store.ts wanGuard) skips what it applied already.
-// - A partition always goes to the same endpoint while that endpoint is healthy (its index among
-//   the healthy endpoints); a failed endpoint is skipped until its backoff (100 ms doubling, capped
-//   at 5 s) has passed.
+// - A partition goes to the endpoint of its owner in the target cluster when the target told us
+//   (wanBatchAck `owners`, and the endpoint that acknowledged it otherwise) and that endpoint is
+//   healthy, else to the endpoint at its index among the healthy ones; so the target applies it
+//   without forwarding. A failed endpoint is skipped until its backoff (100 ms doubling, capped at
+//   5 s) has passed. Moving a partition between endpoints keeps its order: one batch in flight per
+//   partition, and the target's ordering guard.
 // - Only partitions this member owns are sent from; the queues of the others are backup queues.
 // - Nothing is sent while PAUSED or STOPPED; nothing is queued while STOPPED.
 import type { WanBatchPublisherConfig } from '../config/types.js';
@@ -83,6 +86,8 @@ export class WanPublisher {
   readonly counters: PublisherCounters = { sent: 0, acked: 0, dropped: 0, resent: 0, cleared: 0 };
   private readonly endpoints: Endpoint[];
   private readonly batches = new Map<number, Batch>();
+  /** Per partition, the member uuid owning it in the target cluster, as last reported (undefined: unknown). */
+  private readonly ownerHint: (string | undefined)[];
   private readonly busy = new Set<number>();
   private lastSendMs = -Infinity;
   private timer: TimerHandle | null = null;
@@ -101,6 +106,7 @@ export class WanPublisher {
     this.key = `${replication}/${config.publisherId}`;
     this.state = config.initialPublisherState;
     this.queues = new Array<PartitionEventQueue | undefined>(host.partitionCount);
+    this.ownerHint = new Array<string | undefined>(host.partitionCount);
     this.endpoints = config.targetEndpoints.map((address) => ({ address, peerUuid: null, failures: 0, retryAtMs: 0, inFlight: 0 }));
   }
 
@@ -265,7 +271,7 @@ export class WanPublisher {
       if (q === undefined || q.isEmpty || !this.host.isOwner(p)) continue;
       pendingOwned = true;
       if (this.busy.has(p)) continue;
-      const ep = healthy.length > 0 ? (healthy[p % healthy.length] as Endpoint) : null;
+      const ep = this.endpointFor(p, healthy);
       if (ep === null) continue;
       let list = byEndpoint.get(ep);
       if (list === undefined) byEndpoint.set(ep, (list = []));
@@ -321,6 +327,14 @@ export class WanPublisher {
     }
   }
 
+  /** The healthy endpoint a partition goes to (see the header), or null when none is healthy. */
+  private endpointFor(partitionId: number, healthy: readonly Endpoint[]): Endpoint | null {
+    if (healthy.length === 0) return null;
+    const owner = this.ownerHint[partitionId];
+    if (owner !== undefined) for (const e of healthy) if (e.peerUuid === owner) return e;
+    return healthy[partitionId % healthy.length] as Endpoint;
+  }
+
   private send(ep: Endpoint, parts: Batch['parts'][number][], events: WanEventWire[]): void {
     const callId = this.host.nextCallId();
     const batch: Batch = { callId, endpoint: ep, parts, events: events.length, timer: null };
@@ -356,6 +370,9 @@ export class WanPublisher {
     b.endpoint.failures = 0;
     b.endpoint.retryAtMs = 0;
     this.counters.acked += b.events;
+    // Where the target says these partitions live (the answering member owns those it does not list).
+    for (const part of b.parts) this.ownerHint[part.partitionId] = from.uuid;
+    for (const o of m.body.owners) if (o.partitionId < this.ownerHint.length) this.ownerHint[o.partitionId] = o.uuid;
     for (const part of b.parts) {
       const q = this.queues[part.partitionId];
       if (q === undefined) continue;
@@ -425,8 +442,7 @@ export class WanPublisher {
    */
   request(partitionId: number, body: MessageOf<'wanMerkleRequest'>['body']): Promise<MessageOf<'wanMerkleAnswer'> | null> {
     const now = this.host.clock.monotonicMs();
-    const healthy = this.endpoints.filter((e) => e.retryAtMs <= now);
-    const ep = healthy.length > 0 ? (healthy[partitionId % healthy.length] as Endpoint) : null;
+    const ep = this.endpointFor(partitionId, this.endpoints.filter((e) => e.retryAtMs <= now));
     if (ep === null || this.stopped) return Promise.resolve(null);
     const callId = this.host.nextCallId();
     return new Promise((resolve) => {

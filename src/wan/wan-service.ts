@@ -60,6 +60,8 @@ export interface WanHost {
   clusterId(): string;
   joined(): boolean;
   isOwner(partitionId: number): boolean;
+  /** The member owning a partition in this cluster (uuid), or null when unknown. */
+  ownerOf(partitionId: number): string | null;
   /** Backup replicas of a partition (member uuids, this member excluded). */
   backupsOf(partitionId: number): string[];
   /** Every member of the cluster, this one included. */
@@ -147,6 +149,13 @@ export class WanService implements PartitionSidecar {
   private readonly target: WanTarget;
   readonly records: SyncRecords;
   private readonly pendingAcks = new Map<string, Map<number, number>>();
+  /**
+   * Per publisher key, per partition: the highest version this member (as owner) told backups was
+   * acknowledged. Sent again to the current backups every STALL_CHECK_MS: a backup that received the
+   * partition's queue (migration, resync) after the prune went out would otherwise keep those events
+   * until the partition's next acknowledgement.
+   */
+  private readonly ackedTo = new Map<string, number[]>();
   private readonly pendingReports = new Map<string, PendingReport>();
   private flushTimer: TimerHandle | null = null;
   private stallTimer: TimerHandle | null = null;
@@ -452,10 +461,26 @@ export class WanService implements PartitionSidecar {
       reply: (ok, text) => {
         if (replied) return;
         replied = true;
-        this.replyTo(from, message('wanBatchAck', { ok, message: text.slice(0, 1000) }, m.callId));
+        this.replyTo(from, message('wanBatchAck', { ok, message: text.slice(0, 1000), owners: this.ownersElsewhere(m.body.events) }, m.callId));
       },
       log: this.o.log,
     });
+  }
+
+  /** The partitions of a batch that another member of this cluster owns, with that owner. */
+  private ownersElsewhere(events: readonly WanEventWire[]): { partitionId: number; uuid: string }[] {
+    const out: { partitionId: number; uuid: string }[] = [];
+    let last = -1;
+    const seen = new Set<number>();
+    for (const e of events) {
+      const pid = e.partitionId;
+      if (pid === last || pid >= this.partitionCount || seen.has(pid)) continue;
+      last = pid;
+      seen.add(pid);
+      const owner = this.h.ownerOf(pid);
+      if (owner !== null && owner !== this.selfId) out.push({ partitionId: pid, uuid: owner });
+    }
+    return out;
   }
 
   /** Target side of a consistency check or delta sync: reads the Merkle data on the partition's owner here. */
@@ -488,6 +513,9 @@ export class WanService implements PartitionSidecar {
   }
 
   private noteAcked(publisherKey: string, partitionId: number, version: number): void {
+    let acked = this.ackedTo.get(publisherKey);
+    if (acked === undefined) this.ackedTo.set(publisherKey, (acked = new Array<number>(this.partitionCount).fill(0)));
+    if (version > (acked[partitionId] ?? 0)) acked[partitionId] = version;
     let m = this.pendingAcks.get(publisherKey);
     if (m === undefined) this.pendingAcks.set(publisherKey, (m = new Map()));
     m.set(partitionId, Math.max(version, m.get(partitionId) ?? 0));
@@ -821,6 +849,24 @@ export class WanService implements PartitionSidecar {
     };
   }
 
+  /** Every STALL_CHECK_MS: the acknowledged points of owned partitions go to their backups again (see ackedTo). */
+  private refreshAcks(): void {
+    for (const [key, acked] of this.ackedTo) {
+      if (!this.publishers.has(key)) continue;
+      let m: Map<number, number> | undefined;
+      for (let pid = 0; pid < acked.length; pid++) {
+        const v = acked[pid] as number;
+        if (v === 0 || !this.h.isOwner(pid)) continue;
+        if (m === undefined) {
+          m = this.pendingAcks.get(key);
+          if (m === undefined) this.pendingAcks.set(key, (m = new Map()));
+        }
+        m.set(pid, Math.max(v, m.get(pid) ?? 0));
+      }
+    }
+    if (this.pendingAcks.size > 0) this.scheduleFlush();
+  }
+
   /** Every STALL_CHECK_MS: records running or ended lately go to every other member, so a lost report heals. */
   private gossip(): void {
     const recent = this.records.recent(GOSSIP_AFTER_END_MS);
@@ -836,6 +882,7 @@ export class WanService implements PartitionSidecar {
     if (this.stopped) return;
     for (const r of this.records.checkStalls()) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${r.failure}`);
     this.gossip();
+    this.refreshAcks();
     this.stallTimer = this.o.timers.setTimeout(() => this.checkStalls(), STALL_CHECK_MS);
   }
 

@@ -888,7 +888,10 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
       link.sendMessage(batch(11, [event('peer-good')]));
       const good = await link.answerTo(11);
       assert.equal(good.kind, 'wanBatchAck');
-      assert.deepEqual(good.body, { ok: true, message: '' });
+      const goodBody = good.body as { ok: boolean; message: string; owners: { partitionId: number; uuid: string }[] };
+      assert.deepEqual({ ok: goodBody.ok, message: goodBody.message }, { ok: true, message: '' });
+      // The answering member names the owner of the event's partition when that is another member.
+      assert.ok(goodBody.owners.length <= 1 && goodBody.owners.every((o) => o.partitionId === event('peer-good').partitionId && o.uuid.length > 0));
       assert.equal((await getEntry(bPorts[1]!, 'orders', 'peer-good')).value, 'value of peer-good');
 
       link.sendMessage(batch(12, [event('peer-bad-partition', { partitionId: DEFAULT_PARTITION_COUNT + 5 })]));

@@ -830,7 +830,17 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
     });
   const figures = (): string =>
     liveA()
-      .map((m) => `${m.address} ${JSON.stringify(m.node.wan.figures()[`${REPLICATION}/${PUBLISHER}`])} inFlight=${m.node.wan.publisher(REPLICATION, PUBLISHER).inFlight}`)
+      .map((m) => {
+        const pub = m.node.wan.publisher(REPLICATION, PUBLISHER);
+        // Where events are left: partition, owner here or backup, and the versions queued.
+        const left: string[] = [];
+        pub.queues.forEach((q, pid) => {
+          if (q === undefined || q.eventCount === 0) return;
+          const owner = m.node.partitions.table.owner(pid) === m.node.uuid;
+          left.push(`p${pid}${owner ? ' owned' : ' backup'} v${q.writeEvents().map((e) => e.version).join(',')}`);
+        });
+        return `${m.address} ${JSON.stringify(m.node.wan.figures()[`${REPLICATION}/${PUBLISHER}`])} inFlight=${pub.inFlight}${left.length > 0 ? ` left: ${left.slice(0, 5).join('; ')}` : ''}`;
+      })
       .join('; ');
   if (!(await runUntil(drained, world.timeMs + 60_000))) fail(`the WAN queues did not drain within 60 s of the heal: ${figures()}`);
   // A sync started during the faults ends, FINISHED or FAILED (a stalled one fails after STALL_MS).
