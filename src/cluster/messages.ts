@@ -306,10 +306,14 @@ export function encodeBody(message: Message): Buffer {
 }
 
 /** Decodes a frame's payload; an unknown type or a malformed body is ERR_PROTOCOL_MALFORMED. */
+const VIEWS = { views: true } as const;
+
 export function decodeMessage(type: number, callId: number, payload: Uint8Array): Message {
   const kind = messageKindOf(type);
   if (kind === null) throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown message type ${type}`);
-  const body = decodeWith(MESSAGE_SCHEMAS[kind] as Schema, payload, kind);
+  // A WAN batch's keys and values are views into the frame (a buffer of its own, never reused): the
+  // target copies what it keeps (merge calls, the store), so they are not copied once per event here.
+  const body = decodeWith(MESSAGE_SCHEMAS[kind] as Schema, payload, kind, kind === 'wanBatch' ? VIEWS : undefined);
   return { kind, callId, body } as Message;
 }
 

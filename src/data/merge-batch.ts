@@ -62,11 +62,30 @@ export function mergingEntryBytes(e: { readonly key: Uint8Array; readonly value:
   return 57 + e.key.length + e.value.length + (e.contentType === null ? 0 : 4 + Buffer.byteLength(e.contentType));
 }
 
-export function encodeMapMerge(batch: MapMergeBatch): Buffer {
-  return encodeWith(MAP_MERGE_SCHEMA, { policy: MERGE_POLICY_CODES[batch.policy], entries: batch.entries }, 256);
+/**
+ * An encoded merge can remember the batch it was encoded from (`remember`, for WAN apply calls): a
+ * call that runs on this member (its owner is local) gets the batch back without decoding its own
+ * bytes. Only encodeMapMerge's output is registered, those bytes are never changed, and the batch
+ * passed the decoder's checks when it was encoded, so the two always agree. The caller must not
+ * change the batch afterwards, and its entries should carry only MergingEntry's fields.
+ */
+const encodedFrom = new WeakMap<Uint8Array, MapMergeBatch>();
+
+export function encodeMapMerge(batch: MapMergeBatch, remember = false): Buffer {
+  // What would not decode is not encoded: a local call skips the decoder's checks (encodedFrom).
+  checkCount(batch.entries.length);
+  for (const e of batch.entries) {
+    checkTimes(e);
+    if (e.expirationTimeMs === -Infinity || Number.isNaN(e.expirationTimeMs)) throw malformed('an expiration time is -Infinity');
+  }
+  const bytes = encodeWith(MAP_MERGE_SCHEMA, { policy: MERGE_POLICY_CODES[batch.policy], entries: batch.entries }, 256);
+  if (remember) encodedFrom.set(bytes, batch);
+  return bytes;
 }
 
 export function decodeMapMerge(payload: Uint8Array): MapMergeBatch {
+  const known = encodedFrom.get(payload);
+  if (known !== undefined) return known;
   // The payload is an operation's value, a buffer of its own: entries are views into it (the store copies what it keeps).
   const raw = decodeWith(MAP_MERGE_SCHEMA, payload, 'map merge', { views: true });
   const policy = mergePolicyOfCode(raw.policy);

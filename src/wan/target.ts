@@ -120,7 +120,7 @@ export class WanTarget {
     let run: { map: string; policy: MergePolicyName; origin: string; entries: MergingEntry[]; bytes: number; version: number; sync: boolean } | null = null;
     const flush = (): void => {
       if (run === null) return;
-      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: encodeMapMerge({ policy: run.policy, entries: run.entries }), contentType: wanGuard(run.sync, run.version, source), timeoutMs: 0 };
+      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: encodeMapMerge({ policy: run.policy, entries: run.entries }, true), contentType: wanGuard(run.sync, run.version, source), timeoutMs: 0 };
       steps.push({ partitionId, op, version: run.version, sync: run.sync, events: run.entries.length });
       run = null;
     };

@@ -204,3 +204,16 @@ test('payload codecs: round trip, at most MERGE_BATCH_ENTRIES_MAX entries, finit
   }
   malformed(() => decodeMergedRecords(encodeMergedRecords([{ ...records[0]!, updateTimeMs: Infinity }])));
 });
+
+test('a merge encoded with remember decodes to its own batch on this member; a copy of its bytes decodes the same entries', () => {
+  const entries = [merging('a', '1', { hits: 4 }), merging('b', '2')];
+  const bytes = encodeMapMerge({ policy: 'PassThroughMergePolicy', entries }, true);
+  assert.equal(decodeMapMerge(bytes).entries, entries, 'the remembered batch, not a decoding');
+  const copied = decodeMapMerge(Buffer.from(bytes));
+  assert.notEqual(copied.entries, entries);
+  assert.deepEqual(copied.entries.map((e) => ({ ...e, key: Buffer.from(e.key), value: Buffer.from(e.value) })), entries);
+  // Without remember, the bytes are decoded.
+  assert.notEqual(decodeMapMerge(encodeMapMerge({ policy: 'PassThroughMergePolicy', entries })).entries, entries);
+  // A batch that would not decode is refused when encoded.
+  assert.throws(() => encodeMapMerge({ policy: 'PassThroughMergePolicy', entries: [merging('a', '1', { updateTimeMs: NaN })] }, true), (e: unknown) => e instanceof GridError && e.code === 'ERR_PROTOCOL_MALFORMED');
+});

@@ -61,17 +61,18 @@ test(`every kind round-trips random bodies (seed=${SEED})`, () => {
     const payload = Buffer.from(encoded);
     const got = decodeMessage(MESSAGE_TYPES[m.kind], m.callId, payload);
     assert.deepStrictEqual(canon(got), canon(m));
-    // Decoded byte arrays are Buffers and copies: wiping the payload leaves them intact.
+    // Decoded byte arrays are Buffers and copies: wiping the payload leaves them intact. A WAN batch's
+    // are views into the payload (messages.ts: the target copies what it keeps).
+    // The encoding is canonical: encoding the decoded message gives the same bytes.
+    assert.ok(encodeBody(got).equals(encoded));
     const arrays = byteArrays(got.body);
     for (const b of arrays) assert.ok(Buffer.isBuffer(b));
     const before = arrays.map((b) => Buffer.from(b).toString('hex'));
     payload.fill(0xee);
     assert.deepEqual(
       arrays.map((b) => Buffer.from(b).toString('hex')),
-      before,
+      m.kind === 'wanBatch' ? arrays.map((b) => 'ee'.repeat(b.length)) : before,
     );
-    // The encoding is canonical: encoding the decoded message gives the same bytes.
-    assert.ok(encodeBody(got).equals(encoded));
   });
 });
 
