@@ -140,6 +140,15 @@ export class ByteWriter {
   }
 }
 
+/** The last string a decoder field read (ByteReader.stringCached). */
+export interface StringSlot {
+  bytes: Uint8Array | null;
+  value: string;
+}
+
+/** Strings longer than this are not remembered (they rarely repeat, and comparing costs). */
+const STRING_SLOT_BYTES_MAX = 64;
+
 export class ByteReader {
   private pos: number;
 
@@ -240,6 +249,40 @@ export class ByteReader {
     } catch {
       return this.fail(`${what} is not valid UTF-8`);
     }
+  }
+
+  /**
+   * string(), remembering the last short string read through `slot`: when the next one has the same
+   * bytes (a map name, a content type repeated along a list), the same string comes back without a
+   * new allocation. The bytes are compared in full, so the result is always what string() returns.
+   */
+  stringCached(maxBytes: number, what: string, slot: StringSlot): string {
+    const lengthAt = this.pos;
+    const n = this.count(maxBytes, what);
+    this.need(n, what);
+    const b = this.buf;
+    const start = this.pos;
+    const last = slot.bytes;
+    if (last !== null && last.length === n) {
+      let same = true;
+      for (let i = 0; i < n; i++) {
+        if (last[i] !== b[start + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        this.pos = start + n;
+        return slot.value;
+      }
+    }
+    this.pos = lengthAt;
+    const value = this.string(maxBytes, what);
+    if (n <= STRING_SLOT_BYTES_MAX) {
+      slot.bytes = Buffer.from(b.subarray(start, start + n));
+      slot.value = value;
+    }
+    return value;
   }
 
   /** A copy of the next length-prefixed byte array (a copy, so the frame can be released). */

@@ -85,6 +85,16 @@ export class PartitionEventQueue {
     this.items.push({ type: 'sync', seq: this.nextSeq++, queuedAtMs: nowMs, syncId, entries, done: 0 });
   }
 
+  /** Sync entries queued here and not yet acknowledged (every segment's remainder). */
+  syncEntriesLeft(): number {
+    let n = 0;
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i] as QueueItem;
+      if (item.type === 'sync') n += item.entries.length - item.done;
+    }
+    return n;
+  }
+
   /** Up to `max` events from the head (segments expanded), without removing them. */
   take(max: number): TakenEvents {
     const events: WanEventWire[] = [];

@@ -136,6 +136,13 @@ export class WanPublisher {
     return n;
   }
 
+  /** Sync entries waiting in this member's queues (owned or not), not yet acknowledged. */
+  syncEntriesLeft(): number {
+    let n = 0;
+    for (const q of this.queues) if (q !== undefined) n += q.syncEntriesLeft();
+    return n;
+  }
+
   backupQueued(): number {
     let n = 0;
     for (let p = 0; p < this.queues.length; p++) {

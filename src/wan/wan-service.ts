@@ -121,6 +121,12 @@ interface PendingReport {
   entriesToSync: number;
 }
 
+/** Entries a full sync takes from this member's partitions per turn of the event loop (snapshotPartitions). */
+const SYNC_SLICE_ENTRIES = 20_000;
+/** A full sync takes no more slices while this many of its publisher's sync entries wait here unacknowledged. */
+const SYNC_AHEAD_ENTRIES = 60_000;
+const SYNC_AHEAD_RECHECK_MS = 10;
+
 /** Partitions one member compares with the target at once (consistency checks, delta syncs). */
 const COMPARE_CONCURRENCY = 16;
 
@@ -690,20 +696,50 @@ export class WanService implements PartitionSidecar {
       void this.runCompare(r.id, p, maps, owned, r.kind === 'check' ? 'check' : 'delta');
       return;
     }
-    // Full sync: each owned partition's entries of those maps, taken now, in the partition's queue.
+    this.snapshotPartitions(r.id, p, maps, [...owned], 0);
+  }
+
+  /**
+   * Full sync: each owned partition's entries of the maps, taken partition by partition (each in one
+   * step, at one version) into the partition's queue. About SYNC_SLICE_ENTRIES entries are taken per
+   * turn of the event loop and the publisher sends after each slice, so the target starts applying
+   * while the rest is taken, and this member keeps serving meanwhile; taking waits while more than
+   * SYNC_AHEAD_ENTRIES entries are waiting to be acknowledged. A partition that moved away
+   * before its turn is released to its new owner; a sync that ended stops here.
+   */
+  private snapshotPartitions(syncId: string, p: WanPublisher, maps: readonly string[], owned: readonly number[], from: number): void {
+    const h = this.h;
+    // Taking runs ahead of sending by at most SYNC_AHEAD_ENTRIES: the snapshot of a large map is
+    // never all in memory at once.
+    if (!this.stopped && p.syncEntriesLeft() > SYNC_AHEAD_ENTRIES) {
+      const record = this.records.get(syncId);
+      if (record !== undefined && !ended(record)) this.o.timers.setTimeout(() => this.snapshotPartitions(syncId, p, maps, owned, from), SYNC_AHEAD_RECHECK_MS);
+      return;
+    }
     const nowWall = this.o.clock.nowMs();
     const nowMono = this.o.clock.monotonicMs();
-    for (const pid of owned) {
+    let taken = 0;
+    let i = from;
+    for (; i < owned.length && taken < SYNC_SLICE_ENTRIES; i++) {
+      const record = this.records.get(syncId);
+      if (this.stopped || record === undefined || ended(record)) return;
+      const pid = owned[i] as number;
+      if (!h.isOwner(pid)) {
+        this.reportReleased(syncId, pid);
+        continue;
+      }
       const version = h.store.version(pid);
       const entries: WanEventWire[] = [];
       for (const name of maps) {
         const policy = this.policyFor(name, p);
         for (const e of h.store.maps.exportMapPartition(name, pid, nowWall)) entries.push(this.syncEvent(pid, version, name, e, policy));
       }
-      if (entries.length === 0) rep.done.add(pid);
-      else p.queue(pid).pushSync(r.id, entries, nowMono);
+      taken += entries.length;
+      if (entries.length === 0) this.reportDone(syncId, pid);
+      else p.queue(pid).pushSync(syncId, entries, nowMono);
     }
     p.schedule(0);
+    if (i < owned.length) this.o.timers.setTimeout(() => this.snapshotPartitions(syncId, p, maps, owned, i), 0);
   }
 
   private policyFor(mapName: string, p: WanPublisher): number {

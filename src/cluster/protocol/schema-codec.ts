@@ -98,8 +98,13 @@ export function encodedSizeBound<S extends Schema>(schema: S, value: TypeOf<S>):
 class Source {
   readonly lines: string[] = [];
   private n = 0;
+  /** String fields of a decoder: each remembers its last string (ByteReader.stringCached). */
+  slots = 0;
   local(): string {
     return `v${this.n++}`;
+  }
+  slot(): string {
+    return `slots[${this.slots++}]`;
   }
 }
 
@@ -243,7 +248,9 @@ function compileDecoder(schema: Schema, what: string, views: boolean): Decoder {
   const src = new Source();
   const v = emitRead(src, schema, what, views);
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
-  return new Function('STRING_BYTES_MAX', 'BYTES_MAX', `return function decode(r) {\n${src.lines.join('\n')}\nreturn ${v};\n};`)(STRING_BYTES_MAX, BYTES_MAX) as Decoder;
+  // One slot per string field, kept with this decoder (decoding is synchronous: no two runs overlap).
+  const slots = Array.from({ length: src.slots }, () => ({ bytes: null, value: '' }));
+  return new Function('STRING_BYTES_MAX', 'BYTES_MAX', 'slots', `return function decode(r) {\n${src.lines.join('\n')}\nreturn ${v};\n};`)(STRING_BYTES_MAX, BYTES_MAX, slots) as Decoder;
 }
 
 /** Emits the statements that read `schema`; returns the local holding the value. */
@@ -264,10 +271,10 @@ function emitRead(src: Source, schema: Schema, path: string, views: boolean): st
         L.push(`const ${v} = r.u64();`);
         break;
       case 'str':
-        L.push(`const ${v} = r.string(STRING_BYTES_MAX, ${lit(path)});`);
+        L.push(`const ${v} = r.stringCached(STRING_BYTES_MAX, ${lit(path)}, ${src.slot()});`);
         break;
       case 'strOrNull':
-        L.push(`const ${v} = r.bool() ? r.string(STRING_BYTES_MAX, ${lit(path)}) : null;`);
+        L.push(`const ${v} = r.bool() ? r.stringCached(STRING_BYTES_MAX, ${lit(path)}, ${src.slot()}) : null;`);
         break;
       case 'bytes':
         L.push(`const ${v} = r.${views ? 'view' : 'bytes'}(BYTES_MAX, ${lit(path)});`);
