@@ -25,6 +25,7 @@ export interface PublisherXml {
   readonly queueFullBehavior?: 'DISCARD_AFTER_MUTATION' | 'THROW_EXCEPTION' | 'THROW_EXCEPTION_ONLY_IF_REPLICATION_ACTIVE';
   readonly initialPublisherState?: 'REPLICATING' | 'PAUSED' | 'STOPPED';
   readonly consistencyCheckStrategy?: 'NONE' | 'MERKLE_TREES';
+  readonly acknowledgeType?: 'ACK_ON_RECEIPT' | 'ACK_ON_OPERATION_COMPLETE';
 }
 
 export interface WanMemberXmlOptions {
@@ -43,7 +44,7 @@ const opt = (tag: string, v: string | number | undefined): string => (v === unde
 function publisherXml(p: PublisherXml): string {
   return `<batch-publisher>
       <cluster-name>${p.clusterName}</cluster-name>${opt('publisher-id', p.publisherId)}
-      <target-endpoints>${p.endpoints.map((e) => `127.0.0.1:${e}`).join(',')}</target-endpoints>${opt('batch-size', p.batchSize)}${opt('batch-max-delay-millis', p.batchMaxDelayMillis)}${opt('response-timeout-millis', p.responseTimeoutMillis)}${opt('queue-capacity', p.queueCapacity)}${opt('queue-full-behavior', p.queueFullBehavior)}${opt('initial-publisher-state', p.initialPublisherState)}${p.consistencyCheckStrategy === undefined ? '' : `<sync><consistency-check-strategy>${p.consistencyCheckStrategy}</consistency-check-strategy></sync>`}
+      <target-endpoints>${p.endpoints.map((e) => `127.0.0.1:${e}`).join(',')}</target-endpoints>${opt('batch-size', p.batchSize)}${opt('batch-max-delay-millis', p.batchMaxDelayMillis)}${opt('response-timeout-millis', p.responseTimeoutMillis)}${opt('queue-capacity', p.queueCapacity)}${opt('queue-full-behavior', p.queueFullBehavior)}${opt('initial-publisher-state', p.initialPublisherState)}${opt('acknowledge-type', p.acknowledgeType)}${p.consistencyCheckStrategy === undefined ? '' : `<sync><consistency-check-strategy>${p.consistencyCheckStrategy}</consistency-check-strategy></sync>`}
     </batch-publisher>`;
 }
 

@@ -268,12 +268,13 @@ describe('WAN replication from a one-member cluster with several publishers to a
         ...(await startWanCluster({
           clusterName: 'a2',
           peers: [a2],
-          maps: { slow: 'r-slow', lossy: 'r-discard', second: 'r-second' },
+          maps: { slow: 'r-slow', lossy: 'r-discard', second: 'r-second', receipt: 'r-receipt' },
           replications: {
             // Every default, batch-max-delay-millis 1000 included.
             'r-slow': [{ clusterName: 'c', endpoints: [c2] }],
             'r-discard': [{ clusterName: 'c', endpoints: [c2], batchMaxDelayMillis: FAST_DELAY_MS, queueCapacity: 10, initialPublisherState: 'PAUSED' }],
             'r-second': [{ clusterName: 'c', endpoints: [c2], batchMaxDelayMillis: FAST_DELAY_MS }],
+            'r-receipt': [{ clusterName: 'c', endpoints: [c2], batchMaxDelayMillis: FAST_DELAY_MS, batchSize: 7, acknowledgeType: 'ACK_ON_RECEIPT' }],
           },
           properties: HEARTBEAT,
         })),
@@ -330,6 +331,30 @@ describe('WAN replication from a one-member cluster with several publishers to a
       const arrived: string[] = [];
       for (const k of keys) if ((await onC('lossy', k)) !== null) arrived.push(k);
       assert.deepEqual(arrived, keys.slice(0, 10), 'the first ten writes (queued) arrive, the dropped ones never do');
+    } catch (e) {
+      failed2 = true;
+      throw e;
+    }
+  });
+
+  test('ACK_ON_RECEIPT: batches are acknowledged on arrival, and every event is applied on the target', { timeout: 30_000 }, async (t) => {
+    try {
+      const keys = Array.from({ length: 40 }, (_, i) => `rc-${i}`);
+      for (const k of keys) assert.equal((await put(a2, 'receipt', k, `v-${k}`)).status, 200);
+      await until('every ACK_ON_RECEIPT write on the target', 15_000, async () => {
+        for (const k of keys) if ((await onC('receipt', k)) !== `v-${k}`) return null;
+        return true;
+      });
+      const f = (await figuresOf([a2], 'r-receipt/c'))[0]!;
+      t.diagnostic(JSON.stringify(f));
+      assert.equal(f.acked, keys.length);
+      assert.equal(f.queued, 0);
+      // Overwrites keep their order through acknowledgements on receipt (batches of 7, one in flight per partition).
+      for (let round = 0; round < 5; round++) for (const k of keys.slice(0, 5)) assert.equal((await put(a2, 'receipt', k, `r${round}-${k}`)).status, 200);
+      await until('the last overwrite of each key on the target', 15_000, async () => {
+        for (const k of keys.slice(0, 5)) if ((await onC('receipt', k)) !== `r4-${k}`) return null;
+        return true;
+      });
     } catch (e) {
       failed2 = true;
       throw e;
