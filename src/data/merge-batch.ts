@@ -83,6 +83,23 @@ export function encodeMapMerge(batch: MapMergeBatch, remember = false): Buffer {
   return bytes;
 }
 
+/**
+ * The value of a merge call that runs on this member's own partition: a zero-length stand-in that
+ * only this process's decoder maps back to `batch` (nothing is encoded). Checked like an encoding.
+ * Were the call to reach another member after all (ownership moved at that instant), it is
+ * malformed there and fails; the caller's retry encodes it (WAN: the batch is sent again).
+ */
+export function localMapMerge(batch: MapMergeBatch): Uint8Array {
+  checkCount(batch.entries.length);
+  for (const e of batch.entries) {
+    checkTimes(e);
+    if (e.expirationTimeMs === -Infinity || Number.isNaN(e.expirationTimeMs)) throw malformed('an expiration time is -Infinity');
+  }
+  const standIn = Buffer.alloc(0);
+  encodedFrom.set(standIn, batch);
+  return standIn;
+}
+
 export function decodeMapMerge(payload: Uint8Array): MapMergeBatch {
   const known = encodedFrom.get(payload);
   if (known !== undefined) return known;

@@ -17,13 +17,15 @@
 //   wan-replication-ref allows it and never back to their origin (wan-service.ts).
 import type { MessageOf, OpWire, WanEventWire } from '../cluster/messages.js';
 import { OP, wanGuard } from '../data/replica-store.js';
-import { encodeMapMerge, MERGE_BATCH_ENTRIES_MAX, type MergingEntry } from '../data/merge-batch.js';
+import { encodeMapMerge, localMapMerge, MERGE_BATCH_ENTRIES_MAX, type MapMergeBatch, type MergingEntry } from '../data/merge-batch.js';
 import { mergePolicyOfCode, type MergePolicyName } from '../data/merge-policy.js';
 import { expirationTimeMs, type ExpiryPolicy } from '../data/expiry.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
 import { partitionIdOfKey } from '../partition/partition-id.js';
+
+const EMPTY = Buffer.alloc(0);
 
 /** Bytes of one merge call the target sends to a key owner. */
 const MERGE_CALL_BYTES_MAX = 1024 * 1024;
@@ -33,6 +35,8 @@ export interface TargetHost {
   refusal(): string | null;
   expiryPolicy(mapName: string): ExpiryPolicy;
   invoke(partitionId: number, op: OpWire, callback: (r: LocalResult) => void): void;
+  /** Whether this member owns the partition now (its merge calls then skip encoding, localMapMerge). */
+  isLocalOwner(partitionId: number): boolean;
   reply(ok: boolean, message: string): void;
   readonly log: ComponentLogger;
 }
@@ -44,7 +48,8 @@ export interface TargetCounters {
   applyFailures: number;
 }
 
-type Step = { partitionId: number; op: OpWire; version: number; sync: boolean; events: number };
+/** One call of a partition's apply: an operation, or a merge whose value is made when it is invoked. */
+type Step = { partitionId: number; op: OpWire; merge: MapMergeBatch | null; version: number; sync: boolean; events: number };
 
 export class WanTarget {
   readonly counters: TargetCounters = { batchesReceived: 0, batchesRefused: 0, eventsApplied: 0, applyFailures: 0 };
@@ -100,7 +105,9 @@ export class WanTarget {
   private async applyPartition(source: string, partitionId: number, events: readonly WanEventWire[], host: TargetHost): Promise<string | null> {
     const steps = this.plan(source, partitionId, events, host);
     for (const step of steps) {
-      const r = await new Promise<LocalResult>((resolve) => host.invoke(step.partitionId, step.op, resolve));
+      // A merge on this member's own partition is handed over without encoding (localMapMerge).
+      const op = step.merge === null ? step.op : { ...step.op, value: host.isLocalOwner(step.partitionId) ? localMapMerge(step.merge) : encodeMapMerge(step.merge, true) };
+      const r = await new Promise<LocalResult>((resolve) => host.invoke(step.partitionId, op, resolve));
       if (r.kind !== 'ok') return r.kind === 'error' ? r.error.message : 'the key owner could not be reached in time';
       this.counters.eventsApplied += step.events;
     }
@@ -120,8 +127,8 @@ export class WanTarget {
     let run: { map: string; policy: MergePolicyName; origin: string; entries: MergingEntry[]; bytes: number; version: number; sync: boolean } | null = null;
     const flush = (): void => {
       if (run === null) return;
-      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: encodeMapMerge({ policy: run.policy, entries: run.entries }, true), contentType: wanGuard(run.sync, run.version, source), timeoutMs: 0 };
-      steps.push({ partitionId, op, version: run.version, sync: run.sync, events: run.entries.length });
+      const op: OpWire = { code: OP.WAN_MAP_MERGE, name: run.map, key: Buffer.from(run.origin, 'utf8'), value: EMPTY, contentType: wanGuard(run.sync, run.version, source), timeoutMs: 0 };
+      steps.push({ partitionId, op, merge: { policy: run.policy, entries: run.entries }, version: run.version, sync: run.sync, events: run.entries.length });
       run = null;
     };
     for (const e of events) {
@@ -152,7 +159,7 @@ export class WanTarget {
         e.kind === EVENT_REMOVE
           ? { code: OP.WAN_MAP_REMOVE, name: e.map, key: e.key, value: origin, contentType: wanGuard(false, e.version, source), timeoutMs: 0 }
           : { code: OP.WAN_MAP_CLEAR, name: e.map, key: Buffer.alloc(0), value: origin, contentType: wanGuard(false, e.version, source), timeoutMs: 0 };
-      steps.push({ partitionId, op, version: e.version, sync: false, events: 1 });
+      steps.push({ partitionId, op, merge: null, version: e.version, sync: false, events: 1 });
     }
     flush();
     return steps;

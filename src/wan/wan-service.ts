@@ -464,6 +464,7 @@ export class WanService implements PartitionSidecar {
       refusal: () => h.targetRefusal(),
       expiryPolicy: (name) => h.store.maps.expiryPolicy(name),
       invoke: (p, op, cb) => h.invoke(p, op, cb),
+      isLocalOwner: (p) => h.isOwner(p),
       reply: (ok, text) => {
         if (replied) return;
         replied = true;
