@@ -12,6 +12,7 @@ import { assert } from '../util/assert.js';
 import { GridError } from '../util/errors.js';
 import { ContentTypes } from './content-types.js';
 import { type MapEntryExport, type MerkleEntryDigest, MapStore, merkleDepthOf } from './map-store.js';
+import type { RecordMetadata } from './record-table.js';
 import { type ExpiryPolicy, expiryPolicyOf } from './expiry.js';
 import { MerkleTree } from './merkle-tree.js';
 
@@ -211,6 +212,13 @@ export class MapService {
     this.checkPartition(partitionId);
     this.checkSizes(entry.key, entry.value);
     this.storeFor(entry.mapName).importEntry(partitionId, entry, nowMs);
+  }
+
+  /** importEntry from a record's parts (merges: no export object per entry). */
+  importRecord(partitionId: number, mapName: string, key: Uint8Array, value: Uint8Array, contentType: string | null, metadata: RecordMetadata, nowMs: number): void {
+    this.checkPartition(partitionId);
+    this.checkSizes(key, value);
+    this.storeFor(mapName).importRecord(partitionId, key, value, contentType, metadata, nowMs);
   }
 
   /** The depth of the map's Merkle trees (its `merkle-tree` depth, capped at MERKLE_DEPTH_MAX); the map need not exist. */

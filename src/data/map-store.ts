@@ -119,6 +119,10 @@ export class MapStore {
     this.write(entry.key, partitionId, entry.value, entry.contentType, nowMs, entry);
   }
 
+  importRecord(partitionId: number, key: Uint8Array, value: Uint8Array, contentType: string | null, metadata: RecordMetadata, nowMs: number): void {
+    this.write(key, partitionId, value, contentType, nowMs, metadata);
+  }
+
   remove(key: Uint8Array, partitionId: number, nowMs: number): boolean {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return false;
