@@ -15,12 +15,13 @@ import {
   decodeMergedRecords,
   encodeMapMerge,
   encodeMergedRecords,
+  localMapMerge,
   MAP_MERGE_SCHEMA,
   MERGE_BATCH_ENTRIES_MAX,
   type MergingEntry,
 } from '../../src/data/merge-batch.js';
 import type { MergePolicyName } from '../../src/data/merge-policy.js';
-import { BACKUP, OP, ReplicaStore, type OwnerResult } from '../../src/data/replica-store.js';
+import { BACKUP, OP, ReplicaStore, wanGuard, type OwnerResult } from '../../src/data/replica-store.js';
 import { encodeWith } from '../../src/cluster/protocol/schema-codec.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { GridError } from '../../src/util/errors.js';
@@ -216,4 +217,20 @@ test('a merge encoded with remember decodes to its own batch on this member; a c
   assert.notEqual(decodeMapMerge(encodeMapMerge({ policy: 'PassThroughMergePolicy', entries })).entries, entries);
   // A batch that would not decode is refused when encoded.
   assert.throws(() => encodeMapMerge({ policy: 'PassThroughMergePolicy', entries: [merging('a', '1', { updateTimeMs: NaN })] }, true), (e: unknown) => e instanceof GridError && e.code === 'ERR_PROTOCOL_MALFORMED');
+});
+
+test('a local merge stand-in applies on this member; a copy of it (as another member would receive it) is malformed and changes nothing', () => {
+  const store = newStore();
+  const entries = [merging('sa', '1')];
+  const p = pid('sa');
+  const call = (value: Uint8Array): OpWire => ({ code: OP.WAN_MAP_MERGE, name: 'm', key: utf8('src'), value, contentType: wanGuard(false, 7, 'src/r/p'), timeoutMs: 0 });
+  // Elsewhere the stand-in is zero bytes: refused as malformed, nothing stored.
+  assert.throws(() => store.runOwnerOp(p, call(Buffer.from(localMapMerge({ policy: 'PassThroughMergePolicy', entries }))), 100), (e: unknown) => e instanceof GridError && e.code === 'ERR_PROTOCOL_MALFORMED');
+  const before = store.runOwnerOp(p, op(OP.MAP_GET, 'm', utf8('sa')), 100).outcome;
+  assert.ok(before.kind !== 'value' || before.value === null, 'nothing stored by the refused call');
+  // Here it is the batch itself.
+  const r = store.runOwnerOp(p, call(localMapMerge({ policy: 'PassThroughMergePolicy', entries })), 100);
+  assert.deepEqual(r.outcome, { kind: 'count', count: 1 });
+  const got = store.runOwnerOp(p, op(OP.MAP_GET, 'm', utf8('sa')), 200).outcome;
+  assert.equal(got.kind === 'value' && Buffer.from(got.value).toString(), '1');
 });
