@@ -85,6 +85,12 @@ export class PartitionEventQueue {
     this.items.push({ type: 'sync', seq: this.nextSeq++, queuedAtMs: nowMs, syncId, entries, done: 0 });
   }
 
+  /** About how many items wait here: the write events, plus what is left of a sync segment at the head (O(1)). */
+  pendingItems(): number {
+    const first = this.items[this.head];
+    return this.eventCount + (first !== undefined && first.type === 'sync' ? first.entries.length - first.done : 0);
+  }
+
   /** Sync entries queued here and not yet acknowledged (every segment's remainder). */
   syncEntriesLeft(): number {
     let n = 0;

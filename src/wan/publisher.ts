@@ -294,6 +294,10 @@ export class WanPublisher {
     // one batch in flight per partition, later batches rarely fill up; they must not wait again).
     let oldestWaiting = Infinity;
     for (const [ep, partitions] of byEndpoint) {
+      // Partitions holding an event that waited batch-max-delay-millis go first (oldest first), then
+      // the fullest: a batch carries few partitions with many events each, so the target applies
+      // it in few calls; a partition left out grows until it is among the fullest or ages.
+      if (partitions.length > 1) this.orderForBatches(partitions, now);
       let i = 0;
       while (i < partitions.length && ep.inFlight < BATCHES_IN_FLIGHT_PER_ENDPOINT) {
         const parts: Batch['parts'][number][] = [];
@@ -332,6 +336,24 @@ export class WanPublisher {
       const byLastSend = this.lastSendMs + this.config.batchMaxDelayMs;
       this.schedule(Math.max(0, Math.min(byAge, byLastSend) - now));
     }
+  }
+
+  /** Sorts partitions for pump(): aged ones first (oldest first), then by queued items, most first. */
+  private orderForBatches(partitions: number[], now: number): void {
+    const delay = this.config.batchMaxDelayMs;
+    const key = new Map<number, { aged: boolean; oldest: number; size: number }>();
+    for (const p of partitions) {
+      const q = this.queues[p] as PartitionEventQueue;
+      const oldest = q.oldestQueuedAtMs() ?? Infinity;
+      key.set(p, { aged: now - oldest >= delay, oldest, size: q.pendingItems() });
+    }
+    partitions.sort((a, b) => {
+      const ka = key.get(a)!;
+      const kb = key.get(b)!;
+      if (ka.aged !== kb.aged) return ka.aged ? -1 : 1;
+      if (ka.aged) return ka.oldest - kb.oldest || a - b;
+      return kb.size - ka.size || a - b;
+    });
   }
 
   /** The healthy endpoint a partition goes to (see the header), or null when none is healthy. */

@@ -31,8 +31,9 @@
 //     key in one call are two stores), removes of a present key, clears; in the order B ran them,
 //     across B's members. Each store of a put is placed in A's history by its value and the record
 //     version it carries (A's per-key entry version at that application: a put A's invoker re-ran
-//     has the same value but another record version): at the first matching application at or
-//     after the place of the previous store, else (going back) at the first one.
+//     has the same value but another record version, unless a clear or remove reset the record in
+//     between): at the first matching application at or after the place of the previous store, else
+//     (going back) at the latest one before it.
 //     A *step back* is a store placed before the furthest place B had reached, F. A publisher may
 //     resend a partition's unacknowledged events from an older point (a timeout, a failover to the
 //     other B endpoint, a new A owner resending its backup queue), and B applies them again; that
@@ -964,11 +965,15 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
       }
       let place = -1;
       // The application with the same value and record version; a value A applied twice (its invoker
-      // re-ran a put) has a different record version each time.
+      // re-ran a put) has a different record version each time, unless the record was reset between.
       const same = (p: number): boolean => history[p]?.value === s.value && history[p]?.entryVersion === s.entryVersion;
       for (let p = Math.max(0, cursor); p < history.length; p++) if (same(p)) { place = p; break; }
-      // Going back, the earliest application: a replay restarts from the oldest unacknowledged event.
-      if (place < 0) for (let p = 0; p < Math.min(cursor, history.length); p++) if (same(p)) { place = p; break; }
+      // Going back, the latest application before the cursor with this value and record version. Two
+      // applications can match: a clear or remove resets a key's record version, and A's invoker can
+      // re-run the same put after it (seed 475: v2 and v4 applied, cleared, then re-run). Placing the
+      // store at the later one asks the least of the replay; a store that really went back still
+      // lands before the furthest place and must be made good.
+      if (place < 0) for (let p = Math.min(cursor, history.length) - 1; p >= 0; p--) if (same(p)) { place = p; break; }
       if (place < 0) fail(`(b) key ${key}: B stored ${s.value}, which no A owner applied to this key${explain()}`, [key]);
       placed.push(`${s.value}@${place}`);
       if (owed !== null && place >= owed.place) {
