@@ -11,25 +11,13 @@ import type { Random } from '../util/clock.js';
 import { assert } from '../util/assert.js';
 import { GridError } from '../util/errors.js';
 import { ContentTypes } from './content-types.js';
-import { type MapEntryExport, type MerkleEntryDigest, MapStore, merkleDepthOf } from './map-store.js';
-import type { RecordMetadata } from './record-table.js';
+import { type MapEntryExport, type MerkleEntryDigest, MapStore, merkleDepthOf, type RecordMetadata } from './map-store.js';
 import { type ExpiryPolicy, expiryPolicyOf } from './expiry.js';
 import { MerkleTree } from './merkle-tree.js';
 
 export type { MapEntryExport, MerkleEntryDigest } from './map-store.js';
-
-export interface MapRecordView {
-  /** Read-only: never write into it (it shares memory with the store). */
-  readonly value: Buffer;
-  readonly contentType: string | null;
-  readonly creationTimeMs: number;
-  readonly updateTimeMs: number;
-  readonly lastAccessTimeMs: number;
-  /** 0 when created, + 1 per update. */
-  readonly version: number;
-  /** Reads (gets) since creation; a put does not count. */
-  readonly hits: number;
-}
+export type { MapRecordView } from './record-table.js';
+import type { MapRecordView } from './record-table.js';
 
 export const MAP_KEY_BYTES_MAX_DEFAULT = 64 * 1024;
 export const MAP_VALUE_BYTES_MAX_DEFAULT = 256 * 1024 * 1024;

@@ -14,10 +14,12 @@
 // it. While a map has no tree at all, `trees` is null and the write path pays that one field test.
 import type { MapConfig } from '../config/types.js';
 import type { Random } from '../util/clock.js';
-import type { MapRecordView } from './map-service.js';
+import type { MapRecordView } from './record-table.js';
 import type { ContentTypes } from './content-types.js';
 import { assert } from '../util/assert.js';
 import { type RecordMetadata, RecordTable } from './record-table.js';
+
+export type { RecordMetadata };
 import { type ExpiryPolicy, expiryEnabled, expiryPolicyOf, isExpired } from './expiry.js';
 import { chooseVictim, evictionLimitOf } from './eviction.js';
 import { MERKLE_DEPTH_DEFAULT, MERKLE_DEPTH_MAX, MERKLE_DEPTH_MIN, MerkleTree, leafAtDepth, merkleKeyHash } from './merkle-tree.js';

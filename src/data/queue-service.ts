@@ -6,21 +6,10 @@
 import type { QueueConfig } from '../config/types.js';
 import { assert } from '../util/assert.js';
 import { GridError } from '../util/errors.js';
-import { QueueStore, type WaiterTally, queueConfigName } from './queue-store.js';
+import { type PollWaiter, type QueueItem, QueueStore, type WaiterTally, queueConfigName } from './queue-store.js';
 
 export { queuePartitionKey, queueConfigName } from './queue-store.js';
-
-export interface QueueItem {
-  /** Per queue, increasing by one per accepted offer. */
-  readonly id: number;
-  readonly value: Buffer;
-  readonly contentType: string | null;
-}
-
-export interface PollWaiter {
-  /** Try to hand the item to the waiting client; return false if the client is gone (the item then goes to the next waiter or back to the head of the queue, never lost). */
-  deliver(item: QueueItem): boolean;
-}
+export type { PollWaiter, QueueItem } from './queue-store.js';
 
 export interface QueueServiceOptions {
   readonly resolveConfig: (name: string) => QueueConfig;

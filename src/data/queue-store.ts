@@ -6,10 +6,21 @@
 // first live waiter instead of storing it); an item is never dropped: if no waiter takes it, it is
 // stored; with max-size > 0, at most max-size items are stored.
 import type { QueueConfig } from '../config/types.js';
-import type { PollWaiter, QueueItem } from './queue-service.js';
 import { assert } from '../util/assert.js';
 import { Fifo } from './fifo.js';
 import { WaiterList } from './waiter-list.js';
+
+export interface QueueItem {
+  /** Per queue, increasing by one per accepted offer. */
+  readonly id: number;
+  readonly value: Buffer;
+  readonly contentType: string | null;
+}
+
+export interface PollWaiter {
+  /** Try to hand the item to the waiting client; return false if the client is gone (the item then goes to the next waiter or back to the head of the queue, never lost). */
+  deliver(item: QueueItem): boolean;
+}
 
 /** The part of a queue name that chooses its partition: after the first `@`, else the whole name. */
 export function queuePartitionKey(name: string): string {

@@ -6,7 +6,6 @@
 // crossing an empty slot (deletion shifts followers back instead of leaving tombstones); the index
 // stays at most 3/4 full; `count` equals the number of live records. Record indices are stable
 // until `maintain()` rebuilds the table, which callers only run when they hold no record index.
-import type { MapRecordView } from './map-service.js';
 import type { ContentTypes } from './content-types.js';
 import type { Random } from '../util/clock.js';
 import { assert } from '../util/assert.js';
@@ -33,6 +32,20 @@ const RANDOM_PROBES = 4;
 const HITS_MAX = 0xffffffff;
 
 /** Metadata carried across a migration or a backup copy, so a record keeps its history. */
+/** A record as a read sees it (map-service.ts re-exports it). */
+export interface MapRecordView {
+  /** Read-only: never write into it (it shares memory with the store). */
+  readonly value: Buffer;
+  readonly contentType: string | null;
+  readonly creationTimeMs: number;
+  readonly updateTimeMs: number;
+  readonly lastAccessTimeMs: number;
+  /** 0 when created, + 1 per update. */
+  readonly version: number;
+  /** Reads (gets) since creation; a put does not count. */
+  readonly hits: number;
+}
+
 export interface RecordMetadata {
   readonly creationTimeMs: number;
   readonly updateTimeMs: number;
