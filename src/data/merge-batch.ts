@@ -73,11 +73,7 @@ const encodedFrom = new WeakMap<Uint8Array, MapMergeBatch>();
 
 export function encodeMapMerge(batch: MapMergeBatch, remember = false): Buffer {
   // What would not decode is not encoded: a local call skips the decoder's checks (encodedFrom).
-  checkCount(batch.entries.length);
-  for (const e of batch.entries) {
-    checkTimes(e);
-    if (e.expirationTimeMs === -Infinity || Number.isNaN(e.expirationTimeMs)) throw malformed('an expiration time is -Infinity');
-  }
+  checkMerging(batch);
   const bytes = encodeWith(MAP_MERGE_SCHEMA, { policy: MERGE_POLICY_CODES[batch.policy], entries: batch.entries }, 256);
   if (remember) encodedFrom.set(bytes, batch);
   return bytes;
@@ -90,11 +86,7 @@ export function encodeMapMerge(batch: MapMergeBatch, remember = false): Buffer {
  * malformed there and fails; the caller's retry encodes it (WAN: the batch is sent again).
  */
 export function localMapMerge(batch: MapMergeBatch): Uint8Array {
-  checkCount(batch.entries.length);
-  for (const e of batch.entries) {
-    checkTimes(e);
-    if (e.expirationTimeMs === -Infinity || Number.isNaN(e.expirationTimeMs)) throw malformed('an expiration time is -Infinity');
-  }
+  checkMerging(batch);
   const standIn = Buffer.alloc(0);
   encodedFrom.set(standIn, batch);
   return standIn;
@@ -124,6 +116,15 @@ export function decodeMergedRecords(payload: Uint8Array): readonly MergedRecord[
   checkCount(raw.records.length);
   for (const r of raw.records) checkTimes(r);
   return raw.records;
+}
+
+/** What decodeMapMerge checks of a batch it decodes. */
+function checkMerging(batch: MapMergeBatch): void {
+  checkCount(batch.entries.length);
+  for (const e of batch.entries) {
+    checkTimes(e);
+    if (e.expirationTimeMs === -Infinity || Number.isNaN(e.expirationTimeMs)) throw malformed('an expiration time is -Infinity or not a number');
+  }
 }
 
 function checkCount(n: number): void {

@@ -94,7 +94,7 @@ export function encodedSizeBound<S extends Schema>(schema: S, value: TypeOf<S>):
   return compileSizer(schema)(value);
 }
 
-/** Source being generated: statements, fresh local names, and a quoted-literal helper. */
+/** Source being generated: its statements, fresh local names, and the string slots of a decoder. */
 class Source {
   readonly lines: string[] = [];
   private n = 0;
@@ -118,7 +118,7 @@ function bad(path: string, expected: string, got?: string): never {
 function compileEncoder(schema: Schema): Encoder {
   const src = new Source();
   emitWrite(src, schema, 'value', '');
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
+  // Generated from schema constants only (see the header).
   return new Function('bad', 'STRING_BYTES_MAX', 'BYTES_MAX', `return function encode(w, value) {\n${src.lines.join('\n')}\n};`)(bad, STRING_BYTES_MAX, BYTES_MAX) as Encoder;
 }
 
@@ -203,7 +203,7 @@ function compileSizer(schema: Schema): Sizer {
   const total = src.local();
   src.lines.push(`let ${total} = 0;`);
   emitSize(src, schema, 'value', total);
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
+  // Generated from schema constants only (see the header).
   return new Function(`return function size(value) {\n${src.lines.join('\n')}\nreturn ${total};\n};`)() as Sizer;
 }
 
@@ -247,9 +247,9 @@ function emitSize(src: Source, schema: Schema, x: string, total: string): void {
 function compileDecoder(schema: Schema, what: string, views: boolean): Decoder {
   const src = new Source();
   const v = emitRead(src, schema, what, views);
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from schema constants (see the header)
   // One slot per string field, kept with this decoder (decoding is synchronous: no two runs overlap).
   const slots = Array.from({ length: src.slots }, () => ({ bytes: null, value: '' }));
+  // Generated from schema constants only (see the header).
   return new Function('STRING_BYTES_MAX', 'BYTES_MAX', 'slots', `return function decode(r) {\n${src.lines.join('\n')}\nreturn ${v};\n};`)(STRING_BYTES_MAX, BYTES_MAX, slots) as Decoder;
 }
 
