@@ -1,7 +1,8 @@
 // Micro-benchmarks of hot-path pieces, in operations per second: request-target splitting and
 // decoding (src/http/path.ts), route lookup on a table shaped like the member's (src/http/router.ts),
-// murmur3 partition hashing (src/partition/murmur3.ts, skipped when absent) and member-protocol
-// framing (frame.ts, frame-reader.ts, handshake.ts).
+// murmur3 partition hashing (src/partition/murmur3.ts, skipped when absent), member-protocol
+// framing (frame.ts, frame-reader.ts, handshake.ts) and message bodies (messages.ts through the
+// compiled schema codec: a map write's op and a WAN batch of 500 events, per message and per event).
 //
 // Each case runs in timed batches after a warm-up; the best of `--rounds` rounds is reported, since
 // noise only ever slows a round down. A sink consumes every result so the JIT cannot drop the work.
@@ -14,6 +15,7 @@ import { Router } from '../../src/http/router.js';
 import { encodeFrame, PREAMBLE } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { decodeHandshakeRequest, encodeHandshakeRequest } from '../../src/cluster/protocol/handshake.js';
+import { decodeMessage, encodeBody, message, MESSAGE_TYPES } from '../../src/cluster/messages.js';
 
 interface Case {
   readonly name: string;
@@ -144,6 +146,36 @@ function protocolCases(): Case[] {
   ];
 }
 
+function messageCases(): Case[] {
+  const value = Buffer.alloc(100, 0x78);
+  const op = message('invoke', { partitionId: 17, op: { code: 1, name: 'orders', key: Buffer.from('k000001234'), value, contentType: 'text/plain', timeoutMs: 0 } }, 42);
+  const events = Array.from({ length: 500 }, (_, i) => ({
+    partitionId: i % 271,
+    version: 1_000_000 + i,
+    kind: 1,
+    map: 'orders',
+    key: Buffer.from(`k${String(i).padStart(9, '0')}`),
+    value,
+    contentType: 'text/plain',
+    creationTimeMs: 1.7e12,
+    updateTimeMs: 1.7e12,
+    lastAccessTimeMs: 1.7e12,
+    entryVersion: 3,
+    hits: 0,
+    policy: 1,
+    origin: 'a',
+  }));
+  const batch = message('wanBatch', { sourceCluster: 'a', sourceClusterId: '0f8fad5b-d9cb-469f-a165-70867728950e', replication: 'to-b', publisherId: 'b', ackOnReceipt: false, events }, 7);
+  const opBytes = encodeBody(op);
+  const batchBytes = encodeBody(batch);
+  return [
+    { name: 'invoke message (map put, 100 B) encode', opsPerCall: 1, run: () => encodeBody(op) },
+    { name: 'invoke message (map put, 100 B) decode', opsPerCall: 1, run: () => decodeMessage(MESSAGE_TYPES.invoke, 42, opBytes) },
+    { name: 'wanBatch of 500 events encode (per event)', opsPerCall: 500, run: () => encodeBody(batch) },
+    { name: 'wanBatch of 500 events decode (per event)', opsPerCall: 500, run: () => decodeMessage(MESSAGE_TYPES.wanBatch, 7, batchBytes) },
+  ];
+}
+
 function httpCases(): Case[] {
   const router = memberLikeRouter();
   const mapGet = splitTarget('/grid/rest/maps/orders/k000001234').segments;
@@ -172,7 +204,7 @@ function httpCases(): Case[] {
 }
 
 async function main(): Promise<void> {
-  const cases = [...httpCases(), ...(await murmurCases()), ...protocolCases()].filter((c) => c.name.includes(filter));
+  const cases = [...httpCases(), ...(await murmurCases()), ...protocolCases(), ...messageCases()].filter((c) => c.name.includes(filter));
   const results: Record<string, number> = {};
   const width = Math.max(...cases.map((c) => c.name.length));
   process.stdout.write(`${'case'.padEnd(width)}  ${'ops/s'.padStart(14)}  ${'ns/op'.padStart(8)}\n`);

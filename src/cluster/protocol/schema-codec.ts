@@ -65,6 +65,9 @@ export function encodeWith<S extends Schema>(schema: S, value: TypeOf<S>, initia
   return w.finish();
 }
 
+/** The default: decoded 'bytes' are copies (one shared object, not one per call). */
+const COPIES: DecodeOptions = {};
+
 export interface DecodeOptions {
   /**
    * Decoded 'bytes' are views into `payload` instead of copies. Only for a payload the caller owns
@@ -73,7 +76,7 @@ export interface DecodeOptions {
   readonly views?: boolean;
 }
 
-export function decodeWith<S extends Schema>(schema: S, payload: Uint8Array, what: string, options: DecodeOptions = {}): TypeOf<S> {
+export function decodeWith<S extends Schema>(schema: S, payload: Uint8Array, what: string, options: DecodeOptions = COPIES): TypeOf<S> {
   const views = options.views === true;
   const cache = views ? viewDecoders : decoders;
   let byWhat = cache.get(schema);
