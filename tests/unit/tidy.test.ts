@@ -1,4 +1,4 @@
-// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data, wan,
+// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data, wan, persistence,
 // the router and path code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
 // Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
 // config/ never imports wan/;
@@ -22,7 +22,7 @@ function files(dir: string): string[] {
 }
 
 const SRC = path.join(REPO_ROOT, 'src');
-const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan'].map((d) => path.join(SRC, d));
+const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan', 'persistence'].map((d) => path.join(SRC, d));
 /** The admin CLI's I/O edge: the one file of src/admin/ allowed node:http / node:https and a timer. */
 const ADMIN_EDGE = path.join(SRC, 'admin', 'http-client.ts');
 const ADMIN_CORE = files(path.join(SRC, 'admin')).filter((f) => f !== ADMIN_EDGE);
