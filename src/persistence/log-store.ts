@@ -1,0 +1,324 @@
+// One member's persistence log: segments in a directory, appended in batches, read back at start.
+// I/O goes through the Disk seam only, so the same code runs on real files and on the simulated
+// disk.
+//
+// Writing: `append` gives a record the next sequence number and adds it to the batch of this turn;
+// `flush` (scheduled once per turn by the owner of the log) writes the batch with one append. A
+// record appended without durability is acknowledged when its batch reached the operating system;
+// a durable one when an fsync that started after its batch was written has completed (group
+// commit: one fsync covers every batch written before it started). When the open segment reaches
+// `segmentBytes` it is synced, renamed to its sealed name and a new one is opened.
+//
+// Reading (`open`): the directory is locked, leftovers are deleted, sealed segments are replayed in
+// sequence order and then the open one, whose torn tail (if any) is cut off and reported.
+//
+// Liveness: the owner says which records were superseded (`markDead`), counted per segment, so the
+// compaction planner knows how much of each segment is garbage.
+//
+// Invariants:
+// - Sequence numbers rise by one per record across the log's whole life (recovery continues from
+//   the highest one read).
+// - A failed append leaves the open segment as it was (cut back to its previous size); when that
+//   fails too the log refuses every further write (`failure`).
+// - Nothing is acknowledged that did not reach the disk as asked.
+import { GridError } from '../util/errors.js';
+import type { ComponentLogger } from '../util/logger.js';
+import type { Disk, DiskLock } from './disk.js';
+import { joinPath } from './disk.js';
+import { RecordBatch, type LogRecord } from './log-record.js';
+import { scanSegment } from './segment-scan.js';
+import { openName, planListing, sealedName } from './segment-files.js';
+
+export const SEGMENT_BYTES_DEFAULT = 8 * 1024 * 1024;
+
+/** A record as the owner hands it in: the log gives the sequence number. */
+export type NewRecord = LogRecord extends infer R ? (R extends LogRecord ? Omit<R, 'seq'> : never) : never;
+
+export interface LogStoreOptions {
+  readonly disk: Disk;
+  readonly dir: string;
+  /** Who holds the directory's lock (shown to a second process that tries). */
+  readonly owner: string;
+  readonly log: ComponentLogger;
+  readonly segmentBytes?: number;
+}
+
+export interface SegmentState {
+  name: string;
+  readonly first: number;
+  last: number;
+  bytes: number;
+  records: number;
+  liveRecords: number;
+  sealed: boolean;
+}
+
+export interface RecoveryReport {
+  readonly segments: number;
+  readonly records: number;
+  readonly bytes: number;
+  readonly lastSeq: number;
+  /** The torn tail cut from the open segment, if any. */
+  readonly tornTail: { readonly file: string; readonly offset: number; readonly bytes: number; readonly reason: string } | null;
+  readonly removedLeftovers: readonly string[];
+}
+
+type Ack = (error: Error | null) => void;
+
+export class LogStore {
+  private readonly disk: Disk;
+  private readonly segmentBytes: number;
+  private readonly segments: SegmentState[] = [];
+  private batch = new RecordBatch();
+  private batchFirstSeq = 0;
+  private nextSeq: number;
+  /** Callbacks of the batch being built: [ack, durable]. */
+  private pendingAcks: { ack: Ack; durable: boolean }[] = [];
+  /** Durable acks whose batch is written and that wait for the next fsync. */
+  private waitingSync: Ack[] = [];
+  private syncInFlight = false;
+  private closed = false;
+  /** Why the log takes no more writes (a failed append that could not be undone), or null. */
+  failure: GridError | null = null;
+
+  private constructor(
+    private readonly o: LogStoreOptions,
+    private readonly lock: DiskLock,
+    lastSeq: number,
+  ) {
+    this.disk = o.disk;
+    this.segmentBytes = o.segmentBytes ?? SEGMENT_BYTES_DEFAULT;
+    this.nextSeq = lastSeq + 1;
+  }
+
+  /**
+   * Locks and reads the log in `dir` (created when missing), handing every record to `onRecord` in
+   * sequence order. Throws ERR_PERSISTENCE_LOCKED, ERR_PERSISTENCE_IO or ERR_PERSISTENCE_CORRUPT.
+   */
+  static open(o: LogStoreOptions, onRecord: (r: LogRecord) => void): { store: LogStore; report: RecoveryReport } {
+    const disk = o.disk;
+    disk.makeDir(o.dir);
+    const lock = disk.lock(o.dir, o.owner);
+    try {
+      let listing;
+      try {
+        listing = planListing(disk.list(o.dir));
+      } catch (e) {
+        throw new GridError('ERR_PERSISTENCE_CORRUPT', `${o.dir}: the log's files do not fit together: ${(e as Error).message}`);
+      }
+      for (const name of listing.obsolete) disk.remove(joinPath(o.dir, name));
+      if (listing.obsolete.length > 0) disk.syncDir(o.dir);
+      const states: SegmentState[] = [];
+      let lastSeq = 0;
+      let records = 0;
+      let bytes = 0;
+      const replay = (r: LogRecord): void => {
+        lastSeq = r.seq;
+        onRecord(r);
+      };
+      for (const s of listing.sealed) {
+        const path = joinPath(o.dir, s.name);
+        const size = disk.size(path);
+        const out = scanSegment({ size, readAt: (off, n) => disk.readAt(path, off, n) }, path, false, (r) => {
+          if (r.seq < s.first || r.seq > s.last) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} outside the segment's range`);
+          if (r.seq <= lastSeq) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} is not after ${lastSeq}`);
+          replay(r);
+        });
+        states.push({ name: s.name, first: s.first, last: s.last, bytes: size, records: out.records, liveRecords: out.records, sealed: true });
+        records += out.records;
+        bytes += size;
+        lastSeq = Math.max(lastSeq, s.last);
+      }
+      let tornTail: RecoveryReport['tornTail'] = null;
+      if (listing.open !== null) {
+        const path = joinPath(o.dir, listing.open.name);
+        const size = disk.size(path);
+        const out = scanSegment({ size, readAt: (off, n) => disk.readAt(path, off, n) }, path, true, (r) => {
+          if (r.seq < listing.open!.first || r.seq <= lastSeq) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} is not after ${lastSeq}`);
+          replay(r);
+        });
+        if (out.tornTail !== null) {
+          tornTail = { file: path, ...out.tornTail };
+          o.log.warning(`${path}: dropped a torn last write of ${out.tornTail.bytes} bytes at offset ${out.tornTail.offset} (${out.tornTail.reason})`);
+          disk.truncate(path, out.validBytes);
+          disk.syncNow(path);
+        }
+        states.push({ name: listing.open.name, first: listing.open.first, last: Math.max(listing.open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveRecords: out.records, sealed: false });
+        records += out.records;
+        bytes += out.validBytes;
+        lastSeq = Math.max(lastSeq, out.lastSeq);
+      }
+      const store = new LogStore(o, lock, lastSeq);
+      store.segments.push(...states);
+      if (listing.open === null) store.openSegment(store.nextSeq);
+      return { store, report: { segments: states.length, records, bytes, lastSeq, tornTail, removedLeftovers: listing.obsolete } };
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  }
+
+  /** The sequence number the next record gets. */
+  get nextSequence(): number {
+    return this.nextSeq;
+  }
+
+  /** Bytes waiting in this turn's batch. */
+  get pendingBytes(): number {
+    return this.batch.byteLength;
+  }
+
+  /**
+   * Adds a record to this turn's batch; returns its sequence number. `ack` (optional) is called
+   * once the record is as durable as asked, or with the error that kept it from being so.
+   */
+  append(record: NewRecord, durable: boolean, ack?: Ack): number {
+    if (this.closed) throw new GridError('ERR_PERSISTENCE_IO', `${this.o.dir}: the log is closed`);
+    if (this.failure !== null) throw this.failure;
+    const seq = this.nextSeq++;
+    if (this.batch.count === 0) this.batchFirstSeq = seq;
+    this.batch.add({ ...record, seq } as LogRecord);
+    if (ack !== undefined) this.pendingAcks.push({ ack, durable });
+    return seq;
+  }
+
+  /** Writes this turn's batch (one append), acknowledges the non-durable records, starts an fsync if needed. */
+  flush(): void {
+    if (this.batch.count === 0) return;
+    const seg = this.open(this.batchFirstSeq);
+    const path = joinPath(this.o.dir, seg.name);
+    const records = this.batch.count;
+    const lastSeq = this.batchFirstSeq + records - 1;
+    const bytes = this.batch.take();
+    const acks = this.pendingAcks;
+    this.pendingAcks = [];
+    try {
+      this.disk.append(path, bytes);
+    } catch (e) {
+      this.undoAppend(path, seg.bytes, e as Error);
+      const error = e instanceof GridError ? e : new GridError('ERR_PERSISTENCE_IO', `${path}: ${(e as Error).message}`);
+      for (const a of acks) a.ack(error);
+      return;
+    }
+    seg.bytes += bytes.length;
+    seg.records += records;
+    seg.liveRecords += records;
+    seg.last = lastSeq;
+    for (const a of acks) {
+      if (a.durable) this.waitingSync.push(a.ack);
+      else a.ack(null);
+    }
+    if (seg.bytes >= this.segmentBytes) this.seal();
+    else this.startSync();
+  }
+
+  /** A record was superseded (its key written again, removed, cleared, its partition dropped). */
+  markDead(seq: number): void {
+    const s = this.segmentOf(seq);
+    if (s !== null && s.liveRecords > 0) s.liveRecords--;
+  }
+
+  /** Per segment: name, range, bytes, records and live records (for compaction and metrics). */
+  figures(): readonly Readonly<SegmentState>[] {
+    return this.segments;
+  }
+
+  /** Writes what is pending, syncs, releases the lock. Acks still waiting get their answer first. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    const seg = this.segments[this.segments.length - 1];
+    if (seg !== undefined && !seg.sealed && this.failure === null) {
+      const path = joinPath(this.o.dir, seg.name);
+      let error: Error | null = null;
+      try {
+        this.disk.syncNow(path);
+      } catch (e) {
+        error = e as Error;
+      }
+      const waiting = this.waitingSync;
+      this.waitingSync = [];
+      for (const ack of waiting) ack(error);
+      this.disk.close(path);
+    }
+    this.closed = true;
+    this.lock.release();
+  }
+
+  /** The open segment; a new one starting at `first` when the last one is sealed. */
+  private open(first: number): SegmentState {
+    const seg = this.segments[this.segments.length - 1];
+    if (seg !== undefined && !seg.sealed) return seg;
+    return this.openSegment(first);
+  }
+
+  private openSegment(first: number): SegmentState {
+    const seg: SegmentState = { name: openName(first), first, last: first - 1, bytes: 0, records: 0, liveRecords: 0, sealed: false };
+    this.disk.append(joinPath(this.o.dir, seg.name), new Uint8Array(0));
+    this.disk.syncDir(this.o.dir);
+    this.segments.push(seg);
+    return seg;
+  }
+
+  /** Syncs the open segment, gives it its sealed name, opens the next. */
+  private seal(): void {
+    const seg = this.segments[this.segments.length - 1] as SegmentState;
+    const path = joinPath(this.o.dir, seg.name);
+    let error: Error | null = null;
+    try {
+      this.disk.syncNow(path);
+      const name = sealedName(seg.first, seg.last);
+      this.disk.rename(path, joinPath(this.o.dir, name));
+      this.disk.syncDir(this.o.dir);
+      seg.name = name;
+      seg.sealed = true;
+    } catch (e) {
+      error = e as Error;
+    }
+    const waiting = this.waitingSync;
+    this.waitingSync = [];
+    for (const ack of waiting) ack(error);
+    if (error !== null) {
+      this.failure = error instanceof GridError ? error : new GridError('ERR_PERSISTENCE_IO', `${path}: ${error.message}`);
+      this.o.log.severe(`persistence log stopped: ${this.failure.message}`);
+    }
+  }
+
+  private startSync(): void {
+    if (this.syncInFlight || this.waitingSync.length === 0) return;
+    const seg = this.segments[this.segments.length - 1] as SegmentState;
+    const path = joinPath(this.o.dir, seg.name);
+    const covered = this.waitingSync;
+    this.waitingSync = [];
+    this.syncInFlight = true;
+    this.disk.sync(path, (error) => {
+      this.syncInFlight = false;
+      for (const ack of covered) ack(error);
+      // Batches written while this fsync ran need one of their own.
+      if (!this.closed) this.startSync();
+    });
+  }
+
+  /** Cuts the open segment back after a failed append; a failure to do so stops the log. */
+  private undoAppend(path: string, size: number, cause: Error): void {
+    try {
+      if (this.disk.exists(path) && this.disk.size(path) > size) this.disk.truncate(path, size);
+    } catch (e) {
+      this.failure = new GridError('ERR_PERSISTENCE_IO', `${path}: an append failed (${cause.message}) and could not be undone: ${(e as Error).message}`);
+      this.o.log.severe(`persistence log stopped: ${this.failure.message}`);
+    }
+  }
+
+  private segmentOf(seq: number): SegmentState | null {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const s = this.segments[mid] as SegmentState;
+      if (seq < s.first) hi = mid - 1;
+      else if (seq > s.last) lo = mid + 1;
+      else return s;
+    }
+    return null;
+  }
+}
