@@ -75,11 +75,11 @@ export const BACKUP = {
 } as const;
 
 /**
- * One applied map write, as the store emits it to its mutation listener: on the owner when it runs
- * the write and on every backup when it applies it, at the same partition data version. WAN (and
- * the persistence that comes next) consume this stream; nothing else derives map changes.
- * Expiry, eviction, migration imports and merges of a split brain's data into a partition copy
- * are not mutations (see docs/wan.md).
+ * One applied map write, as the store emits it to its mutation listeners: on the owner when it runs
+ * the write and on every backup when it applies it, at the same partition data version. WAN and
+ * persistence consume this stream; nothing else derives changes of the data.
+ * Expiry and eviction are not mutations (see docs/wan.md); migration imports and drops of whole
+ * partitions are PartitionMutations.
  */
 export interface MapMutation {
   readonly partitionId: number;
@@ -96,14 +96,38 @@ export interface MapMutation {
   /** Emitted by the partition's owner (true) or by a backup applying the owner's write. */
   readonly owner: boolean;
   /**
-   * Backups: what the owner's listener returned for this write (carried in the backup write's
+   * Backups: what the owner's listeners returned for this write (carried in the backup write's
    * itemId, unused by map writes), so backups keep the WAN events their owner kept. 0 on owners.
    */
   readonly dropMask: number;
 }
 
-/** Returns a mask the owner's backups get with the write (WAN: the publishers that did not queue it). */
-export type MutationListener = (m: MapMutation) => number;
+/** A queue item stored (offer) or removed (poll) on a replica, owner or backup. */
+export interface QueueMutation {
+  readonly partitionId: number;
+  readonly version: number;
+  readonly queueName: string;
+  readonly kind: 'queueStore' | 'queueRemove';
+  /** The stored item (queueStore; its value is immutable), or the removed item's id. */
+  readonly item: QueueItem | null;
+  readonly itemId: number;
+  readonly owner: boolean;
+}
+
+/**
+ * A whole partition changed hands on this member: its data was replaced by a snapshot (migration,
+ * resync; read it back from the store) or dropped (this member holds no replica of it any more).
+ */
+export interface PartitionMutation {
+  readonly partitionId: number;
+  readonly version: number;
+  readonly kind: 'partitionImported' | 'partitionDropped';
+}
+
+export type Mutation = MapMutation | QueueMutation | PartitionMutation;
+
+/** Returns a mask the owner's backups get with a map write (WAN: the publishers that did not queue it); 0 otherwise. */
+export type MutationListener = (m: Mutation) => number;
 
 /**
  * Per-partition state kept beside the data by another room (the WAN event queues) that must travel
@@ -149,8 +173,9 @@ export class ReplicaStore {
   private readonly queuePartitions = new Map<string, number>();
   /** Queue items handed back by a merging side, so a second replica's copy is not stored again. */
   private readonly mergedItems = new MergedItemLog();
-  /** Receives every applied map write (see MapMutation); null = nobody listens (no cost). */
-  mutationListener: MutationListener | null = null;
+  /** Receives every applied change (see Mutation); null = nobody listens (no cost). */
+  private mutationListener: MutationListener | null = null;
+  private readonly listeners = new Map<string, MutationListener>();
   /**
    * WAN target, per partition: the highest source partition version applied from each source
    * stream ("clusterId/replication/publisherId"). A WAN write older than it is skipped (see
@@ -170,6 +195,22 @@ export class ReplicaStore {
 
   version(partitionId: number): number {
     return this.versions[partitionId] ?? 0;
+  }
+
+  /**
+   * Sets (or with null removes) the listener of one consumer of the mutation stream ('wan',
+   * 'persistence'). Every listener sees every mutation, in the order they were set; the drop masks
+   * they return are combined.
+   */
+  setMutationListener(consumer: string, listener: MutationListener | null): void {
+    if (listener === null) this.listeners.delete(consumer);
+    else this.listeners.set(consumer, listener);
+    const all = [...this.listeners.values()];
+    this.mutationListener = all.length === 0 ? null : all.length === 1 ? (all[0] as MutationListener) : (m) => {
+      let mask = 0;
+      for (const l of all) mask |= l(m);
+      return mask;
+    };
   }
 
   queuePartition(name: string): number {
@@ -230,7 +271,9 @@ export class ReplicaStore {
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
         if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
         if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
-        return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+        const stored = this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+        this.emitQueue(partitionId, op.name, 'queueStore', r, r.id, true);
+        return stored;
       }
       case OP.QUEUE_POLL: {
         const item = this.queues.poll(op.name);
@@ -250,7 +293,9 @@ export class ReplicaStore {
         if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
         if (id >= 0) this.mergedItems.remember(op.name, id, op.value, r === 'delivered' ? -1 : r.id, nowMs);
         if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
-        return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+        const stored = this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+        this.emitQueue(partitionId, op.name, 'queueStore', r, r.id, true);
+        return stored;
       }
       case OP.QUEUE_MERGE_REMOVE: {
         let id = mergeItemId(op.key);
@@ -262,7 +307,9 @@ export class ReplicaStore {
         }
         if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
         this.queues.removeReplica(op.name, id);
-        return this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
+        const removed = this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
+        this.emitQueue(partitionId, op.name, 'queueRemove', null, id, true);
+        return removed;
       }
       case OP.MAP_MERGE:
         return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, null);
@@ -341,7 +388,12 @@ export class ReplicaStore {
     return r;
   }
 
-  /** Emits one mutation; returns the listener's drop mask (owner writes; 0 when nobody listens). */
+  /** Emits a queue mutation (nothing when nobody listens). */
+  private emitQueue(partitionId: number, queueName: string, kind: QueueMutation['kind'], item: QueueItem | null, itemId: number, owner: boolean): void {
+    this.mutationListener?.({ partitionId, version: this.version(partitionId), queueName, kind, item, itemId, owner });
+  }
+
+  /** Emits one map mutation; returns the listener's drop mask (owner writes; 0 when nobody listens). */
   private emit(partitionId: number, mapName: string, kind: MapMutation['kind'], key: Uint8Array, timeMs: number, origin: string | null, owner: boolean, dropMask = 0): number {
     return this.mutationListener?.({ partitionId, version: this.version(partitionId), mapName, kind, key, timeMs, origin, owner, dropMask }) ?? 0;
   }
@@ -349,7 +401,9 @@ export class ReplicaStore {
   /** A poll took `item` (now, or handed to a waiter later): bump the version and describe the backup. */
   polled(partitionId: number, name: string, item: QueueItem, nowMs: number): OwnerResult {
     // The value travels too: a split-brain merge replays an unconfirmed poll by id and value.
-    return this.changed(partitionId, { kind: 'value', value: item.value, contentType: item.contentType }, 'queue', name, BACKUP.QUEUE_REMOVE, EMPTY, item.value, null, item.id, nowMs);
+    const r = this.changed(partitionId, { kind: 'value', value: item.value, contentType: item.contentType }, 'queue', name, BACKUP.QUEUE_REMOVE, EMPTY, item.value, null, item.id, nowMs);
+    this.emitQueue(partitionId, name, 'queueRemove', null, item.id, true);
+    return r;
   }
 
   /** Whether a WAN write (its guard, see wanGuard) is older than what this partition applied from its stream. */
@@ -430,6 +484,10 @@ export class ReplicaStore {
         for (const r of decodeMergedRecords(op.value)) this.emit(partitionId, op.name, 'put', r.key, op.timeMs, origin, false, op.itemId);
         return;
       }
+      case BACKUP.QUEUE_STORE:
+        return this.emitQueue(partitionId, op.name, 'queueStore', { id: op.itemId, value: Buffer.from(op.value.buffer, op.value.byteOffset, op.value.length), contentType: op.contentType }, op.itemId, false);
+      case BACKUP.QUEUE_REMOVE:
+        return this.emitQueue(partitionId, op.name, 'queueRemove', null, op.itemId, false);
       default:
         return;
     }
@@ -496,6 +554,7 @@ export class ReplicaStore {
     this.versions[partitionId] = version;
     this.wanApplied[partitionId] = wanMarks.length === 0 ? undefined : new Map(wanMarks.map((m) => [m.source, m.version]));
     this.sidecar?.importPartition(partitionId, wan);
+    this.mutationListener?.({ partitionId, version, kind: 'partitionImported' });
   }
 
   /** Forgets a partition this member no longer holds a replica of. Waiting polls are returned to the caller. */
@@ -509,7 +568,13 @@ export class ReplicaStore {
     this.versions[partitionId] = 0;
     this.wanApplied[partitionId] = undefined;
     this.sidecar?.dropPartition(partitionId);
+    this.mutationListener?.({ partitionId, version: 0, kind: 'partitionDropped' });
     return waiters;
+  }
+
+  /** Sets a partition's data version as a persisted log says it was (recovery only). */
+  restoreVersion(partitionId: number, version: number): void {
+    this.versions[partitionId] = version;
   }
 
   /**

@@ -261,7 +261,7 @@ export class WanService implements PartitionSidecar {
 
   private updateListener(): void {
     this.assignMaskBits();
-    this.h.store.mutationListener = this.publishers.size > 0 ? (m) => this.onMutation(m) : null;
+    this.h.store.setMutationListener('wan', this.publishers.size > 0 ? (m) => (m.kind === 'put' || m.kind === 'remove' || m.kind === 'clear' ? this.onMutation(m) : 0) : null);
   }
 
   // ── events ───────────────────────────────────────────────────────────────────────────────────

@@ -323,9 +323,11 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   };
 
   const instrumentA = (node: ClusterNode, uuid: string): void => {
-    const inner = node.store.mutationListener;
     const who = `A ${node.uuid.slice(-4)}`;
-    node.store.mutationListener = (m: MapMutation) => {
+    // Beside the WAN listener: sees the same stream; WAN's drop mask goes on to the backups.
+    node.store.setMutationListener('sim', (mutation) => {
+      if (mutation.kind !== 'put' && mutation.kind !== 'remove' && mutation.kind !== 'clear') return 0;
+      const m: MapMutation = mutation;
       if (watchPartition >= 0) watch(who, m, node);
       if (m.mapName === MAP && m.origin === null) {
         if (m.owner) {
@@ -341,8 +343,8 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
           ownerWrites.push({ partitionId: m.partitionId, version: m.version, owner: uuid, kind: m.kind, key: Buffer.from(m.key).toString('utf8'), value, entryVersion });
         }
       }
-      return inner?.(m) ?? 0; // the WAN listener's drop mask goes on to the backups
-    };
+      return 0;
+    });
     if (watchPartition >= 0) {
       // Replays: the watched partition's replicas and WAN queue as this member sees them, at each table change.
       const applied = node.wan.onTableApplied.bind(node.wan);
@@ -397,10 +399,10 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   const instrumentB = (node: ClusterNode): void => {
     const who = `B ${node.uuid.slice(-4)}`;
     if (watchPartition >= 0) {
-      node.store.mutationListener = (m: MapMutation) => {
-        watch(who, m, node);
+      node.store.setMutationListener('sim', (m) => {
+        if (m.kind === 'put' || m.kind === 'remove' || m.kind === 'clear') watch(who, m, node);
         return 0;
-      };
+      });
     }
     // What B's key owners store, taken where they run the WAN calls (in the order they run them):
     // every entry of a merge (two puts of one key in one call are two stores), removes and clears.
