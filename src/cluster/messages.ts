@@ -13,6 +13,8 @@ const MEMBER = { uuid: 'str', host: 'str', port: 'u16', lite: 'bool', version: '
 
 /** The partition table on the wire: member uuids once, then slot indices (u16 BE, 0xffff = empty). */
 const TABLE = { version: 'u53', width: 'u8', uuids: ['str'], slots: 'bytes', partitionVersions: 'bytes' } as const;
+/** The table's schema, for other encodings of it (the persisted member metadata). */
+export const TABLE_SCHEMA = TABLE;
 
 const VIEW = { clusterId: 'str', foundedAtMs: 'f64', membersVersion: 'u32', members: [MEMBER], table: TABLE, clusterState: 'u8', migrationQueue: 'u32' } as const;
 

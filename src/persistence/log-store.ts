@@ -41,6 +41,8 @@ export interface LogStoreOptions {
   readonly owner: string;
   readonly log: ComponentLogger;
   readonly segmentBytes?: number;
+  /** The directory's lock, when the caller took it already (member-dir.ts); else `open` takes it. */
+  readonly lock?: DiskLock;
 }
 
 export interface SegmentState {
@@ -98,7 +100,7 @@ export class LogStore {
   static open(o: LogStoreOptions, onRecord: (r: LogRecord) => void): { store: LogStore; report: RecoveryReport } {
     const disk = o.disk;
     disk.makeDir(o.dir);
-    const lock = disk.lock(o.dir, o.owner);
+    const lock = o.lock ?? disk.lock(o.dir, o.owner);
     try {
       let listing;
       try {
