@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     randomHex: (bytes) => randomBytes(bytes).toString('hex'),
     version: MEMBER_VERSION,
     // What this version runs; the loader refuses the rest with the setting's location.
-    supports: { persistence: false, wanReplication: true, cpSubsystem: false, tls: true },
+    supports: { persistence: true, wanReplication: true, cpSubsystem: false, tls: true },
     localInterfaces: interfaces,
   });
   if (result.kind === 'exit') exitWith(result.code, result.stdout, result.stderr);
@@ -86,10 +86,16 @@ async function main(): Promise<void> {
   if (!address.ok) exitWith(1, '', `grid: cannot start: ${address.problem}`);
   log.info(describeAddress(address.choice, config.properties.socketBindAny));
 
-  const runtime = new MemberRuntime(config, address.choice, logger, (code) => {
-    // Let stdout drain before leaving.
-    process.stdout.write('', () => process.exit(code));
-  });
+  let runtime: MemberRuntime;
+  try {
+    runtime = new MemberRuntime(config, address.choice, logger, (code) => {
+      // Let stdout drain before leaving.
+      process.stdout.write('', () => process.exit(code));
+    });
+  } catch (e) {
+    // A persistence directory that is locked, unreadable or corrupt: say which, and stop.
+    exitWith(1, '', `grid: cannot start: ${e instanceof Error ? e.message : String(e)}`);
+  }
   let signals = 0;
   const onSignal = (signal: string): void => {
     signals++;

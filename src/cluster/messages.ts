@@ -229,6 +229,13 @@ export const MESSAGE_SCHEMAS = {
    */
   wanConfigAdd: { schemes: ['str'] },
   wanConfigAck: { uuid: 'str' },
+  /**
+   * Persistence, whole-cluster restart: a member that loaded its log → its master, on every view
+   * while recovery lasts: the partition table it persisted (version and stamp).
+   */
+  recoveryReport: { tableVersion: 'u53', tableStamp: 'u32' },
+  /** The master → every member: recovery is over; resume this cluster state (STATE_CODES). */
+  recoveryDone: { state: 'u8' },
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -291,6 +298,8 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   wanMerkleRequest: 42,
   wanMerkleAnswer: 43,
   wanConfigAck: 44,
+  recoveryReport: 45,
+  recoveryDone: 46,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

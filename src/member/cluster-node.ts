@@ -25,6 +25,9 @@ import type { ClusterState } from './member-api.js';
 import type { WanBatchPublisherConfig } from '../config/types.js';
 import { WanService } from '../wan/wan-service.js';
 import { MAP_KEY_BYTES_MAX_DEFAULT, MAP_VALUE_BYTES_MAX_DEFAULT } from '../data/map-service.js';
+import { NodePersistence, type PersistenceSetup } from './node-persistence.js';
+import type { MemberMetadata } from '../persistence/member-metadata.js';
+import { PartitionTable } from '../partition/table.js';
 
 const STATE_CODES: Readonly<Record<Exclude<ClusterState, 'IN_TRANSITION'>, number>> = { ACTIVE: 0, NO_MIGRATION: 1, FROZEN: 2, PASSIVE: 3 };
 const STATE_BY_CODE: readonly Exclude<ClusterState, 'IN_TRANSITION'>[] = ['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'];
@@ -48,6 +51,28 @@ export interface ClusterNodeOptions {
   readonly onMemberListSet?: (members: readonly string[], from: string) => void;
   /** A connection to another cluster for a WAN publisher; absent: WAN publishers cannot send. */
   readonly openWanTransport?: (publisher: WanBatchPublisherConfig, handler: TransportHandler) => Transport;
+  /** `<persistence enabled="true">`: this member's directory (runtime: member-dir.ts). */
+  readonly persistence?: PersistenceSetup;
+}
+
+/** The metadata file is rewritten at least this often while the member runs (its last-alive time). */
+const METADATA_REFRESH_MS = 1000;
+/** A whole-cluster recovery that waits logs whom it waits for this often. */
+const RECOVERY_WAIT_LOG_MS = 10_000;
+
+/** A whole-cluster restart in progress on this member (cluster.md "Persistence"). */
+interface Recovery {
+  /** Members the persisted partition table names: all of them must be back. */
+  readonly expected: ReadonlySet<string>;
+  /** The cluster state to resume. */
+  readonly resumeState: Exclude<ClusterState, 'IN_TRANSITION'>;
+  /** The persisted table's version and stamp, reported to the master. */
+  readonly tableVersion: number;
+  readonly tableStamp: number;
+  /** Master: what each member reported. */
+  readonly reports: Map<string, { tableVersion: number; tableStamp: number }>;
+  readonly startedMs: number;
+  lastWaitLogMs: number;
 }
 
 /** A transport that sends nothing (a member given no way to reach other clusters). */
@@ -154,6 +179,12 @@ export class ClusterNode implements TransportHandler {
   private replayPumping = false;
   /** Per entry, item or poll handed back; stored/kept say what the merge policy decided on the owner. */
   readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0, replayStored: 0, replayKept: 0, replayDiscarded: 0, replayRetried: 0 };
+  /** The persistence of this member, or null when `<persistence>` is off. */
+  readonly persistence: NodePersistence | null;
+  private recovery: Recovery | null = null;
+  /** The state before the last change to PASSIVE (resumed after a clusterShutdown's restart). */
+  private stateBeforePassive: Exclude<ClusterState, 'IN_TRANSITION'> = 'ACTIVE';
+  private metadataTimer: TimerHandle | null = null;
 
   constructor(private readonly o: ClusterNodeOptions) {
     const c = o.config;
@@ -167,6 +198,7 @@ export class ClusterNode implements TransportHandler {
       random: o.random,
       waitersMax: c.properties.queueWaitersMax,
     });
+    this.persistence = o.persistence === undefined ? null : new NodePersistence(o.persistence, c, this.store, o.clock, o.logger.component('persistence'));
     const selfWire = { uuid: o.uuid, host: '127.0.0.1', port: 5701, lite: c.liteMember, version: o.memberVersion };
     this.self = { uuid: o.uuid, address: addressOf(selfWire) };
     this.membership = new Membership(
@@ -221,6 +253,7 @@ export class ClusterNode implements TransportHandler {
         syncBackups: (kind, name) => (kind === 'map' ? resolveMapConfig(c.maps, name) : resolveQueueConfig(c.queues, queueConfigName(name))).backupCount,
         onBackupsSettled: (p) => this.partitions.onBackupsSettled(p),
         onPartitionImported: (p) => this.partitions.onPartitionImported(p),
+        ...(this.persistence === null ? {} : { whenPersisted: (send: () => void) => this.whenPersisted(send) }),
       },
       this.store,
       o.transport,
@@ -244,8 +277,8 @@ export class ClusterNode implements TransportHandler {
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
         isMember: (u) => this.membership.isMember(u),
         send: (u, m) => this.sendTo(u, m),
-        migrationAllowed: () => this.state === 'ACTIVE' && !this.isLocked() && !this.clusterStopping,
-        promotionAllowed: () => (this.state === 'ACTIVE' || this.state === 'NO_MIGRATION') && !this.clusterStopping,
+        migrationAllowed: () => this.state === 'ACTIVE' && !this.isLocked() && !this.clusterStopping && this.recovery === null,
+        promotionAllowed: () => (this.state === 'ACTIVE' || this.state === 'NO_MIGRATION') && !this.clusterStopping && this.recovery === null,
         publishTable: () => this.membership.publishTable(),
         onTableApplied: (changed) => this.onTableApplied(changed),
         onMemberDrained: (u) => this.onMemberDrained(u),
@@ -314,6 +347,141 @@ export class ClusterNode implements TransportHandler {
     this.membership.start();
     this.replicator.start();
     this.partitions.start();
+    if (this.persistence !== null) {
+      const refresh = (): void => {
+        this.saveMetadata();
+        this.tickRecovery();
+        this.metadataTimer = this.o.timers.setTimeout(refresh, METADATA_REFRESH_MS);
+      };
+      refresh();
+    }
+  }
+
+  // ── persistence ──────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Reads this member's persisted log into its store (before `start`). With metadata from an
+   * earlier run, the persisted partition table is installed as it was and a whole-cluster recovery
+   * begins: data calls answer 503 (recovery in progress), nothing migrates or is promoted, until the
+   * master has every member the table names back with the same table (recoveryDone).
+   */
+  loadPersisted(owner: string): void {
+    const p = this.persistence;
+    if (p === null) return;
+    const t0 = this.o.clock.monotonicMs();
+    const { report, tally } = p.load(owner);
+    const ms = Math.round(this.o.clock.monotonicMs() - t0);
+    const meta = p.setup.metadata;
+    this.log.info(`persistence: ${p.setup.dir}: loaded ${tally.records} record(s) from ${report.segments} segment(s), ${report.bytes} bytes, in ${ms} ms${tally.entriesSkippedExpired > 0 ? `; ${tally.entriesSkippedExpired} entr(ies) had expired before the stop` : ''}${report.tornTail === null ? '' : `; a torn last write of ${report.tornTail.bytes} bytes was dropped`}`);
+    if (meta === null) {
+      this.saveMetadata();
+      return;
+    }
+    if (meta.partitionCount !== this.store.partitionCount) {
+      throw new GridError('ERR_CONFIG_INVALID', `${p.setup.dir}: the persisted data has ${meta.partitionCount} partitions, this member is configured with ${this.store.partitionCount}`);
+    }
+    const table = PartitionTable.fromWire(meta.table, this.store.partitionCount);
+    if (!table.isAssigned) {
+      this.saveMetadata();
+      return;
+    }
+    this.partitions.restore(table);
+    const resume = (['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'] as const).find((s) => s === meta.clusterState) ?? 'ACTIVE';
+    this.recovery = { expected: table.members(), resumeState: resume, tableVersion: table.version, tableStamp: table.stamp(), reports: new Map(), startedMs: this.o.clock.monotonicMs(), lastWaitLogMs: this.o.clock.monotonicMs() };
+    this.log.info(`persistence: recovering with partition table version ${table.version}; waiting for the ${table.members().size} member(s) it names (${this.o.config.persistence.clusterDataRecoveryPolicy}); the cluster state ${resume} resumes afterwards`);
+  }
+
+  /** Whether a whole-cluster recovery is under way here. */
+  get recovering(): boolean {
+    return this.recovery !== null;
+  }
+
+  /** Replicator hook: an acknowledgement waits for the records of what it confirms. */
+  private whenPersisted(send: () => void): void {
+    const barrier = this.persistence?.takeBarrier() ?? null;
+    if (barrier === null) return send();
+    barrier.whenDone((error) => {
+      if (error === null) send();
+      else this.log.severe(`a backup write could not be persisted, so it is not acknowledged: ${error.message}`);
+    });
+  }
+
+  /** Wraps an owner's answer so it goes out only once the operation's records are persisted. */
+  private afterPersisted(cb: (r: LocalResult) => void): (r: LocalResult) => void {
+    const barrier = this.persistence?.takeBarrier() ?? null;
+    if (barrier === null) return cb;
+    return (r) =>
+      barrier.whenDone((error) => {
+        if (error === null || r.kind !== 'ok') return cb(r);
+        cb({ kind: 'error', error: isGridError(error) ? error : new GridError('ERR_PERSISTENCE_IO', error.message) });
+      });
+  }
+
+  /** The metadata this member persists now. */
+  private metadataNow(): MemberMetadata {
+    const self = this.membership.self;
+    const members = this.membership.joined ? this.membership.list.map((m) => ({ uuid: m.uuid, address: addressOf(m) })) : [{ uuid: this.o.uuid, address: addressOf(self) }];
+    // During a recovery the persisted table is kept as it was until the cluster has resumed.
+    const state = this.recovery !== null ? this.recovery.resumeState : this.clusterStopping && this.state === 'PASSIVE' ? this.stateBeforePassive : this.state;
+    return {
+      memberUuid: this.o.uuid,
+      address: addressOf(self),
+      clusterName: this.o.config.clusterName,
+      partitionCount: this.store.partitionCount,
+      members,
+      membersVersion: this.membership.version,
+      table: this.partitions.tableWire(),
+      clusterState: state,
+      clusterVersion: this.o.memberVersion,
+      lastAliveMs: this.o.clock.nowMs(),
+      backupSeq: this.persistence?.setup.metadata?.backupSeq ?? 0,
+    };
+  }
+
+  private saveMetadata(): void {
+    this.persistence?.writeMetadata(this.metadataNow());
+  }
+
+  /** Every second while recovering: report to the master; the master decides; waiting is logged. */
+  private tickRecovery(): void {
+    const r = this.recovery;
+    if (r === null || !this.membership.joined) return;
+    const master = this.membership.master?.uuid;
+    if (master !== undefined) this.sendTo(master, message('recoveryReport', { tableVersion: r.tableVersion, tableStamp: r.tableStamp }));
+    if (!this.membership.isMaster) return;
+    const missing = [...r.expected].filter((u) => !this.membership.isMember(u) || !r.reports.has(u));
+    const now = this.o.clock.monotonicMs();
+    if (missing.length === 0) {
+      const differing = [...r.expected].filter((u) => r.reports.get(u)?.tableVersion !== r.tableVersion || r.reports.get(u)?.tableStamp !== r.tableStamp);
+      if (differing.length === 0) {
+        this.log.info(`persistence: every member of partition table version ${r.tableVersion} is back with it; recovery is over after ${Math.round(now - r.startedMs)} ms`);
+        for (const m of this.membership.list) this.sendTo(m.uuid, message('recoveryDone', { state: STATE_CODES[r.resumeState] }));
+        return;
+      }
+      if (now - r.lastWaitLogMs >= RECOVERY_WAIT_LOG_MS) {
+        r.lastWaitLogMs = now;
+        this.log.warning(`persistence: recovery waits: ${differing.join(', ')} persisted another partition table than version ${r.tableVersion} (stamp ${r.tableStamp}); forceStart starts the cluster empty`);
+      }
+      return;
+    }
+    if (now - r.lastWaitLogMs >= RECOVERY_WAIT_LOG_MS) {
+      r.lastWaitLogMs = now;
+      this.log.warning(`persistence: recovery waits for ${missing.length} member(s) of the persisted partition table: ${missing.join(', ')} (${this.o.config.persistence.clusterDataRecoveryPolicy}, ${Math.round((now - r.startedMs) / 1000)} s so far)`);
+    }
+  }
+
+  private onRecoveryDone(state: Exclude<ClusterState, 'IN_TRANSITION'>): void {
+    if (this.recovery === null) return;
+    this.recovery = null;
+    // A backup's log may hold a write its owner's log lost (the owner stopped between sending the
+    // backup and writing its own record): owners jump their versions, so each backup resyncs from
+    // its owner on the next write instead of taking that write for one it has.
+    const t = this.partitions.table;
+    for (let p = 0; p < t.partitionCount; p++) if (t.owner(p) === this.o.uuid) this.store.jumpVersion(p);
+    this.log.info(`persistence: recovery is over; the cluster state is ${state}`);
+    if (state !== this.state) this.setState(state, 'the state persisted before the restart');
+    else this.partitions.promoteDeparted();
+    this.saveMetadata();
   }
 
   setJoinAddresses(addresses: readonly string[]): void {
@@ -322,6 +490,11 @@ export class ClusterNode implements TransportHandler {
 
   stop(): void {
     this.stopped = true;
+    if (this.metadataTimer !== null) this.o.timers.clearTimeout(this.metadataTimer);
+    if (this.persistence !== null) {
+      this.saveMetadata();
+      this.persistence.close();
+    }
     this.membership.stop();
     this.replicator.stop();
     this.partitions.stop();
@@ -382,6 +555,16 @@ export class ClusterNode implements TransportHandler {
           this.setState(STATE_BY_CODE[m.body.state] ?? this.state, from.uuid === this.o.uuid ? `requested on this member${this.stateRequester === null ? '' : ` by ${this.stateRequester}`}` : `a change made through ${from.address}`);
         }
         return;
+      case 'recoveryReport':
+        if (this.recovery !== null && this.membership.isMaster && (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid)) {
+          this.recovery.reports.set(from.uuid, { tableVersion: m.body.tableVersion, tableStamp: m.body.tableStamp });
+        }
+        return;
+      case 'recoveryDone': {
+        const state = STATE_BY_CODE[m.body.state];
+        if (state !== undefined && (from.uuid === this.membership.master?.uuid || from.uuid === this.o.uuid)) this.onRecoveryDone(state);
+        return;
+      }
       case 'stateRollback':
         if (this.lock?.txId === m.body.txId) this.lock = null;
         return;
@@ -391,6 +574,7 @@ export class ClusterNode implements TransportHandler {
         if (!this.membership.joined || !this.membership.isMember(from.uuid)) return;
         // Acknowledge every copy (the initiator resends until it hears back), act on the first.
         this.clusterStopping = true;
+        this.saveMetadata();
         if (m.callId !== 0) this.o.transport.send(from.address, message('shutdownMemberAck', { uuid: this.o.uuid }, m.callId));
         if (!this.stopRequested) {
           this.stopRequested = true;
@@ -454,6 +638,8 @@ export class ClusterNode implements TransportHandler {
     const changed = removed.length > 0 || previous.length !== view.members.length;
     if (changed) this.log.info(this.membership.membersLine());
     if (this.membership.isMaster) this.partitions.onMembersChanged();
+    if (this.recovery !== null) this.tickRecovery();
+    if (this.persistence !== null && changed) this.saveMetadata();
     this.pumpReplay();
   }
 
@@ -541,6 +727,8 @@ export class ClusterNode implements TransportHandler {
 
   private onTableApplied(changed: readonly number[]): void {
     this.wan.onTableApplied(changed);
+    // The persisted table follows every change at once: a whole-cluster restart compares them.
+    if (this.persistence !== null && this.recovery === null) this.saveMetadata();
     for (const p of changed) {
       if (this.partitions.table.owner(p) === this.o.uuid) continue;
       const polls = this.ownerPolls.get(p);
@@ -560,6 +748,10 @@ export class ClusterNode implements TransportHandler {
   }
 
   runLocal(partitionId: number, op: OpWire, cb: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void {
+    if (this.recovery !== null) {
+      cb({ kind: 'error', error: recoveringError() });
+      return;
+    }
     if (!this.membership.joined || this.partitions.table.owner(partitionId) !== this.o.uuid || this.replicator.isReceiving(partitionId)) {
       cb({ kind: 'retry' });
       return;
@@ -581,6 +773,7 @@ export class ClusterNode implements TransportHandler {
       this.waitForItem(partitionId, op, cb, cancelHook);
       return;
     }
+    if (this.persistence !== null) cb = this.afterPersisted(cb);
     const outcome = r.outcome;
     if (r.backup === null || !this.replicator.hasTargets(partitionId)) {
       cb({ kind: 'ok', outcome });
@@ -602,6 +795,7 @@ export class ClusterNode implements TransportHandler {
     }
     if (item !== null) {
       const r = this.store.polled(partitionId, op.name, item, this.o.clock.nowMs());
+      if (this.persistence !== null) cb = this.afterPersisted(cb);
       const outcome = r.outcome;
       if (this.replicator.replicate(partitionId, this.store.version(partitionId), r.backup as NonNullable<typeof r.backup>, 'queue', op.name, () => cb({ kind: 'ok', outcome }))) cb({ kind: 'ok', outcome });
       return;
@@ -667,6 +861,7 @@ export class ClusterNode implements TransportHandler {
   private setState(s: Exclude<ClusterState, 'IN_TRANSITION'>, by = 'a cluster-wide change'): void {
     if (s === this.state) return;
     this.log.info(`cluster state changed from ${this.state} to ${s} (${by})`);
+    if (s === 'PASSIVE') this.stateBeforePassive = this.state;
     this.state = s;
     // Members that left in FROZEN or PASSIVE kept their partitions; now their backups take over.
     this.partitions.promoteDeparted();
@@ -737,6 +932,7 @@ export class ClusterNode implements TransportHandler {
    */
   shutdownOthers(reason: string, waitMs: number): Promise<string[]> {
     this.clusterStopping = true;
+    this.saveMetadata();
     const others = new Map(this.membership.list.filter((m) => m.uuid !== this.o.uuid).map((m) => [m.uuid, addressOf(m)]));
     const callId = this.nextTx++;
     const deadline = this.o.clock.monotonicMs() + waitMs;
@@ -901,4 +1097,9 @@ export function replicaWidth(c: Config): number {
   for (const m of c.maps) backups = Math.max(backups, m.backupCount + m.asyncBackupCount);
   for (const q of c.queues) backups = Math.max(backups, q.backupCount + q.asyncBackupCount);
   return Math.min(REPLICA_WIDTH_MAX, 1 + backups);
+}
+
+/** The answer to data calls while a whole-cluster recovery runs (cluster.md "Persistence"). */
+function recoveringError(): GridError {
+  return new GridError('ERR_DATA_RECOVERING', 'recovery in progress', { retryAfterSeconds: 5 });
 }

@@ -59,6 +59,8 @@ export interface MemberEnvironment {
   readonly timings?: Partial<ClusterTimings>;
   /** Connections to other clusters for WAN publishers (runtime: MemberPort.openWanTransport). */
   readonly openWanTransport?: ClusterNodeOptions['openWanTransport'];
+  /** `<persistence enabled="true">`: the member's directory, chosen and locked (runtime). */
+  readonly persistence?: ClusterNodeOptions['persistence'];
 }
 
 /** A transport for a member that never talks to others. */
@@ -106,6 +108,7 @@ export class LocalMember implements MemberApi {
       onShutdownRequested: (reason) => env.requestStop(`clusterShutdown from another member: ${reason}`),
       onMemberListSet: (members, from) => this.takeMemberList(members, from),
       ...(env.openWanTransport === undefined ? {} : { openWanTransport: env.openWanTransport }),
+      ...(env.persistence === undefined ? {} : { persistence: env.persistence }),
     });
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
@@ -122,6 +125,9 @@ export class LocalMember implements MemberApi {
 
   /** The runtime is listening: start joining (a member without join addresses is its own cluster). */
   markActive(): void {
+    // The persisted data is back in the store before the member joins (a recovery then waits for
+    // the other members); a log that cannot be read stops the start, naming the file.
+    this.node.loadPersisted(`member ${this.uuid} at ${this.host}:${this.port}`);
     const tcp = this.config.network.join.tcpIp;
     const joinAddresses = tcp.enabled ? expandJoinAddresses(this.tcpIpMembers ?? [], this.config.network.port.port) : [];
     this.node.start(this.host, this.port, joinAddresses);
@@ -142,7 +148,7 @@ export class LocalMember implements MemberApi {
       case 'starting':
         return 'STARTING';
       case 'running':
-        if (!this.node.hasJoined) return 'STARTING';
+        if (!this.node.hasJoined || this.node.recovering) return 'STARTING';
         return this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
     }
   }
@@ -187,6 +193,7 @@ export class LocalMember implements MemberApi {
    * caller can try another member). Calls already under way keep retrying in the invoker.
    */
   private refuseWhenNotJoined(): void {
+    if (this.node.recovering) throw new GridError('ERR_DATA_RECOVERING', 'recovery in progress', { retryAfterSeconds: 5 });
     if (!this.node.membership.joined) {
       throw new GridError('ERR_CLUSTER_UNAVAILABLE', 'cluster not ready: this member has not joined a cluster yet', { retryAfterSeconds: 1 });
     }
@@ -292,6 +299,11 @@ export class LocalMember implements MemberApi {
   }
 
   // ── information ──────────────────────────────────────────────────────────────────────────────────
+
+  persistenceStatus(): { enabled: boolean; recovering: boolean; policy: string; backupDir: string } {
+    const p = this.config.persistence;
+    return { enabled: p.enabled, recovering: this.node.recovering, policy: p.clusterDataRecoveryPolicy, backupDir: p.backupDir };
+  }
 
   clusterInfo(): ClusterInfo {
     const c = this.env.connections();

@@ -91,6 +91,8 @@ export interface MemberApi {
   memberVersion(): string;
   /** `[Member [h]:p - uuid this, …]\n<product version>\n<runtime version>` for the nodes call. */
   nodesText(): string;
+  /** Persistence as the PERSISTENCE endpoint group sees it. */
+  persistenceStatus(): { readonly enabled: boolean; readonly recovering: boolean; readonly policy: string; readonly backupDir: string };
   /** Every figure of the metrics call at this moment (metrics-snapshot.ts). */
   metricsSnapshot(): MetricsSnapshot;
 

@@ -1,6 +1,7 @@
 // Which sub-directory of `base-dir` a starting member uses (cluster.md "Persistence"): several
 // members may share `base-dir`; each takes
-//   1. the sub-directory whose metadata holds its own address and port, if no running process holds it;
+//   1. the sub-directory whose metadata holds its own address and port, if no running process holds
+//      it (with port auto-increment, the addresses it may get, in the order it tries them);
 //   2. else any sub-directory with metadata that no running process holds;
 //   3. else a new one, named by a new member UUID;
 // and keeps the directory's lock while it runs, so two processes never use one sub-directory.
@@ -24,7 +25,7 @@ export interface ChosenDir {
  * Picks and locks this member's directory under `baseDir`. `owner` describes this process for the
  * lock; `newUuid` names a new directory.
  */
-export function chooseMemberDir(disk: Disk, baseDir: string, ownAddress: string, owner: string, newUuid: () => string): ChosenDir {
+export function chooseMemberDir(disk: Disk, baseDir: string, ownAddresses: readonly string[], owner: string, newUuid: () => string): ChosenDir {
   disk.makeDir(baseDir);
   const candidates: { dir: string; metadata: MemberMetadata }[] = [];
   const skipped: string[] = [];
@@ -39,8 +40,12 @@ export function chooseMemberDir(disk: Disk, baseDir: string, ownAddress: string,
     if (metadata === null) continue;
     candidates.push({ dir, metadata });
   }
-  // Own address first, then the others in name order.
-  candidates.sort((a, b) => Number(b.metadata.address === ownAddress) - Number(a.metadata.address === ownAddress) || (a.dir < b.dir ? -1 : 1));
+  // Own addresses first (in the order given), then the others in name order.
+  const rank = (m: MemberMetadata): number => {
+    const i = ownAddresses.indexOf(m.address);
+    return i < 0 ? ownAddresses.length : i;
+  };
+  candidates.sort((a, b) => rank(a.metadata) - rank(b.metadata) || (a.dir < b.dir ? -1 : 1));
   for (const c of candidates) {
     try {
       const lock = disk.lock(c.dir, owner);

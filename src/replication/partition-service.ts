@@ -138,6 +138,15 @@ export class PartitionService {
 
   // ── table changes ────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Installs a persisted table before the member starts (persistence recovery): the store already
+   * holds the data the table says this member has, so nothing is reconciled, dropped or jumped.
+   */
+  restore(table: PartitionTable): void {
+    checkTable(table);
+    this.tableNow = table;
+  }
+
   /** A table from the master (in a view or alone). Applied when newer than ours. */
   applyFromMaster(wire: TableWire, queueSize: number): void {
     this.queueSize = queueSize;

@@ -40,6 +40,11 @@ export interface ReplicatorHost {
   onBackupsSettled(partitionId: number): void;
   /** A whole partition was imported here (a snapshot arrived): this member holds it again. */
   onPartitionImported(partitionId: number): void;
+  /**
+   * Runs `send` (an acknowledgement of applied data) once what was just applied is persisted as its
+   * structures ask; absent: at once. A failure to persist withholds the acknowledgement.
+   */
+  whenPersisted?(send: () => void): void;
 }
 
 interface PendingAck {
@@ -411,7 +416,14 @@ export class Replicator {
       return;
     }
     if (r === 'applied') this.lineage.set(partitionId, from.uuid);
-    if (m.callId !== 0) this.transport.send(from.address, message('backupAck', { partitionId, version }, m.callId));
+    if (m.callId !== 0) this.persisted(() => this.transport.send(from.address, message('backupAck', { partitionId, version }, m.callId)));
+  }
+
+  /** Sends an acknowledgement once the data it confirms is persisted (ReplicatorHost.whenPersisted). */
+  private persisted(send: () => void): void {
+    const when = this.host.whenPersisted;
+    if (when === undefined) send();
+    else when(send);
   }
 
   private buffer(partitionId: number, b: Buffered): void {
@@ -512,7 +524,7 @@ export class Replicator {
   private onChunk(from: Peer, m: MessageOf<'snapshotChunk'>): void {
     const b = m.body;
     const ack = (ok: boolean): void => {
-      this.transport.send(from.address, message('snapshotAck', { transferId: b.transferId, index: b.index, ok }));
+      this.persisted(() => this.transport.send(from.address, message('snapshotAck', { transferId: b.transferId, index: b.index, ok })));
     };
     if (!this.acceptsDataFrom(from, b.partitionId)) return ack(false);
     let inc = this.incoming.get(b.partitionId);
@@ -551,7 +563,7 @@ export class Replicator {
         this.askResync(partitionId, ownerAddress, true);
         return;
       }
-      if (b.callId !== 0) this.transport.send(b.from.address, message('backupAck', { partitionId, version: b.version }, b.callId));
+      if (b.callId !== 0) this.persisted(() => this.transport.send(b.from.address, message('backupAck', { partitionId, version: b.version }, b.callId)));
     }
   }
 

@@ -20,6 +20,9 @@ import { tlsOptions } from './tls.js';
 import { ProcessMetrics } from './process-metrics.js';
 import { LATENCY_BOUNDS_SECONDS, STATUS_CLASSES } from '../http/request-stats.js';
 import type { RuntimeFigures } from '../member/metrics-snapshot.js';
+import type { PersistenceSetup } from '../member/node-persistence.js';
+import { chooseMemberDir } from '../persistence/member-dir.js';
+import { FileDisk } from './file-disk.js';
 
 const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BUDGET_RECORDS = 10_000;
@@ -45,7 +48,14 @@ export class MemberRuntime {
   ) {
     this.log = logger.component('runtime');
     // The transport needs the member's UUID for its handshakes, and the member needs the transport.
-    const uuid = randomUUID();
+    // With persistence, the UUID is the one persisted in the member's directory.
+    let uuid: string = randomUUID();
+    let persistence: PersistenceSetup | undefined;
+    if (config.persistence.enabled) {
+      const setup = this.choosePersistenceDir();
+      persistence = setup.setup;
+      uuid = setup.uuid;
+    }
     this.memberPort = new MemberPort(config, uuid, address.sourceAddress, logger.component('member-protocol'));
     this.member = new LocalMember(config, {
       uuid,
@@ -57,6 +67,7 @@ export class MemberRuntime {
       requestStop: (reason) => void this.stop(reason),
       seed: Math.floor(Math.random() * 0x7fffffff),
       openWanTransport: (publisher, handler) => this.memberPort.openWanTransport(publisher, handler),
+      ...(persistence === undefined ? {} : { persistence }),
     });
     const member = this.member;
     this.memberPort.transport.setHandler({
@@ -83,6 +94,24 @@ export class MemberRuntime {
       },
       logger.component('http'),
     );
+  }
+
+  /**
+   * Picks and locks this member's directory under base-dir (persistence/member-dir.ts), preferring
+   * the one that holds an address this member may get. Throws ERR_PERSISTENCE_* naming the path.
+   */
+  private choosePersistenceDir(): { setup: PersistenceSetup; uuid: string } {
+    const p = this.config.persistence;
+    const disk = new FileDisk();
+    const base = path.resolve(process.cwd(), p.baseDir);
+    const port = this.config.network.port;
+    const count = port.autoIncrement ? port.portCount : 1;
+    const addresses = Array.from({ length: count }, (_, i) => `${this.address.advertised}:${port.port + i}`);
+    const chosen = chooseMemberDir(disk, base, addresses, `pid ${process.pid}`, randomUUID);
+    for (const s of chosen.skipped) this.log.info(`persistence: passed over ${s}`);
+    const uuid = chosen.metadata?.memberUuid ?? path.basename(chosen.dir);
+    this.log.info(`persistence: ${chosen.metadata === null ? 'new directory' : 'directory'} ${chosen.dir} (member ${uuid})`);
+    return { uuid, setup: { disk, dir: chosen.dir, lock: chosen.lock, metadata: chosen.metadata, defer: (fn) => void setImmediate(fn) } };
   }
 
   /** Binds every port, then turns the member ACTIVE. Throws when a port cannot be bound. */

@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   ERR_DATA_BAD_TIMEOUT: { status: 400, summary: 'A queue poll timeout that is not a non-negative integer number of seconds.' },
   ERR_DATA_QUEUE_FULL: { status: 503, summary: 'The queue holds `max-size` items; the offer was refused.' },
   ERR_DATA_CLUSTER_PASSIVE: { status: 503, summary: 'The cluster is PASSIVE: only reads are allowed.' },
+  ERR_DATA_RECOVERING: { status: 503, summary: 'The cluster is recovering its persisted data after a restart (`Grid-Error: recovery in progress`); data calls are answered once every expected member is back.' },
   ERR_DATA_ENTRY_TOO_LARGE: { status: 413, summary: 'A map key or value is larger than the store accepts.' },
   ERR_CLUSTER_UNAVAILABLE: { status: 503, summary: 'The member has not joined a cluster yet (answered at once), or the partition owner could not be reached within `grid.operation.call.timeout.millis`.' },
   ERR_CLUSTER_INDETERMINATE: { status: 503, summary: 'The member running a queue call left before answering: the call may or may not have taken effect.' },

@@ -70,22 +70,22 @@ test('a member takes its own directory, else a free one, else a new one', () => 
   disk.append('base/stray/notes.txt', Buffer.from('x'));
   let n = 0;
   const fresh = (): string => `new${++n}`;
-  const own = chooseMemberDir(disk, 'base', '127.0.0.1:5702', 'p2', fresh);
+  const own = chooseMemberDir(disk, 'base', ['127.0.0.1:5702'], 'p2', fresh);
   assert.equal(own.dir, 'base/u2');
   assert.equal(own.metadata?.memberUuid, 'u2');
   assert.ok(own.skipped.some((s) => s.includes('base/stray')));
   // 5703 has no directory of its own: it takes the free one (u1).
-  const other = chooseMemberDir(disk, 'base', '127.0.0.1:5703', 'p3', fresh);
+  const other = chooseMemberDir(disk, 'base', ['127.0.0.1:5703'], 'p3', fresh);
   assert.equal(other.dir, 'base/u1');
   // Everything is held now: a new directory.
-  const third = chooseMemberDir(disk, 'base', '127.0.0.1:5701', 'p1', fresh);
+  const third = chooseMemberDir(disk, 'base', ['127.0.0.1:5701'], 'p1', fresh);
   assert.equal(third.dir, 'base/new1');
   assert.equal(third.metadata, null);
   assert.ok(third.skipped.some((s) => s.includes('base/u1') && s.includes('in use')));
   // Released: 5701 gets u1 back.
   other.lock.release();
   third.lock.release();
-  assert.equal(chooseMemberDir(disk, 'base', '127.0.0.1:5701', 'p1', fresh).dir, 'base/u1');
+  assert.equal(chooseMemberDir(disk, 'base', ['127.0.0.1:5701'], 'p1', fresh).dir, 'base/u1');
 });
 
 test('an unreadable metadata file stops the start, naming it', () => {
@@ -93,5 +93,5 @@ test('an unreadable metadata file stops the start, naming it', () => {
   disk.makeDir('base/u1');
   writeMetadata(disk, 'base/u1', sample('u1', '127.0.0.1:5701'));
   disk.flipBit('base/u1/member.meta', 30, 1);
-  assert.throws(() => chooseMemberDir(disk, 'base', '127.0.0.1:5701', 'p', () => 'n'), isCorrupt('base/u1/member.meta'));
+  assert.throws(() => chooseMemberDir(disk, 'base', ['127.0.0.1:5701'], 'p', () => 'n'), isCorrupt('base/u1/member.meta'));
 });

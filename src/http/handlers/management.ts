@@ -90,9 +90,20 @@ export function persistenceAction(action: string, deprecated: boolean) {
   return (req: HttpRequest, api: MemberApi): HttpReply => {
     authenticated(req, api, 0, `management/cluster/${action}`);
     const headers = deprecated ? { deprecation: 'true' } : undefined;
-    // Persistence is refused at start-up by this version (see docs/config.md), so a running member
-    // never has it enabled; the answer says so rather than pretending to act.
-    return fail(200, 'persistence is not enabled', headers);
+    const p = api.persistenceStatus();
+    if (!p.enabled) return fail(200, 'persistence is not enabled', headers);
+    switch (action) {
+      case 'forceStart':
+        if (!p.recovering) return fail(200, 'no recovery is in progress: nothing to force', headers);
+        return fail(200, 'forceStart during a recovery is not available in this version yet (docs/persistence.md)', headers);
+      case 'partialStart':
+        if (!p.recovering) return fail(200, 'no recovery is in progress: nothing to start partially', headers);
+        if (p.policy === 'FULL_RECOVERY_ONLY') return fail(200, 'the cluster-data-recovery-policy is FULL_RECOVERY_ONLY: a partial start is not allowed', headers);
+        return fail(200, 'partialStart is not available in this version yet (docs/persistence.md)', headers);
+      default:
+        if (p.backupDir === '') return fail(400, 'no backup-dir is configured for persistence', headers);
+        return fail(200, 'backups are not available in this version yet (docs/persistence.md)', headers);
+    }
   };
 }
 

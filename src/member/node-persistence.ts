@@ -1,0 +1,110 @@
+// A member's persistence, assembled: the log in its directory, the service that feeds it from the
+// replica store's mutation stream, the metadata file, and the state of a whole-cluster recovery.
+// ClusterNode owns one when `<persistence enabled="true">`; everything here goes through the Disk
+// seam and the injected timers, so the simulation can run it on the simulated disk.
+import type { Config } from '../config/types.js';
+import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
+import { queueConfigName } from '../data/queue-service.js';
+import type { ReplicaStore } from '../data/replica-store.js';
+import type { Disk, DiskLock } from '../persistence/disk.js';
+import { LogStore, type RecoveryReport } from '../persistence/log-store.js';
+import { writeMetadata, type MemberMetadata } from '../persistence/member-metadata.js';
+import { applyRecord, PersistenceService, type Barrier, type LoadTally } from '../persistence/persistence-service.js';
+import type { Clock } from '../util/clock.js';
+import type { ComponentLogger } from '../util/logger.js';
+
+/** What the runtime found for this member under base-dir (member-dir.ts). */
+export interface PersistenceSetup {
+  readonly disk: Disk;
+  readonly dir: string;
+  readonly lock: DiskLock;
+  /** The metadata found in the directory; null: a new directory (nothing to recover). */
+  readonly metadata: MemberMetadata | null;
+  readonly segmentBytes?: number;
+  /** Schedules the log's flush for the end of this turn (runtime: setImmediate). */
+  readonly defer: (fn: () => void) => void;
+}
+
+/** Structure names whose durability is remembered at most (wildcard matching per write is not free). */
+const DURABILITY_CACHE_MAX = 10_000;
+
+export class NodePersistence {
+  private logStore: LogStore | null = null;
+  private serviceNow: PersistenceService | null = null;
+  private readonly mapDurability = new Map<string, { fsync: boolean } | null>();
+  private readonly queueDurability = new Map<string, { fsync: boolean } | null>();
+  private lastMetadataError = '';
+
+  constructor(
+    readonly setup: PersistenceSetup,
+    private readonly config: Config,
+    private readonly store: ReplicaStore,
+    private readonly clock: Clock,
+    private readonly log: ComponentLogger,
+  ) {}
+
+  get service(): PersistenceService | null {
+    return this.serviceNow;
+  }
+
+  /**
+   * Reads the log into the (empty) store and starts logging. Throws ERR_PERSISTENCE_* naming the
+   * file when the log cannot be read. `owner` describes this process for the directory lock.
+   */
+  load(owner: string): { report: RecoveryReport; tally: LoadTally } {
+    const now = this.clock.nowMs();
+    const tally: LoadTally = { records: 0, entriesSkippedExpired: 0 };
+    const expiredBefore = this.setup.metadata?.lastAliveMs ?? now;
+    const { store: logStore, report } = LogStore.open(
+      { disk: this.setup.disk, dir: this.setup.dir, owner, log: this.log, lock: this.setup.lock, ...(this.setup.segmentBytes === undefined ? {} : { segmentBytes: this.setup.segmentBytes }) },
+      (r) => applyRecord(this.store, r, expiredBefore, now, tally),
+    );
+    this.logStore = logStore;
+    const service = new PersistenceService({
+      store: this.store,
+      log: logStore,
+      mapDurability: (name) => this.durability(this.mapDurability, name, () => resolveMapConfig(this.config.maps, name).dataPersistence),
+      queueDurability: (name) => this.durability(this.queueDurability, name, () => resolveQueueConfig(this.config.queues, queueConfigName(name)).dataPersistence),
+      defer: this.setup.defer,
+      nowMs: () => this.clock.nowMs(),
+    });
+    service.attach();
+    this.serviceNow = service;
+    return { report, tally };
+  }
+
+  /** The barrier of the records the last operation logged, or null (nothing persistent changed). */
+  takeBarrier(): Barrier | null {
+    return this.serviceNow?.takeBarrier() ?? null;
+  }
+
+  /** Writes the metadata file; a failure is logged (once per distinct message), not thrown. */
+  writeMetadata(m: MemberMetadata): void {
+    try {
+      writeMetadata(this.setup.disk, this.setup.dir, m);
+      this.lastMetadataError = '';
+    } catch (e) {
+      const text = e instanceof Error ? e.message : String(e);
+      if (text !== this.lastMetadataError) this.log.severe(`could not write the member metadata: ${text}`);
+      this.lastMetadataError = text;
+    }
+  }
+
+  /** Flushes and syncs the log, releases the directory. */
+  close(): void {
+    this.serviceNow?.detach();
+    if (this.logStore !== null) this.logStore.close();
+    else this.setup.lock.release();
+  }
+
+  private durability(cache: Map<string, { fsync: boolean } | null>, name: string, resolve: () => { enabled: boolean; fsync: boolean }): { fsync: boolean } | null {
+    let d = cache.get(name);
+    if (d === undefined) {
+      const c = resolve();
+      d = c.enabled ? { fsync: c.fsync } : null;
+      if (cache.size >= DURABILITY_CACHE_MAX) cache.clear();
+      cache.set(name, d);
+    }
+    return d;
+  }
+}
