@@ -236,6 +236,12 @@ export const MESSAGE_SCHEMAS = {
   recoveryReport: { tableVersion: 'u53', tableStamp: 'u32' },
   /** The master → every member: recovery is over; resume this cluster state (STATE_CODES). */
   recoveryDone: { state: 'u8' },
+  /** Persistence `backup` through one member → every member: copy your store to backup-<seq>. */
+  backupStart: { seq: 'u53' },
+  /** A member → the member coordinating backup `seq`: done (ok) or why not; `lastSeq`: its last backup. */
+  backupResult: { seq: 'u53', ok: 'bool', message: 'str', lastSeq: 'u53' },
+  /** `backupInterrupt` through one member → every member: stop the backup running, remove its partial copy. */
+  backupInterrupt: {},
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -300,6 +306,9 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   wanConfigAck: 44,
   recoveryReport: 45,
   recoveryDone: 46,
+  backupStart: 47,
+  backupResult: 48,
+  backupInterrupt: 49,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -57,6 +57,8 @@ export interface ClusterNodeOptions {
 
 /** The metadata file is rewritten at least this often while the member runs (its last-alive time). */
 const METADATA_REFRESH_MS = 1000;
+/** A backup's coordinator waits this long for every member's copy. */
+const BACKUP_WAIT_MS = 30 * 60_000;
 /** A whole-cluster recovery that waits logs whom it waits for this often. */
 const RECOVERY_WAIT_LOG_MS = 10_000;
 
@@ -185,6 +187,12 @@ export class ClusterNode implements TransportHandler {
   /** The state before the last change to PASSIVE (resumed after a clusterShutdown's restart). */
   private stateBeforePassive: Exclude<ClusterState, 'IN_TRANSITION'> = 'ACTIVE';
   private metadataTimer: TimerHandle | null = null;
+  /** The last backup sequence number this member took part in (persisted in its metadata). */
+  private backupSeq = 0;
+  /** This member's part of a backup that is running, or null. */
+  private backupRun: { seq: number; interrupt: () => void } | null = null;
+  /** The backup this member coordinates, or null. */
+  private backupCoordination: { seq: number; waiting: Set<string>; failures: string[]; higherSeq: number; answer: (ok: boolean, message: string) => void; timer: TimerHandle } | null = null;
 
   constructor(private readonly o: ClusterNodeOptions) {
     const c = o.config;
@@ -199,6 +207,7 @@ export class ClusterNode implements TransportHandler {
       waitersMax: c.properties.queueWaitersMax,
     });
     this.persistence = o.persistence === undefined ? null : new NodePersistence(o.persistence, c, this.store, o.clock, o.logger.component('persistence'));
+    this.backupSeq = o.persistence?.metadata?.backupSeq ?? 0;
     const selfWire = { uuid: o.uuid, host: '127.0.0.1', port: 5701, lite: c.liteMember, version: o.memberVersion };
     this.self = { uuid: o.uuid, address: addressOf(selfWire) };
     this.membership = new Membership(
@@ -434,7 +443,7 @@ export class ClusterNode implements TransportHandler {
       clusterState: state,
       clusterVersion: this.o.memberVersion,
       lastAliveMs: this.o.clock.nowMs(),
-      backupSeq: this.persistence?.setup.metadata?.backupSeq ?? 0,
+      backupSeq: this.backupSeq,
     };
   }
 
@@ -468,6 +477,87 @@ export class ClusterNode implements TransportHandler {
       r.lastWaitLogMs = now;
       this.log.warning(`persistence: recovery waits for ${missing.length} member(s) of the persisted partition table: ${missing.join(', ')} (${this.o.config.persistence.clusterDataRecoveryPolicy}, ${Math.round((now - r.startedMs) / 1000)} s so far)`);
     }
+  }
+
+  /**
+   * `backup` through this member: every member copies its store to backup-dir/backup-<seq>/<uuid>/
+   * (seq one above the highest any member used, the same on every member); resolves once every
+   * copy is complete, or with why not.
+   */
+  startBackup(): Promise<{ ok: boolean; message: string }> {
+    if (this.persistence === null) return Promise.resolve({ ok: false, message: 'persistence is not enabled' });
+    if (this.recovery !== null) return Promise.resolve({ ok: false, message: 'recovery in progress: no backup until the cluster has resumed' });
+    if (this.backupCoordination !== null) return Promise.resolve({ ok: false, message: 'a backup is already running' });
+    return new Promise((resolve) => {
+      // Round 0 asks every member for its last backup number; round `seq` copies.
+      const round = (seq: number): void => {
+        const members = this.membership.joined ? this.membership.list.map((m) => m.uuid) : [this.o.uuid];
+        const timer = this.o.timers.setTimeout(() => this.finishBackupCoordination(`members did not finish within ${BACKUP_WAIT_MS / 1000} s`), BACKUP_WAIT_MS);
+        this.backupCoordination = {
+          seq,
+          waiting: new Set(members),
+          failures: [],
+          higherSeq: this.backupSeq,
+          timer,
+          answer: (ok, message) => {
+            const c = this.backupCoordination;
+            this.backupCoordination = null;
+            if (seq === 0 && ok && c !== null) return round(c.higherSeq + 1);
+            resolve({ ok, message });
+          },
+        };
+        if (seq > 0) this.log.info(`persistence: backup ${seq} started on ${members.length} member(s)`);
+        for (const u of members) this.sendTo(u, message('backupStart', { seq }));
+      };
+      round(0);
+    });
+  }
+
+  /** `backupInterrupt` through this member: every member stops the backup it runs. */
+  interruptBackup(): void {
+    const members = this.membership.joined ? this.membership.list.map((m) => m.uuid) : [this.o.uuid];
+    for (const u of members) this.sendTo(u, message('backupInterrupt', {}));
+  }
+
+  private onBackupStart(from: Peer, seq: number): void {
+    const reply = (ok: boolean, text: string): void => this.sendTo(from.uuid, message('backupResult', { seq, ok, message: text, lastSeq: this.backupSeq }));
+    const p = this.persistence;
+    if (p === null) return reply(false, 'persistence is not enabled on this member');
+    if (p.setup.backupDir === '') return reply(false, 'no backup-dir is configured on this member');
+    if (this.backupRun !== null) return reply(false, `backup ${this.backupRun.seq} is running on this member`);
+    if (seq === 0) return reply(true, ''); // the number round
+    if (seq <= this.backupSeq) return reply(false, `this member already took part in backup ${this.backupSeq}`);
+    this.backupSeq = seq;
+    let finished = false;
+    const target = `${p.setup.backupDir}/backup-${seq}/${this.o.uuid}`;
+    const startedMs = this.o.clock.monotonicMs();
+    const interrupt = p.backup(target, this.metadataNow(), (fn) => void this.o.timers.setTimeout(fn, 0), (error) => {
+      finished = true;
+      this.backupRun = null;
+      this.saveMetadata();
+      if (error === null) this.log.info(`persistence: backup ${seq} copied to ${target} in ${Math.round(this.o.clock.monotonicMs() - startedMs)} ms`);
+      else this.log.warning(`persistence: backup ${seq} on this member failed: ${error.message}`);
+      reply(error === null, error === null ? '' : error.message);
+    });
+    if (!finished) this.backupRun = { seq, interrupt };
+  }
+
+  private onBackupResult(from: Peer, b: { seq: number; ok: boolean; message: string; lastSeq: number }): void {
+    const c = this.backupCoordination;
+    if (c === null || b.seq !== c.seq || !c.waiting.delete(from.uuid)) return;
+    c.higherSeq = Math.max(c.higherSeq, b.lastSeq);
+    if (!b.ok) c.failures.push(`${this.membership.addressOfUuid(from.uuid) ?? from.uuid}: ${b.message}`);
+    if (c.waiting.size === 0) this.finishBackupCoordination(null);
+  }
+
+  private finishBackupCoordination(timeout: string | null): void {
+    const c = this.backupCoordination;
+    if (c === null) return;
+    this.o.timers.clearTimeout(c.timer);
+    if (timeout !== null) c.failures.push(timeout);
+    const ok = c.failures.length === 0;
+    if (c.seq > 0 || !ok) this.log.info(`persistence: backup ${c.seq} ${ok ? 'complete on every member' : `failed: ${c.failures.join('; ')}`}`);
+    c.answer(ok, ok ? '' : `backup ${c.seq} failed: ${c.failures.join('; ')}`);
   }
 
   private onRecoveryDone(state: Exclude<ClusterState, 'IN_TRANSITION'>): void {
@@ -555,6 +645,15 @@ export class ClusterNode implements TransportHandler {
           this.setState(STATE_BY_CODE[m.body.state] ?? this.state, from.uuid === this.o.uuid ? `requested on this member${this.stateRequester === null ? '' : ` by ${this.stateRequester}`}` : `a change made through ${from.address}`);
         }
         return;
+      case 'backupStart':
+        if (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.onBackupStart(from, m.body.seq);
+        return;
+      case 'backupResult':
+        this.onBackupResult(from, m.body);
+        return;
+      case 'backupInterrupt':
+        if (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.backupRun?.interrupt();
+        return;
       case 'recoveryReport':
         if (this.recovery !== null && this.membership.isMaster && (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid)) {
           this.recovery.reports.set(from.uuid, { tableVersion: m.body.tableVersion, tableStamp: m.body.tableStamp });
@@ -627,6 +726,11 @@ export class ClusterNode implements TransportHandler {
     }
     const now = new Set(view.members.map((m) => m.uuid));
     const removed = previous.filter((m) => !now.has(m.uuid)).map((m) => m.uuid);
+    const c = this.backupCoordination;
+    if (c !== null) {
+      for (const u of removed) if (c.waiting.delete(u)) c.failures.push(`${u}: left the cluster during the backup`);
+      if (removed.length > 0 && c.waiting.size === 0) this.finishBackupCoordination(null);
+    }
     for (const u of removed) {
       this.invoker.onMemberRemoved(u);
       this.replicator.forgetMember(u);

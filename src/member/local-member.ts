@@ -300,6 +300,16 @@ export class LocalMember implements MemberApi {
 
   // ── information ──────────────────────────────────────────────────────────────────────────────────
 
+  startBackup(by: Actor): Promise<{ ok: boolean; message: string }> {
+    this.log.info(`backup requested by ${describeActor(by)}`);
+    return this.node.startBackup();
+  }
+
+  interruptBackup(by: Actor): void {
+    this.log.info(`backupInterrupt requested by ${describeActor(by)}`);
+    this.node.interruptBackup();
+  }
+
   persistenceStatus(): { enabled: boolean; recovering: boolean; policy: string; backupDir: string } {
     const p = this.config.persistence;
     return { enabled: p.enabled, recovering: this.node.recovering, policy: p.clusterDataRecoveryPolicy, backupDir: p.backupDir };

@@ -91,6 +91,10 @@ export interface MemberApi {
   memberVersion(): string;
   /** `[Member [h]:p - uuid this, …]\n<product version>\n<runtime version>` for the nodes call. */
   nodesText(): string;
+  /** `backup`: every member copies its store to backup-dir; resolves when all are complete, or why not. */
+  startBackup(by: Actor): Promise<{ ok: boolean; message: string }>;
+  /** `backupInterrupt`: every member stops the backup it runs and removes its partial copy. */
+  interruptBackup(by: Actor): void;
   /** Persistence as the PERSISTENCE endpoint group sees it. */
   persistenceStatus(): { readonly enabled: boolean; readonly recovering: boolean; readonly policy: string; readonly backupDir: string };
   /** Every figure of the metrics call at this moment (metrics-snapshot.ts). */

@@ -6,7 +6,7 @@ import type { Config } from '../config/types.js';
 import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
 import { queueConfigName } from '../data/queue-service.js';
 import type { ReplicaStore } from '../data/replica-store.js';
-import type { Disk, DiskLock } from '../persistence/disk.js';
+import { joinPath, type Disk, type DiskLock } from '../persistence/disk.js';
 import { LogStore, type RecoveryReport } from '../persistence/log-store.js';
 import { writeMetadata, type MemberMetadata } from '../persistence/member-metadata.js';
 import { applyRecord, PersistenceService, type Barrier, type LoadTally } from '../persistence/persistence-service.js';
@@ -23,6 +23,8 @@ export interface PersistenceSetup {
   readonly segmentBytes?: number;
   /** Schedules the log's flush for the end of this turn (runtime: setImmediate). */
   readonly defer: (fn: () => void) => void;
+  /** `backup-dir`, resolved; '' when none is configured. */
+  readonly backupDir: string;
 }
 
 /** Structure names whose durability is remembered at most (wildcard matching per write is not free). */
@@ -89,6 +91,68 @@ export class NodePersistence {
       this.lastMetadataError = text;
     }
   }
+
+  /**
+   * Copies a consistent snapshot of the log, as of now, to `target` (backup-dir/backup-<seq>/<uuid>):
+   * the open segment is sealed, then every sealed segment is linked (or copied) there, one file per
+   * `step`, and the metadata (with `backupSeq`) written last. Returns a function that interrupts it:
+   * the partial copy is removed and `done` gets an error. Compaction leaves segments alone meanwhile.
+   */
+  backup(target: string, metadata: MemberMetadata, step: (fn: () => void) => void, done: (error: Error | null) => void): () => void {
+    const disk = this.setup.disk;
+    const log = this.logStore;
+    let interrupted = false;
+    let finished = false;
+    const finish = (error: Error | null): void => {
+      if (finished) return;
+      finished = true;
+      this.backupsRunning--;
+      if (error !== null) {
+        try {
+          disk.remove(target);
+        } catch (e) {
+          this.log.warning(`backup: could not remove the partial copy ${target}: ${(e as Error).message}`);
+        }
+      }
+      done(error);
+    };
+    this.backupsRunning++;
+    let names: string[];
+    try {
+      if (log === null) throw new Error('the log is not open');
+      log.sealOpen();
+      names = log.figures().filter((f) => f.sealed).map((f) => f.name);
+      if (disk.exists(target)) disk.remove(target);
+      disk.makeDir(target);
+    } catch (e) {
+      finish(e as Error);
+      return () => {};
+    }
+    let i = 0;
+    const next = (): void => {
+      if (finished) return;
+      if (interrupted) return finish(new Error('the backup was interrupted'));
+      try {
+        if (i < names.length) {
+          const name = names[i++] as string;
+          disk.link(joinPath(this.setup.dir, name), joinPath(target, name));
+          step(next);
+          return;
+        }
+        writeMetadata(disk, target, metadata);
+        finish(null);
+      } catch (e) {
+        finish(e as Error);
+      }
+    };
+    step(next);
+    return () => {
+      interrupted = true;
+    };
+  }
+
+  /** Backups copying segments now (compaction must not delete any while one runs). */
+  backupsRunning = 0;
 
   /** Flushes and syncs the log, releases the directory. */
   close(): void {

@@ -39,6 +39,11 @@ export interface Disk {
   /** Copies a whole file (a backup), durably. */
   copy(from: string, to: string): void;
   /**
+   * Gives an immutable file a second name (a backup of a sealed segment): a hard link where the
+   * file system allows it, else a durable copy.
+   */
+  link(from: string, to: string): void;
+  /**
    * Takes the directory for this process; throws ERR_PERSISTENCE_LOCKED when a running process
    * holds it. A lock left by a process that is gone is taken over.
    */

@@ -214,6 +214,22 @@ export class LogStore {
     else this.startSync();
   }
 
+  /**
+   * Writes what is pending and seals the open segment if it holds records: afterwards every record
+   * appended so far is in a sealed (immutable) segment. For a consistent backup.
+   */
+  sealOpen(): void {
+    this.flush();
+    const seg = this.segments[this.segments.length - 1];
+    if (seg !== undefined && !seg.sealed && seg.records > 0 && this.failure === null) this.seal();
+    if (this.failure !== null) throw this.failure;
+  }
+
+  /** The directory of the log. */
+  get dir(): string {
+    return this.o.dir;
+  }
+
   /** A record was superseded (its key written again, removed, cleared, its partition dropped). */
   markDead(seq: number): void {
     const s = this.segmentOf(seq);

@@ -168,6 +168,18 @@ export class FileDisk implements Disk {
     }
   }
 
+  link(from: string, to: string): void {
+    try {
+      fs.linkSync(from, to);
+      return;
+    } catch (e) {
+      const c = code(e);
+      // Another file system, or one without hard links: copy instead.
+      if (c !== 'EXDEV' && c !== 'EPERM' && c !== 'ENOTSUP' && c !== 'EMLINK') throw io(to, e);
+    }
+    this.copy(from, to);
+  }
+
   lock(dir: string, owner: string): DiskLock {
     const path = `${dir}/${LOCK_FILE}`;
     const content = `${process.pid} ${owner}\n`;

@@ -111,7 +111,8 @@ export class MemberRuntime {
     for (const s of chosen.skipped) this.log.info(`persistence: passed over ${s}`);
     const uuid = chosen.metadata?.memberUuid ?? path.basename(chosen.dir);
     this.log.info(`persistence: ${chosen.metadata === null ? 'new directory' : 'directory'} ${chosen.dir} (member ${uuid})`);
-    return { uuid, setup: { disk, dir: chosen.dir, lock: chosen.lock, metadata: chosen.metadata, defer: (fn) => void setImmediate(fn) } };
+    const backupDir = p.backupDir === '' ? '' : path.resolve(process.cwd(), p.backupDir);
+    return { uuid, setup: { disk, dir: chosen.dir, lock: chosen.lock, metadata: chosen.metadata, defer: (fn) => void setImmediate(fn), backupDir } };
   }
 
   /** Binds every port, then turns the member ACTIVE. Throws when a port cannot be bound. */

@@ -162,6 +162,10 @@ export class SimDisk implements Disk {
     this.syncNow(b);
   }
 
+  link(from: string, to: string): void {
+    this.copy(from, to);
+  }
+
   lock(dir: string, owner: string): DiskLock {
     const d = norm(dir);
     const holder = this.locks.get(d);

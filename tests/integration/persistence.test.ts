@@ -20,8 +20,8 @@ import { request } from '../harness/raw-http.js';
 
 const FAST = { 'grid.max.no.heartbeat.seconds': 3 };
 
-function persistentXml(port: number, ports: readonly number[], baseDir: string): string {
-  const extra = `<persistence enabled="true"><base-dir>${baseDir}</base-dir></persistence>
+function persistentXml(port: number, ports: readonly number[], baseDir: string, backupDir = ''): string {
+  const extra = `<persistence enabled="true"><base-dir>${baseDir}</base-dir><backup-dir>${backupDir}</backup-dir></persistence>
   <map name="orders"><backup-count>1</backup-count><data-persistence enabled="true" fsync="false"/></map>
   <queue name="jobs"><backup-count>1</backup-count><data-persistence enabled="true" fsync="false"/></queue>`;
   return memberXml(port, ports, { properties: FAST })
@@ -29,10 +29,10 @@ function persistentXml(port: number, ports: readonly number[], baseDir: string):
     .replace('<endpoint-group name="DATA" enabled="true"/>', '<endpoint-group name="DATA" enabled="true"/><endpoint-group name="PERSISTENCE" enabled="true"/>');
 }
 
-async function startAll(ports: readonly number[], baseDir: string): Promise<MemberProcess[]> {
+async function startAll(ports: readonly number[], baseDir: string, backupDir = ''): Promise<MemberProcess[]> {
   const members: MemberProcess[] = [];
   try {
-    for (const p of ports) members.push(await startMember({ xml: persistentXml(p, ports, baseDir), args: ['--port', String(p)] }));
+    for (const p of ports) members.push(await startMember({ xml: persistentXml(p, ports, baseDir, backupDir), args: ['--port', String(p)] }));
   } catch (e) {
     await killAll(members);
     throw e;
@@ -194,6 +194,69 @@ describe('persistence: the whole cluster restarts with its data', () => {
       members.push(await startMember({ xml: persistentXml(ports[2] as number, ports, base), args: ['--port', String(ports[2])] }));
       await until('the cluster is ready once the third is back', 60_000, () => ready(ports));
       for (let i = 0; i < 30; i++) assert.equal((await request(ports[2] as number, 'GET', `/grid/rest/maps/orders/k${i}`)).text(), `v${i}`);
+    } finally {
+      await killAll(members);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('backup: every member copies its store; a cluster started on a backup holds exactly its data', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const backups = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-backup-'));
+    const ports = await freePorts(3);
+    let members = await startAll(ports, base, backups);
+    try {
+      await waitSettled(ports, 3, 30_000);
+      for (let i = 0; i < 100; i++) assert.equal((await request(ports[i % 3] as number, 'POST', `/grid/rest/maps/orders/k${i}`, { body: `v${i}` })).status, 200);
+      for (let i = 0; i < 10; i++) assert.equal((await request(ports[i % 3] as number, 'POST', '/grid/rest/queues/jobs', { body: `item${i}` })).status, 200);
+      // Nothing running: interrupt does nothing and says success.
+      assert.deepEqual((await post(ports[2] as number, 'backupInterrupt', 'dev&')).json(), { status: 'success' });
+      const first = await post(ports[0] as number, 'backup', 'dev&');
+      assert.deepEqual(first.json(), { status: 'success' });
+      assert.equal(first.headers['deprecation'], undefined);
+      const copies = fs.readdirSync(path.join(backups, 'backup-1'));
+      assert.equal(copies.length, 3);
+      for (const d of copies) assert.ok(fs.readdirSync(path.join(backups, 'backup-1', d)).includes('member.meta'));
+      // After the backup: changes that backup-1 must not have.
+      for (let i = 0; i < 20; i++) assert.equal((await request(ports[1] as number, 'DELETE', `/grid/rest/maps/orders/k${i}`)).status, 200);
+      assert.equal((await request(ports[0] as number, 'POST', '/grid/rest/maps/orders/late', { body: 'x' })).status, 200);
+      const second = await post(ports[1] as number, 'hotBackup', 'dev&');
+      assert.deepEqual(second.json(), { status: 'success' });
+      assert.equal(second.headers['deprecation'], 'true');
+      assert.equal(fs.readdirSync(path.join(backups, 'backup-2')).length, 3, 'the number rises, the same on every member');
+      assert.equal((await post(ports[0] as number, 'clusterShutdown', 'dev&')).status, 200);
+      await Promise.all(members.map((m) => m.waitForExit(20_000)));
+
+      // A cluster started on backup-1 holds exactly its data.
+      members = await startAll(ports, path.join(backups, 'backup-1'));
+      await until('the cluster on backup-1 is ready', 60_000, () => ready(ports));
+      for (let i = 0; i < 100; i++) {
+        const r = await request(ports[i % 3] as number, 'GET', `/grid/rest/maps/orders/k${i}`);
+        assert.equal(r.status, 200, `k${i}`);
+        assert.equal(r.text(), `v${i}`);
+      }
+      assert.equal((await request(ports[0] as number, 'GET', '/grid/rest/maps/orders/late')).status, 204);
+      assert.equal((await request(ports[0] as number, 'GET', '/grid/rest/queues/jobs/size')).text(), '10');
+    } finally {
+      await killAll(members);
+      fs.rmSync(base, { recursive: true, force: true });
+      fs.rmSync(backups, { recursive: true, force: true });
+    }
+  });
+
+  test('without a backup-dir, backup and its interrupt answer 400; hotBackup keeps Deprecation', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const ports = await freePorts(1);
+    const members = await startAll(ports, base);
+    try {
+      await until('ready', 30_000, () => ready(ports));
+      for (const action of ['backup', 'backupInterrupt', 'hotBackup', 'hotBackupInterrupt']) {
+        const r = await post(ports[0] as number, action, 'dev&');
+        assert.equal(r.status, 400, action);
+        assert.equal((r.json() as { status: string }).status, 'fail');
+        assert.equal(r.headers['deprecation'], action.startsWith('hot') ? 'true' : undefined, action);
+      }
+      assert.deepEqual((await post(ports[0] as number, 'forceStart', 'dev&')).json(), { status: 'fail', message: 'no recovery is in progress: nothing to force' });
     } finally {
       await killAll(members);
       fs.rmSync(base, { recursive: true, force: true });

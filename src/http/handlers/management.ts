@@ -87,8 +87,8 @@ export function nodes(req: HttpRequest, api: MemberApi): HttpReply {
 
 /** forceStart, partialStart, backup, backupInterrupt and the deprecated hotBackup names. */
 export function persistenceAction(action: string, deprecated: boolean) {
-  return (req: HttpRequest, api: MemberApi): HttpReply => {
-    authenticated(req, api, 0, `management/cluster/${action}`);
+  return async (req: HttpRequest, api: MemberApi): Promise<HttpReply> => {
+    const { by } = authenticatedActor(req, api, 0, `management/cluster/${action}`);
     const headers = deprecated ? { deprecation: 'true' } : undefined;
     const p = api.persistenceStatus();
     if (!p.enabled) return fail(200, 'persistence is not enabled', headers);
@@ -100,9 +100,16 @@ export function persistenceAction(action: string, deprecated: boolean) {
         if (!p.recovering) return fail(200, 'no recovery is in progress: nothing to start partially', headers);
         if (p.policy === 'FULL_RECOVERY_ONLY') return fail(200, 'the cluster-data-recovery-policy is FULL_RECOVERY_ONLY: a partial start is not allowed', headers);
         return fail(200, 'partialStart is not available in this version yet (docs/persistence.md)', headers);
-      default:
+      case 'backupInterrupt':
+      case 'hotBackupInterrupt':
         if (p.backupDir === '') return fail(400, 'no backup-dir is configured for persistence', headers);
-        return fail(200, 'backups are not available in this version yet (docs/persistence.md)', headers);
+        api.interruptBackup(by);
+        return json(200, { status: 'success' }, headers);
+      default: {
+        if (p.backupDir === '') return fail(400, 'no backup-dir is configured for persistence', headers);
+        const r = await api.startBackup(by);
+        return r.ok ? json(200, { status: 'success' }, headers) : fail(200, r.message, headers);
+      }
     }
   };
 }
