@@ -29,6 +29,12 @@ export class Fifo<T> {
     return item;
   }
 
+  /** The item at position `i` from the head (0 = next to be shifted), or undefined. */
+  at(i: number): T | undefined {
+    if (i < 0 || i >= this.length) return undefined;
+    return this.slots[(this.head + i) & (this.slots.length - 1)];
+  }
+
   /** Removes every item; returns how many there were. */
   clear(): number {
     const removed = this.length;

@@ -52,6 +52,11 @@ export class QueueService {
     return q.itemsInOrder().some((i) => i.id === id && Buffer.compare(i.value, value) === 0);
   }
 
+  /** The stored item with this id in the queue, or null. */
+  itemWithId(name: string, id: number): QueueItem | null {
+    return this.queues.get(name)?.itemWithId(id) ?? null;
+  }
+
   removeReplica(name: string, id: number): void {
     const queue = this.queues.get(name);
     if (queue === undefined) return;

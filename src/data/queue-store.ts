@@ -102,6 +102,20 @@ export class QueueStore {
     return found;
   }
 
+  /** The stored item with this id, or null (ids rise from head to tail: a binary search). */
+  itemWithId(id: number): QueueItem | null {
+    let lo = 0;
+    let hi = this.items.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const item = this.items.at(mid) as QueueItem;
+      if (item.id === id) return item;
+      if (item.id < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return null;
+  }
+
   /** The stored items in order, for a snapshot. */
   itemsInOrder(): QueueItem[] {
     return [...this.items];
@@ -115,7 +129,10 @@ export class QueueStore {
   restore(items: readonly QueueItem[], nextItemId: number): void {
     this.items.clear();
     for (const item of items) this.items.push(item);
-    this.nextItemId = Math.max(nextItemId, ...items.map((i) => i.id + 1), 1);
+    // A loop, not Math.max(...items): a spread of a large queue would overflow the stack.
+    let next = Math.max(nextItemId, 1);
+    for (const item of items) if (item.id + 1 > next) next = item.id + 1;
+    this.nextItemId = next;
   }
 
   poll(): QueueItem | null {

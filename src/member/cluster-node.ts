@@ -360,6 +360,7 @@ export class ClusterNode implements TransportHandler {
       const refresh = (): void => {
         this.saveMetadata();
         this.tickRecovery();
+        this.persistence?.tick((fn) => void this.o.timers.setTimeout(fn, 0));
         this.metadataTimer = this.o.timers.setTimeout(refresh, METADATA_REFRESH_MS);
       };
       refresh();

@@ -9,8 +9,10 @@ import type { ReplicaStore } from '../data/replica-store.js';
 import { joinPath, type Disk, type DiskLock } from '../persistence/disk.js';
 import { LogStore, type RecoveryReport } from '../persistence/log-store.js';
 import { writeMetadata, type MemberMetadata } from '../persistence/member-metadata.js';
-import { applyRecord, PersistenceService, type Barrier, type LoadTally } from '../persistence/persistence-service.js';
+import { applyRecord, PersistenceService, recordIsLive, type Barrier, type LoadTally } from '../persistence/persistence-service.js';
 import type { Clock } from '../util/clock.js';
+import { Compactor } from '../persistence/compactor.js';
+import type { CompactionPolicy } from '../persistence/compaction-plan.js';
 import type { ComponentLogger } from '../util/logger.js';
 
 /** What the runtime found for this member under base-dir (member-dir.ts). */
@@ -25,7 +27,13 @@ export interface PersistenceSetup {
   readonly defer: (fn: () => void) => void;
   /** `backup-dir`, resolved; '' when none is configured. */
   readonly backupDir: string;
+  /** Compaction starts once the log holds this many bytes and mostly dead records (tests lower it). */
+  readonly compactionMinBytes?: number;
+  readonly compactionPolicy?: CompactionPolicy;
 }
+
+/** Default of PersistenceSetup.compactionMinBytes. */
+const COMPACTION_MIN_BYTES = 32 * 1024 * 1024;
 
 /** Structure names whose durability is remembered at most (wildcard matching per write is not free). */
 const DURABILITY_CACHE_MAX = 10_000;
@@ -36,6 +44,8 @@ export class NodePersistence {
   private readonly mapDurability = new Map<string, { fsync: boolean } | null>();
   private readonly queueDurability = new Map<string, { fsync: boolean } | null>();
   private lastMetadataError = '';
+  private compactor: Compactor | null = null;
+  private compactionScheduled = false;
 
   constructor(
     readonly setup: PersistenceSetup,
@@ -72,7 +82,51 @@ export class NodePersistence {
     });
     service.attach();
     this.serviceNow = service;
+    this.compactor = new Compactor(logStore, {
+      disk: this.setup.disk,
+      log: this.log,
+      paused: () => this.backupsRunning > 0,
+      isLive: (r) => recordIsLive(this.store, r, this.clock.nowMs()),
+      ...(this.setup.compactionPolicy === undefined ? {} : { policy: this.setup.compactionPolicy }),
+    });
     return { report, tally };
+  }
+
+  /**
+   * Called about once a second: starts a compaction cycle when the log has grown past
+   * compactionMinBytes with more than half of its records superseded (estimated from the entries
+   * held), then runs it a segment per turn (`schedule`).
+   */
+  tick(schedule: (fn: () => void) => void): void {
+    const log = this.logStore;
+    const c = this.compactor;
+    if (log === null || c === null || c.running) return;
+    const minBytes = this.setup.compactionMinBytes ?? COMPACTION_MIN_BYTES;
+    if (log.totalBytes < minBytes || log.totalRecords < 2 * this.store.maps.totalEntries()) return;
+    c.start();
+    this.runCompaction(schedule);
+  }
+
+  /** The compactor's figures, for metrics. */
+  get compaction(): Compactor | null {
+    return this.compactor;
+  }
+
+  private runCompaction(schedule: (fn: () => void) => void): void {
+    if (this.compactionScheduled) return;
+    this.compactionScheduled = true;
+    schedule(() => {
+      this.compactionScheduled = false;
+      let more = false;
+      try {
+        more = this.compactor?.step() ?? false;
+      } catch (e) {
+        this.log.severe(`compaction stopped: ${e instanceof Error ? e.message : String(e)}`);
+        this.compactor = null;
+        return;
+      }
+      if (more) this.runCompaction(schedule);
+    });
   }
 
   /** The barrier of the records the last operation logged, or null (nothing persistent changed). */

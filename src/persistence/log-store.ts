@@ -52,6 +52,8 @@ export interface SegmentState {
   bytes: number;
   records: number;
   liveRecords: number;
+  /** Bytes of records a compaction would keep, as last surveyed (compactor.ts); -1: not surveyed. */
+  liveBytes: number;
   sealed: boolean;
 }
 
@@ -126,7 +128,7 @@ export class LogStore {
           if (r.seq <= lastSeq) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} is not after ${lastSeq}`);
           replay(r);
         });
-        states.push({ name: s.name, first: s.first, last: s.last, bytes: size, records: out.records, liveRecords: out.records, sealed: true });
+        states.push({ name: s.name, first: s.first, last: s.last, bytes: size, records: out.records, liveRecords: out.records, liveBytes: -1, sealed: true });
         records += out.records;
         bytes += size;
         lastSeq = Math.max(lastSeq, s.last);
@@ -145,7 +147,7 @@ export class LogStore {
           disk.truncate(path, out.validBytes);
           disk.syncNow(path);
         }
-        states.push({ name: listing.open.name, first: listing.open.first, last: Math.max(listing.open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveRecords: out.records, sealed: false });
+        states.push({ name: listing.open.name, first: listing.open.first, last: Math.max(listing.open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveRecords: out.records, liveBytes: -1, sealed: false });
         records += out.records;
         bytes += out.validBytes;
         lastSeq = Math.max(lastSeq, out.lastSeq);
@@ -230,6 +232,30 @@ export class LogStore {
     return this.o.dir;
   }
 
+  /**
+   * A compaction replaced the sealed segments at indexes [from, to] with `output` (null: the run
+   * held nothing to keep, and its files are gone).
+   */
+  replaceRun(from: number, to: number, output: SegmentState | null): void {
+    const run = this.segments.slice(from, to + 1);
+    if (run.length === 0 || run.some((s) => !s.sealed)) throw new GridError('ERR_PERSISTENCE_IO', `${this.o.dir}: a compaction run must be sealed segments`);
+    this.segments.splice(from, to - from + 1, ...(output === null ? [] : [output]));
+  }
+
+  /** Records in every segment (dead ones included). */
+  get totalRecords(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.records;
+    return n;
+  }
+
+  /** Bytes of every segment. */
+  get totalBytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.bytes;
+    return n;
+  }
+
   /** A record was superseded (its key written again, removed, cleared, its partition dropped). */
   markDead(seq: number): void {
     const s = this.segmentOf(seq);
@@ -271,7 +297,7 @@ export class LogStore {
   }
 
   private openSegment(first: number): SegmentState {
-    const seg: SegmentState = { name: openName(first), first, last: first - 1, bytes: 0, records: 0, liveRecords: 0, sealed: false };
+    const seg: SegmentState = { name: openName(first), first, last: first - 1, bytes: 0, records: 0, liveRecords: 0, liveBytes: -1, sealed: false };
     this.disk.append(joinPath(this.o.dir, seg.name), new Uint8Array(0));
     this.disk.syncDir(this.o.dir);
     this.segments.push(seg);

@@ -246,3 +246,19 @@ export function applyRecord(store: ReplicaStore, r: LogRecord, expiredBeforeMs: 
   }
   store.restoreVersion(r.partitionId, r.partitionVersion);
 }
+
+/**
+ * Whether a map put or queue add is what the store holds now: the same entry version, content type
+ * and value; the same queue item id and value (compactor.ts keeps exactly these). Other records: false.
+ */
+export function recordIsLive(store: ReplicaStore, r: LogRecord, nowMs: number): boolean {
+  if (r.type === 'mapPut') {
+    const v = store.maps.peek(r.name, r.key, r.partitionId, nowMs);
+    return v !== null && v.version === r.version && v.contentType === r.contentType && Buffer.compare(v.value, r.value) === 0;
+  }
+  if (r.type === 'queueAdd') {
+    const item = store.queues.itemWithId(r.name, r.itemId);
+    return item !== null && Buffer.compare(item.value, r.value) === 0;
+  }
+  return false;
+}
