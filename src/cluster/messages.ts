@@ -242,6 +242,12 @@ export const MESSAGE_SCHEMAS = {
   backupResult: { seq: 'u53', ok: 'bool', message: 'str', lastSeq: 'u53' },
   /** `backupInterrupt` through one member → every member: stop the backup running, remove its partial copy. */
   backupInterrupt: {},
+  /** `forceStart` through one member → every member while a recovery waits: wipe your store, start over as a new member. */
+  forceStart: {},
+  /** The master → a recovering member whose data the cluster has gone on without: it is stale. */
+  recoveryStale: { reason: 'str' },
+  /** `partialStart` through one member → its master: start now with the members that are back. */
+  partialStart: {},
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -309,6 +315,9 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   backupStart: 47,
   backupResult: 48,
   backupInterrupt: 49,
+  forceStart: 50,
+  recoveryStale: 51,
+  partialStart: 52,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -29,9 +29,14 @@ export interface DispatchLog {
 export class Dispatcher {
   constructor(
     private readonly routes: RouteTable,
-    private readonly api: MemberApi,
+    private api: MemberApi,
     private readonly log: DispatchLog,
   ) {}
+
+  /** The member that answers from now on (a member that started over as a new one). */
+  setApi(api: MemberApi): void {
+    this.api = api;
+  }
 
   /** Everything that can be decided from the request line alone (before reading a body). */
   prepare(method: string, rawTarget: string): Prepared {

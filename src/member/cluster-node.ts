@@ -53,6 +53,10 @@ export interface ClusterNodeOptions {
   readonly openWanTransport?: (publisher: WanBatchPublisherConfig, handler: TransportHandler) => Transport;
   /** `<persistence enabled="true">`: this member's directory (runtime: member-dir.ts). */
   readonly persistence?: PersistenceSetup;
+  /** Persistence: start over as a new member (wiped data, new UUID): forceStart, stale data. */
+  readonly onStartOver?: (reason: string) => void;
+  /** Persistence: stale data that must not be removed (auto-remove-stale-data false): exit status 3. */
+  readonly onStaleStop?: (reason: string) => void;
 }
 
 /** The metadata file is rewritten at least this often while the member runs (its last-alive time). */
@@ -75,6 +79,8 @@ interface Recovery {
   readonly reports: Map<string, { tableVersion: number; tableStamp: number }>;
   readonly startedMs: number;
   lastWaitLogMs: number;
+  /** Master: partialStart was called. */
+  partialRequested: boolean;
 }
 
 /** A transport that sends nothing (a member given no way to reach other clusters). */
@@ -397,7 +403,7 @@ export class ClusterNode implements TransportHandler {
     }
     this.partitions.restore(table);
     const resume = (['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'] as const).find((s) => s === meta.clusterState) ?? 'ACTIVE';
-    this.recovery = { expected: table.members(), resumeState: resume, tableVersion: table.version, tableStamp: table.stamp(), reports: new Map(), startedMs: this.o.clock.monotonicMs(), lastWaitLogMs: this.o.clock.monotonicMs() };
+    this.recovery = { expected: table.members(), resumeState: resume, tableVersion: table.version, tableStamp: table.stamp(), reports: new Map(), startedMs: this.o.clock.monotonicMs(), lastWaitLogMs: this.o.clock.monotonicMs(), partialRequested: false };
     this.log.info(`persistence: recovering with partition table version ${table.version}; waiting for the ${table.members().size} member(s) it names (${this.o.config.persistence.clusterDataRecoveryPolicy}); the cluster state ${resume} resumes afterwards`);
   }
 
@@ -474,10 +480,92 @@ export class ClusterNode implements TransportHandler {
       }
       return;
     }
+    const policy = this.o.config.persistence.clusterDataRecoveryPolicy;
+    if (policy !== 'FULL_RECOVERY_ONLY' && (r.partialRequested || now - r.startedMs >= this.o.config.persistence.validationTimeoutSeconds * 1000)) {
+      this.startPartially(r, policy);
+      return;
+    }
     if (now - r.lastWaitLogMs >= RECOVERY_WAIT_LOG_MS) {
       r.lastWaitLogMs = now;
-      this.log.warning(`persistence: recovery waits for ${missing.length} member(s) of the persisted partition table: ${missing.join(', ')} (${this.o.config.persistence.clusterDataRecoveryPolicy}, ${Math.round((now - r.startedMs) / 1000)} s so far)`);
+      this.log.warning(`persistence: recovery waits for ${missing.length} member(s) of the persisted partition table: ${missing.join(', ')} (${policy}, ${Math.round((now - r.startedMs) / 1000)} s so far)`);
     }
+  }
+
+  /**
+   * Master, PARTIAL policies: start with the members that are back, grouped by the table they
+   * persisted: the group with the most recent table (MOST_RECENT) or the largest group
+   * (MOST_COMPLETE). The others are stale. A master outside the chosen group starts over itself
+   * (a member of the group then becomes master and decides again).
+   */
+  private startPartially(r: Recovery, policy: string): void {
+    const groups = new Map<string, { version: number; members: string[] }>();
+    for (const [u, rep] of r.reports) {
+      if (!this.membership.isMember(u) && u !== this.o.uuid) continue;
+      const key = `${rep.tableVersion}/${rep.tableStamp}`;
+      let g = groups.get(key);
+      if (g === undefined) groups.set(key, (g = { version: rep.tableVersion, members: [] }));
+      g.members.push(u);
+    }
+    const ranked = [...groups.entries()].sort(([, a], [, b]) =>
+      policy === 'PARTIAL_RECOVERY_MOST_COMPLETE' ? b.members.length - a.members.length || b.version - a.version : b.version - a.version || b.members.length - a.members.length,
+    );
+    const chosen = ranked[0];
+    if (chosen === undefined) return;
+    const [key, group] = chosen;
+    if (key !== `${r.tableVersion}/${r.tableStamp}`) {
+      this.log.warning(`persistence: partial start (${policy}): the members with partition table version ${group.version} go on; this member's table (version ${r.tableVersion}) is stale`);
+      this.startOver('partial start: this member persisted an older or smaller partition table');
+      return;
+    }
+    const inGroup = new Set(group.members);
+    const missing = [...r.expected].filter((u) => !inGroup.has(u));
+    this.log.warning(`persistence: partial start (${policy}${r.partialRequested ? ', partialStart' : `, after ${this.o.config.persistence.validationTimeoutSeconds} s`}) with ${group.members.length} member(s) of partition table version ${group.version}; ${missing.length} member(s) of it are not back: ${missing.join(', ') || 'none'}`);
+    for (const [u] of r.reports) if (!inGroup.has(u) && this.membership.isMember(u)) this.sendTo(u, message('recoveryStale', { reason: `the cluster started partially with partition table version ${group.version}` }));
+    for (const u of group.members) this.sendTo(u, message('recoveryDone', { state: STATE_CODES[r.resumeState] }));
+  }
+
+  /** Master of a running cluster: a member reports a recovery (it restarted with persisted data). */
+  private answerLateReport(from: Peer): void {
+    if (this.partitions.table.members().has(from.uuid)) {
+      // Still expected (its partitions stayed assigned, e.g. a rolling restart in FROZEN): it resumes.
+      this.sendTo(from.uuid, message('recoveryDone', { state: STATE_CODES[this.state] }));
+      return;
+    }
+    this.sendTo(from.uuid, message('recoveryStale', { reason: 'the cluster went on without this member: its persisted data is stale' }));
+  }
+
+  /** The master says this member's persisted data is stale. */
+  private onStale(reason: string): void {
+    if (this.o.config.persistence.autoRemoveStaleData) {
+      this.startOver(`stale data (${reason})`);
+      return;
+    }
+    this.log.severe(`persistence: ${reason}; auto-remove-stale-data is false, so the data stays in ${this.persistence?.setup.dir ?? 'its directory'} and this member stops (exit status 3): remove the directory, or start the member with another base-dir`);
+    this.recovery = null;
+    (this.o.onStaleStop ?? this.o.onShutdownRequested)(reason);
+  }
+
+  /** Wipes this member's store and starts it over as a new member (the runtime does it). */
+  private startOver(reason: string): void {
+    if (this.stopped) return;
+    (this.o.onStartOver ?? this.o.onShutdownRequested)(reason);
+  }
+
+  /** `forceStart` through this member: every member starts over empty. False: no recovery waits. */
+  forceStart(): boolean {
+    if (this.recovery === null) return false;
+    const members = this.membership.joined ? this.membership.list.map((m) => m.uuid) : [this.o.uuid];
+    this.log.warning(`persistence: forceStart: ${members.length} member(s) wipe their stores and start over as new members`);
+    for (const u of members) this.sendTo(u, message('forceStart', {}));
+    return true;
+  }
+
+  /** `partialStart` through this member (PARTIAL policies only; the handler checks). False: no recovery waits. */
+  partialStart(): boolean {
+    if (this.recovery === null) return false;
+    const master = this.membership.joined ? this.membership.master?.uuid : this.o.uuid;
+    if (master !== undefined) this.sendTo(master, message('partialStart', {}));
+    return true;
   }
 
   /**
@@ -656,9 +744,19 @@ export class ClusterNode implements TransportHandler {
         if (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.backupRun?.interrupt();
         return;
       case 'recoveryReport':
-        if (this.recovery !== null && this.membership.isMaster && (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid)) {
-          this.recovery.reports.set(from.uuid, { tableVersion: m.body.tableVersion, tableStamp: m.body.tableStamp });
-        }
+        if (!this.membership.isMaster || !(this.membership.isMember(from.uuid) || from.uuid === this.o.uuid)) return;
+        if (this.recovery !== null) this.recovery.reports.set(from.uuid, { tableVersion: m.body.tableVersion, tableStamp: m.body.tableStamp });
+        else this.answerLateReport(from);
+        return;
+      case 'recoveryStale':
+        if (this.recovery !== null && from.uuid === this.membership.master?.uuid) this.onStale(m.body.reason);
+        return;
+      case 'forceStart':
+        if (this.recovery !== null && (this.membership.isMember(from.uuid) || from.uuid === this.o.uuid)) this.startOver('forceStart');
+        return;
+      case 'partialStart':
+        if (this.recovery !== null && this.membership.isMaster) this.recovery.partialRequested = true;
+        if (this.recovery !== null && this.membership.isMaster) this.tickRecovery();
         return;
       case 'recoveryDone': {
         const state = STATE_BY_CODE[m.body.state];

@@ -50,6 +50,13 @@ export interface MemberEnvironment {
   readonly runtimeMetrics: () => RuntimeFigures;
   /** Asks the process to stop gracefully (the runtime owns signals and exit). */
   readonly requestStop: (reason: string) => void;
+  /**
+   * Asks the runtime to start this member over as a new one: wiped persisted data, a new UUID, the
+   * same ports (persistence: forceStart, stale data). Absent: the member stops instead.
+   */
+  readonly requestRestart?: (reason: string) => void;
+  /** Asks the process to stop with this exit status (persistence: stale data kept, exit 3). */
+  readonly requestExit?: (code: number, reason: string) => void;
   readonly seed: number;
   /** The member-protocol transport; none: a cluster of one that never dials. */
   readonly transport?: Transport;
@@ -106,6 +113,8 @@ export class LocalMember implements MemberApi {
       newUuid: () => randomUUID(),
       ...(env.timings === undefined ? {} : { timings: env.timings }),
       onShutdownRequested: (reason) => env.requestStop(`clusterShutdown from another member: ${reason}`),
+      onStartOver: (reason) => (env.requestRestart === undefined ? env.requestStop(`${reason} (this member cannot start over)`) : env.requestRestart(reason)),
+      onStaleStop: (reason) => env.requestExit?.(3, reason) ?? env.requestStop(reason),
       onMemberListSet: (members, from) => this.takeMemberList(members, from),
       ...(env.openWanTransport === undefined ? {} : { openWanTransport: env.openWanTransport }),
       ...(env.persistence === undefined ? {} : { persistence: env.persistence }),
@@ -299,6 +308,16 @@ export class LocalMember implements MemberApi {
   }
 
   // ── information ──────────────────────────────────────────────────────────────────────────────────
+
+  forceStart(by: Actor): boolean {
+    this.log.info(`forceStart requested by ${describeActor(by)}`);
+    return this.node.forceStart();
+  }
+
+  partialStart(by: Actor): boolean {
+    this.log.info(`partialStart requested by ${describeActor(by)}`);
+    return this.node.partialStart();
+  }
 
   startBackup(by: Actor): Promise<{ ok: boolean; message: string }> {
     this.log.info(`backup requested by ${describeActor(by)}`);

@@ -95,6 +95,10 @@ export interface MemberApi {
   startBackup(by: Actor): Promise<{ ok: boolean; message: string }>;
   /** `backupInterrupt`: every member stops the backup it runs and removes its partial copy. */
   interruptBackup(by: Actor): void;
+  /** `forceStart` while a recovery waits: every member wipes its store and starts over; false: no recovery. */
+  forceStart(by: Actor): boolean;
+  /** `partialStart` while a recovery waits (PARTIAL policies): start with the members back; false: no recovery. */
+  partialStart(by: Actor): boolean;
   /** Persistence as the PERSISTENCE endpoint group sees it. */
   persistenceStatus(): { readonly enabled: boolean; readonly recovering: boolean; readonly policy: string; readonly backupDir: string };
   /** Every figure of the metrics call at this moment (metrics-snapshot.ts). */

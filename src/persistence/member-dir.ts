@@ -23,10 +23,16 @@ export interface ChosenDir {
 
 /**
  * Picks and locks this member's directory under `baseDir`. `owner` describes this process for the
- * lock; `newUuid` names a new directory.
+ * lock; `newUuid` names a new directory; `ownAddresses` null: always a new directory.
  */
-export function chooseMemberDir(disk: Disk, baseDir: string, ownAddresses: readonly string[], owner: string, newUuid: () => string): ChosenDir {
+export function chooseMemberDir(disk: Disk, baseDir: string, ownAddresses: readonly string[] | null, owner: string, newUuid: () => string): ChosenDir {
   disk.makeDir(baseDir);
+  if (ownAddresses === null) {
+    // A member starting over: never another member's directory.
+    const dir = joinPath(baseDir, newUuid());
+    disk.makeDir(dir);
+    return { dir, lock: disk.lock(dir, owner), metadata: null, skipped: [] };
+  }
   const candidates: { dir: string; metadata: MemberMetadata }[] = [];
   const skipped: string[] = [];
   for (const name of disk.list(baseDir)) {

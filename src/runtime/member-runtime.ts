@@ -28,9 +28,11 @@ const SWEEP_INTERVAL_MS = 1000;
 const SWEEP_BUDGET_RECORDS = 10_000;
 
 export class MemberRuntime {
-  readonly member: LocalMember;
+  /** The member; replaced when it must start over as a new one (reincarnate). */
+  member!: LocalMember;
   private readonly rest: RestServer;
-  private readonly memberPort: MemberPort;
+  private memberPort!: MemberPort;
+  private readonly dispatcher: Dispatcher;
   private readonly listeners: Listener[] = [];
   /** Listeners that speak TLS, with the configuration their certificates come from (SIGHUP re-reads it). */
   private readonly tlsListeners: { listener: Listener; ssl: SslConfig }[] = [];
@@ -38,6 +40,9 @@ export class MemberRuntime {
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly processMetrics = new ProcessMetrics();
   private stopPromise: Promise<void> | null = null;
+  /** Where the member listens once started (a reincarnated member takes it over). */
+  private bound: { host: string; port: number } | null = null;
+  private reincarnating = false;
 
   constructor(
     private readonly config: Config,
@@ -47,41 +52,14 @@ export class MemberRuntime {
     private readonly onStopped: (code: number) => void,
   ) {
     this.log = logger.component('runtime');
-    // The transport needs the member's UUID for its handshakes, and the member needs the transport.
-    // With persistence, the UUID is the one persisted in the member's directory.
-    let uuid: string = randomUUID();
-    let persistence: PersistenceSetup | undefined;
-    if (config.persistence.enabled) {
-      const setup = this.choosePersistenceDir();
-      persistence = setup.setup;
-      uuid = setup.uuid;
-    }
-    this.memberPort = new MemberPort(config, uuid, address.sourceAddress, logger.component('member-protocol'));
-    this.member = new LocalMember(config, {
-      uuid,
-      transport: this.memberPort.transport,
-      clock: systemClock,
-      logger,
-      connections: () => ({ http: this.rest.connectionCount, member: this.memberPort.connectionCount }),
-      runtimeMetrics: () => this.runtimeMetrics(),
-      requestStop: (reason) => void this.stop(reason),
-      seed: Math.floor(Math.random() * 0x7fffffff),
-      openWanTransport: (publisher, handler) => this.memberPort.openWanTransport(publisher, handler),
-      ...(persistence === undefined ? {} : { persistence }),
-    });
-    const member = this.member;
-    this.memberPort.transport.setHandler({
-      onMessage: (from, message) => member.onMessage(from, message),
-      onRefused: (address) => member.node.onRefused(address),
-      onUnreachable: (address, refused) => member.node.onUnreachable(address, refused),
-      onDisconnected: (peer) => member.node.onDisconnected(peer),
-    });
-    const dispatcher = new Dispatcher(buildRoutes(), this.member, {
+    this.build(false);
+    this.dispatcher = new Dispatcher(buildRoutes(), this.member, {
       internalError: (error, method, target) => {
         const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
         this.logger.log('SEVERE', 'http', `unexpected failure in ${method} ${target}: ${stack}`);
       },
     });
+    const dispatcher = this.dispatcher;
     const p = config.properties;
     this.rest = new RestServer(
       dispatcher,
@@ -97,17 +75,87 @@ export class MemberRuntime {
   }
 
   /**
+   * Makes the member and its member-protocol port. The transport needs the member's UUID for its
+   * handshakes, and the member needs the transport. With persistence the UUID is the one persisted
+   * in the member's directory; `fresh`: a new directory and UUID (a member starting over).
+   */
+  private build(fresh: boolean): void {
+    const config = this.config;
+    let uuid: string = randomUUID();
+    let persistence: PersistenceSetup | undefined;
+    if (config.persistence.enabled) {
+      const setup = this.choosePersistenceDir(fresh);
+      persistence = setup.setup;
+      uuid = setup.uuid;
+    }
+    this.memberPort = new MemberPort(config, uuid, this.address.sourceAddress, this.logger.component('member-protocol'));
+    this.member = new LocalMember(config, {
+      uuid,
+      transport: this.memberPort.transport,
+      clock: systemClock,
+      logger: this.logger,
+      connections: () => ({ http: this.rest.connectionCount, member: this.memberPort.connectionCount }),
+      runtimeMetrics: () => this.runtimeMetrics(),
+      requestStop: (reason) => void this.stop(reason),
+      requestRestart: (reason) => this.reincarnate(reason),
+      requestExit: (code, reason) => void this.stop(reason, code),
+      seed: Math.floor(Math.random() * 0x7fffffff),
+      openWanTransport: (publisher, handler) => this.memberPort.openWanTransport(publisher, handler),
+      ...(persistence === undefined ? {} : { persistence }),
+    });
+    const member = this.member;
+    this.memberPort.transport.setHandler({
+      onMessage: (from, message) => member.onMessage(from, message),
+      onRefused: (address) => member.node.onRefused(address),
+      onUnreachable: (address, refused) => member.node.onUnreachable(address, refused),
+      onDisconnected: (peer) => member.node.onDisconnected(peer),
+    });
+  }
+
+  /**
+   * The member starts over as a new one (persistence: forceStart, or its data is stale): the old
+   * member stops without a hand-off, its directory is wiped, and a member with a new UUID and an
+   * empty directory takes over the same ports and joins. REST keeps being served throughout.
+   */
+  private reincarnate(reason: string): void {
+    if (this.reincarnating || this.stopPromise !== null || this.bound === null) return;
+    this.reincarnating = true;
+    setImmediate(() => {
+      try {
+        const old = this.member;
+        const oldDir = old.node.persistence?.setup.dir ?? null;
+        this.log.warning(`${reason}: member ${old.uuid} wipes its persisted data and joins as a new member`);
+        old.node.stop();
+        this.memberPort.closeAll();
+        if (oldDir !== null) new FileDisk().remove(oldDir);
+        this.build(true);
+        this.dispatcher.setApi(this.member);
+        const { host, port } = this.bound as { host: string; port: number };
+        this.member.setAddress(host, port);
+        this.memberPort.setLocalAddress(host, port);
+        this.member.markActive();
+        this.log.info(`member ${this.member.uuid} started over: ${this.member.membersLine()}`);
+      } catch (e) {
+        this.log.severe(`could not start over as a new member: ${e instanceof Error ? e.message : String(e)}; stopping`);
+        void this.stop('a failed restart as a new member');
+      } finally {
+        this.reincarnating = false;
+      }
+    });
+  }
+
+  /**
    * Picks and locks this member's directory under base-dir (persistence/member-dir.ts), preferring
    * the one that holds an address this member may get. Throws ERR_PERSISTENCE_* naming the path.
    */
-  private choosePersistenceDir(): { setup: PersistenceSetup; uuid: string } {
+  private choosePersistenceDir(fresh: boolean): { setup: PersistenceSetup; uuid: string } {
     const p = this.config.persistence;
     const disk = new FileDisk();
     const base = path.resolve(process.cwd(), p.baseDir);
     const port = this.config.network.port;
     const count = port.autoIncrement ? port.portCount : 1;
     const addresses = Array.from({ length: count }, (_, i) => `${this.address.advertised}:${port.port + i}`);
-    const chosen = chooseMemberDir(disk, base, addresses, `pid ${process.pid}`, randomUUID);
+    const chosen = chooseMemberDir(disk, base, fresh ? null : addresses, `pid ${process.pid}`, randomUUID);
     for (const s of chosen.skipped) this.log.info(`persistence: passed over ${s}`);
     const uuid = chosen.metadata?.memberUuid ?? path.basename(chosen.dir);
     this.log.info(`persistence: ${chosen.metadata === null ? 'new directory' : 'directory'} ${chosen.dir} (member ${uuid})`);
@@ -158,6 +206,7 @@ export class MemberRuntime {
       this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port${tls === null ? '' : ', TLS only'}); ${bound}`);
     }
     this.logger.setMemberAddress(`[${host}]:${memberPortNumber}`);
+    this.bound = { host, port: memberPortNumber };
     this.member.setAddress(host, memberPortNumber);
     this.memberPort.setLocalAddress(host, memberPortNumber);
     this.logRestState();
@@ -290,7 +339,7 @@ export class MemberRuntime {
   }
 
   /** Graceful stop: no new connections, waiting polls answered 204, in-flight requests finish (bounded). */
-  stop(reason: string): Promise<void> {
+  stop(reason: string, exitCode = 0): Promise<void> {
     if (this.stopPromise !== null) return this.stopPromise;
     this.stopPromise = (async () => {
       this.log.info(`stopping: ${reason}`);
@@ -304,7 +353,7 @@ export class MemberRuntime {
       await Promise.all(closing);
       this.member.markShutDown();
       this.log.info('stopped');
-      this.onStopped(0);
+      this.onStopped(exitCode);
     })();
     return this.stopPromise;
   }

@@ -126,10 +126,11 @@ describe('invalid configuration exits 2 with one line and listens on nothing', (
     assertConfigError(await runMember(['--config', placeholder]), /NOT_DEFINED_ANYWHERE/);
   });
 
-  test('features this version does not run (CP, persistence) are refused, naming file:line:column; a bad WAN setting too', async () => {
+  test('features this version does not run (CP) are refused, naming file:line:column; bad WAN and persistence settings too', async () => {
     const cases: [string, string][] = [
       ['<grid>\n  <cp-subsystem>\n    <cp-member-count>3</cp-member-count>\n  </cp-subsystem>\n</grid>\n', 'CP'],
-      ['<grid>\n  <persistence enabled="true"/>\n</grid>\n', 'persistence'],
+      ['<grid>\n  <persistence enabled="true">\n    <validation-timeout-seconds>0</validation-timeout-seconds>\n  </persistence>\n</grid>\n', 'validation-timeout-seconds'],
+      ['<grid>\n  <persistence enabled="true">\n    <cluster-data-recovery-policy>SOMETIMES</cluster-data-recovery-policy>\n  </persistence>\n</grid>\n', 'cluster-data-recovery-policy'],
       ['<grid>\n  <wan-replication name="to-b">\n    <batch-publisher><cluster-name>b</cluster-name><target-endpoints>h:0</target-endpoints></batch-publisher>\n  </wan-replication>\n</grid>\n', 'target-endpoints'],
     ];
     for (const [xml, what] of cases) {

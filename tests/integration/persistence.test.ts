@@ -20,8 +20,9 @@ import { request } from '../harness/raw-http.js';
 
 const FAST = { 'grid.max.no.heartbeat.seconds': 3 };
 
-function persistentXml(port: number, ports: readonly number[], baseDir: string, backupDir = ''): string {
-  const extra = `<persistence enabled="true"><base-dir>${baseDir}</base-dir><backup-dir>${backupDir}</backup-dir></persistence>
+function persistentXml(port: number, ports: readonly number[], baseDir: string, backupDir = '', policy = 'FULL_RECOVERY_ONLY'): string {
+  const extra = `<persistence enabled="true"><base-dir>${baseDir}</base-dir><backup-dir>${backupDir}</backup-dir>
+    <cluster-data-recovery-policy>${policy}</cluster-data-recovery-policy></persistence>
   <map name="orders"><backup-count>1</backup-count><data-persistence enabled="true" fsync="false"/></map>
   <queue name="jobs"><backup-count>1</backup-count><data-persistence enabled="true" fsync="false"/></queue>`;
   return memberXml(port, ports, { properties: FAST })
@@ -257,6 +258,71 @@ describe('persistence: the whole cluster restarts with its data', () => {
         assert.equal(r.headers['deprecation'], action.startsWith('hot') ? 'true' : undefined, action);
       }
       assert.deepEqual((await post(ports[0] as number, 'forceStart', 'dev&')).json(), { status: 'fail', message: 'no recovery is in progress: nothing to force' });
+    } finally {
+      await killAll(members);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  async function twoOfThreeBack(policy: string): Promise<{ base: string; ports: number[]; members: MemberProcess[] }> {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const ports = await freePorts(3);
+    const start = (p: number): Promise<MemberProcess> => startMember({ xml: persistentXml(p, ports, base, '', policy), args: ['--port', String(p)] });
+    let members: MemberProcess[] = [];
+    try {
+      for (const p of ports) members.push(await start(p));
+      await waitSettled(ports, 3, 30_000);
+      for (let i = 0; i < 60; i++) assert.equal((await request(ports[i % 3] as number, 'POST', `/grid/rest/maps/orders/k${i}`, { body: `v${i}` })).status, 200);
+      assert.equal((await post(ports[0] as number, 'clusterShutdown', 'dev&')).status, 200);
+      await Promise.all(members.map((m) => m.waitForExit(20_000)));
+      members = [];
+      for (const p of ports.slice(0, 2)) members.push(await start(p));
+      await until('the two have joined each other', 30_000, async () => {
+        const r = await request(ports[0] as number, 'GET', '/grid/rest/cluster');
+        return r.status === 200 && (r.json() as { members: unknown[] }).members.length === 2 ? true : null;
+      });
+      assert.equal((await request(ports[1] as number, 'GET', '/grid/rest/maps/orders/k1')).status, 503);
+    } catch (e) {
+      await killAll(members);
+      throw e;
+    }
+    return { base, ports, members };
+  }
+
+  test('forceStart while members wait: every member starts over empty with a new UUID; the one coming back later is stale and starts over too', async () => {
+    const { base, ports, members } = await twoOfThreeBack('FULL_RECOVERY_ONLY');
+    try {
+      const uuidsBefore = fs.readdirSync(base).filter((d) => !d.startsWith('.')).sort();
+      assert.deepEqual((await post(ports[1] as number, 'forceStart', 'dev&')).json(), { status: 'success' });
+      await until('the two started over and are ready', 60_000, () => ready(ports.slice(0, 2)));
+      assert.equal((await request(ports[0] as number, 'GET', '/grid/rest/maps/orders/k1')).status, 204, 'the cluster starts empty');
+      for (const m of members) assert.match(m.stdout(), /wipes its persisted data and joins as a new member/);
+      members.push(await startMember({ xml: persistentXml(ports[2] as number, ports, base), args: ['--port', String(ports[2])] }));
+      await until('the third is stale, starts over and joins', 60_000, async () => ((await ready(ports)) === true && (await request(ports[2] as number, 'GET', '/grid/rest/cluster')).json() !== null ? true : null));
+      assert.match((members[2] as MemberProcess).stdout(), /stale/);
+      await waitSettled(ports, 3, 30_000);
+      for (const p of ports) assert.equal((await request(p, 'GET', '/grid/rest/maps/orders/k2')).status, 204);
+      const uuidsAfter = fs.readdirSync(base).filter((d) => !d.startsWith('.')).sort();
+      assert.equal(uuidsAfter.length, 3, 'three directories, all new');
+      for (const u of uuidsAfter) assert.ok(!uuidsBefore.includes(u), `${u} is a new member's directory`);
+    } finally {
+      await killAll(members);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('PARTIAL_RECOVERY_MOST_RECENT: partialStart starts the two with every entry backups cover; the third comes back stale and joins anew', async () => {
+    const { base, ports, members } = await twoOfThreeBack('PARTIAL_RECOVERY_MOST_RECENT');
+    try {
+      assert.deepEqual((await post(ports[0] as number, 'partialStart', 'dev&')).json(), { status: 'success' });
+      await until('the two are ready', 60_000, () => ready(ports.slice(0, 2)));
+      // With one backup per partition, every partition kept a replica on one of the two.
+      for (let i = 0; i < 60; i++) assert.equal((await request(ports[i % 2] as number, 'GET', `/grid/rest/maps/orders/k${i}`)).text(), `v${i}`);
+      members.push(await startMember({ xml: persistentXml(ports[2] as number, ports, base, '', 'PARTIAL_RECOVERY_MOST_RECENT'), args: ['--port', String(ports[2])] }));
+      await until('the third joins as a new member', 60_000, () => ready(ports));
+      assert.match((members[2] as MemberProcess).stdout(), /stale/);
+      await waitSettled(ports, 3, 60_000);
+      for (let i = 0; i < 60; i++) assert.equal((await request(ports[2] as number, 'GET', `/grid/rest/maps/orders/k${i}`)).text(), `v${i}`);
     } finally {
       await killAll(members);
       fs.rmSync(base, { recursive: true, force: true });

@@ -94,12 +94,13 @@ export function persistenceAction(action: string, deprecated: boolean) {
     if (!p.enabled) return fail(200, 'persistence is not enabled', headers);
     switch (action) {
       case 'forceStart':
-        if (!p.recovering) return fail(200, 'no recovery is in progress: nothing to force', headers);
-        return fail(200, 'forceStart during a recovery is not available in this version yet (docs/persistence.md)', headers);
+        if (!p.recovering || !api.forceStart(by)) return fail(200, 'no recovery is in progress: nothing to force', headers);
+        return json(200, { status: 'success' }, headers);
       case 'partialStart':
         if (!p.recovering) return fail(200, 'no recovery is in progress: nothing to start partially', headers);
         if (p.policy === 'FULL_RECOVERY_ONLY') return fail(200, 'the cluster-data-recovery-policy is FULL_RECOVERY_ONLY: a partial start is not allowed', headers);
-        return fail(200, 'partialStart is not available in this version yet (docs/persistence.md)', headers);
+        if (!api.partialStart(by)) return fail(200, 'no recovery is in progress: nothing to start partially', headers);
+        return json(200, { status: 'success' }, headers);
       case 'backupInterrupt':
       case 'hotBackupInterrupt':
         if (p.backupDir === '') return fail(400, 'no backup-dir is configured for persistence', headers);
