@@ -63,6 +63,12 @@ export class MapService {
     return store.get(key, partitionId, nowMs);
   }
 
+  /** The record a write just stored (as `peek`, without a second lookup when it was the last write). */
+  peekWritten(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
+    const store = this.storesByName.get(mapName);
+    return store === undefined ? null : store.peekWritten(key, partitionId, nowMs);
+  }
+
   /** The live record without counting a read (no hit, last access unchanged). */
   peek(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
     this.checkPartition(partitionId);

@@ -63,6 +63,9 @@ export class MapStore {
   private trees: (MerkleTree | null)[] | null = null;
   /** `merkle-tree enabled`: every partition gets its tree with its table. */
   private readonly merkleEager: boolean;
+  /** Where the last write stored its record (peekWritten). */
+  private lastTable: RecordTable | null = null;
+  private lastIndex = -1;
 
   constructor(
     readonly name: string,
@@ -101,6 +104,16 @@ export class MapStore {
   }
 
   /** Like get, but not a read: the record's hits and last access stay as they were (merge policies compare them). */
+  /**
+   * The record the last write stored, when it is the one of this key (the mutation listeners read
+   * what a write stored right after it: no second lookup); else a lookup as `peek`.
+   */
+  peekWritten(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
+    const table = this.tables[partitionId];
+    if (table !== null && table !== undefined && table === this.lastTable && table.holdsKey(this.lastIndex, key)) return table.view(this.lastIndex);
+    return this.peek(key, partitionId, nowMs);
+  }
+
   peek(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return null;
@@ -305,6 +318,8 @@ export class MapStore {
     }
     if (metadata !== null) table.restoreMetadata(index, metadata);
     this.evictOverLimit(partitionId, index, nowMs);
+    this.lastTable = table;
+    this.lastIndex = index;
   }
 
   private evictOverLimit(keepPartitionId: number, keepIndex: number, nowMs: number): void {

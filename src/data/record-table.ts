@@ -296,6 +296,11 @@ export class RecordTable {
     this.slab.release(records.getU32(index, W_LOCATION), bytes);
   }
 
+  /** Whether the live record at `index` holds this key. */
+  holdsKey(index: number, key: Uint8Array): boolean {
+    return index >= 0 && index < this.records.highWater && this.isLive(index) && this.keyEquals(index, key);
+  }
+
   private keyEquals(index: number, key: Uint8Array): boolean {
     const records = this.records;
     const length = key.length;

@@ -414,9 +414,10 @@ export class ClusterNode implements TransportHandler {
 
   /** Replicator hook: an acknowledgement waits for the records of what it confirms. */
   private whenPersisted(send: () => void): void {
-    const barrier = this.persistence?.takeBarrier() ?? null;
-    if (barrier === null) return send();
-    barrier.whenDone((error) => {
+    const p = this.persistence as NodePersistence;
+    const ticket = p.takeTicket();
+    if (ticket === 0) return send();
+    p.whenDone(ticket, (error) => {
       if (error === null) send();
       else this.log.severe(`a backup write could not be persisted, so it is not acknowledged: ${error.message}`);
     });
@@ -424,10 +425,11 @@ export class ClusterNode implements TransportHandler {
 
   /** Wraps an owner's answer so it goes out only once the operation's records are persisted. */
   private afterPersisted(cb: (r: LocalResult) => void): (r: LocalResult) => void {
-    const barrier = this.persistence?.takeBarrier() ?? null;
-    if (barrier === null) return cb;
+    const p = this.persistence as NodePersistence;
+    const ticket = p.takeTicket();
+    if (ticket === 0) return cb;
     return (r) =>
-      barrier.whenDone((error) => {
+      p.whenDone(ticket, (error) => {
         if (error === null || r.kind !== 'ok') return cb(r);
         cb({ kind: 'error', error: isGridError(error) ? error : new GridError('ERR_PERSISTENCE_IO', error.message) });
       });

@@ -9,10 +9,10 @@ import type { ReplicaStore } from '../data/replica-store.js';
 import { joinPath, type Disk, type DiskLock } from '../persistence/disk.js';
 import { LogStore, type RecoveryReport } from '../persistence/log-store.js';
 import { writeMetadata, type MemberMetadata } from '../persistence/member-metadata.js';
-import { applyRecord, PersistenceService, recordIsLive, type Barrier, type LoadTally } from '../persistence/persistence-service.js';
+import { applyRecord, PersistenceService, recordIsLive, type LoadTally, type Ticket } from '../persistence/persistence-service.js';
 import type { Clock } from '../util/clock.js';
 import { Compactor } from '../persistence/compactor.js';
-import type { CompactionPolicy } from '../persistence/compaction-plan.js';
+import { shouldStartPass, type CompactionPolicy } from '../persistence/compaction-plan.js';
 import type { ComponentLogger } from '../util/logger.js';
 
 /** What the runtime found for this member under base-dir (member-dir.ts). */
@@ -45,6 +45,8 @@ export class NodePersistence {
   private readonly queueDurability = new Map<string, { fsync: boolean } | null>();
   private lastMetadataError = '';
   private compactor: Compactor | null = null;
+  /** LogStore.bytesAppended when the last compaction pass started. */
+  private bytesAtLastPass = 0;
   private compactionScheduled = false;
 
   constructor(
@@ -93,16 +95,18 @@ export class NodePersistence {
   }
 
   /**
-   * Called about once a second: starts a compaction cycle when the log has grown past
-   * compactionMinBytes with more than half of its records superseded (estimated from the entries
-   * held), then runs it a segment per turn (`schedule`).
+   * Called about once a second: starts a compaction pass when compaction-plan.ts shouldStartPass
+   * says so (the log past compactionMinBytes, a quarter of that written since the last pass, more
+   * than half of its records superseded by the entries held), then runs it a segment per turn.
    */
   tick(schedule: (fn: () => void) => void): void {
     const log = this.logStore;
     const c = this.compactor;
     if (log === null || c === null || c.running) return;
     const minBytes = this.setup.compactionMinBytes ?? COMPACTION_MIN_BYTES;
-    if (log.totalBytes < minBytes || log.totalRecords < 2 * this.store.maps.totalEntries()) return;
+    const written = log.totalBytes;
+    if (!shouldStartPass({ logBytes: written, bytesSinceLastPass: log.bytesAppended - this.bytesAtLastPass, recordsWritten: log.totalRecords, entriesHeld: this.store.maps.totalEntries(), minBytes })) return;
+    this.bytesAtLastPass = log.bytesAppended;
     c.start();
     this.runCompaction(schedule);
   }
@@ -129,9 +133,15 @@ export class NodePersistence {
     });
   }
 
-  /** The barrier of the records the last operation logged, or null (nothing persistent changed). */
-  takeBarrier(): Barrier | null {
-    return this.serviceNow?.takeBarrier() ?? null;
+  /** The ticket of the records the last operation logged, or 0 (nothing persistent changed). */
+  takeTicket(): Ticket {
+    return this.serviceNow?.takeTicket() ?? 0;
+  }
+
+  /** Calls `ack` once the ticket's records are as durable as asked. */
+  whenDone(ticket: Ticket, ack: (error: Error | null) => void): void {
+    if (this.serviceNow === null) return ack(null);
+    this.serviceNow.whenDone(ticket, ack);
   }
 
   /** Writes the metadata file; a failure is logged (once per distinct message), not thrown. */

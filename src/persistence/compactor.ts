@@ -1,6 +1,6 @@
 // Background compaction of the log: sealed segments whose records are mostly superseded are
-// rewritten into one segment holding only what is still needed, a slice of work per call of `step`,
-// so writes never wait for it.
+// rewritten into one segment holding only what is still needed, a segment per call of `step`, so
+// writes never wait for it.
 //
 // What a rewrite keeps (everything else is garbage):
 // - a map put or queue add that the store still holds as written (`isLive`: same entry version and
@@ -8,17 +8,20 @@
 //   pass too is kept, which costs bytes but never changes what a replay builds;
 // - a remove, clear or partition drop while an older segment than the run remains: that segment may
 //   hold a put the tombstone must keep cancelling. A run that starts at the oldest segment drops them.
+// Kept records are copied byte for byte (their sequence numbers and checksums stay).
 //
-// A cycle: survey every sealed segment (bytes that would be kept), ask the planner for a run, rewrite
-// it, repeat until the planner finds nothing. The rewrite goes to a temporary file, is synced, and
+// A pass walks the sealed segments from the oldest, reading each once: a segment with less than
+// `liveShareMax` of its bytes kept joins the run being written (up to `outputBytesMax` of output);
+// a mostly live one ends the run and is passed over (and not read again until enough has been
+// written since to kill half of it). The run's output goes to a temporary file, is synced, and
 // gets the sealed name of the run's whole range; only then are the inputs deleted (a crash between
 // the two leaves inputs that the listing at start-up recognises as superseded). An output with
 // nothing in it is deleted after its inputs. Deletions wait while `paused()` (a backup is linking
 // or copying segments).
 import type { ComponentLogger } from '../util/logger.js';
 import { joinPath, type Disk } from './disk.js';
-import { planCompaction, COMPACTION_POLICY_DEFAULT, type CompactionPolicy, type CompactionRun } from './compaction-plan.js';
-import { RecordBatch, type LogRecord } from './log-record.js';
+import { COMPACTION_POLICY_DEFAULT, fitsRun, worthRewriting, type CompactionPolicy } from './compaction-plan.js';
+import type { LogRecord } from './log-record.js';
 import type { LogStore, SegmentState } from './log-store.js';
 import { scanSegment } from './segment-scan.js';
 import { sealedName, tempName } from './segment-files.js';
@@ -34,24 +37,34 @@ export interface CompactorOptions {
 }
 
 export interface CompactorCounters {
-  cycles: number;
+  passes: number;
   runsCompacted: number;
+  segmentsRead: number;
   segmentsRewritten: number;
   bytesReclaimed: number;
 }
 
+interface Run {
+  readonly inputs: SegmentState[];
+  readonly keepTombstones: boolean;
+  readonly tmp: string;
+  outBytes: number;
+  outRecords: number;
+}
+
 type Phase =
   | { readonly kind: 'idle' }
-  | { readonly kind: 'survey'; index: number }
-  | { readonly kind: 'rewrite'; readonly run: CompactionRun; readonly inputs: readonly SegmentState[]; readonly keepTombstones: boolean; next: number; readonly tmp: string; outBytes: number; outRecords: number; lastSeq: number }
-  | { readonly kind: 'delete'; readonly run: CompactionRun; readonly inputs: readonly SegmentState[]; readonly output: SegmentState | null; readonly outputPath: string };
+  | { readonly kind: 'pass'; index: number; run: Run | null }
+  | { readonly kind: 'delete'; readonly run: Run; readonly output: SegmentState | null; readonly outputPath: string };
 
 const TOMBSTONES: ReadonlySet<LogRecord['type']> = new Set(['mapRemove', 'mapClear', 'queueRemove', 'queueClear', 'partitionDrop']);
 
 export class Compactor {
-  readonly counters: CompactorCounters = { cycles: 0, runsCompacted: 0, segmentsRewritten: 0, bytesReclaimed: 0 };
+  readonly counters: CompactorCounters = { passes: 0, runsCompacted: 0, segmentsRead: 0, segmentsRewritten: 0, bytesReclaimed: 0 };
   private phase: Phase = { kind: 'idle' };
   private readonly policy: CompactionPolicy;
+  /** Mostly live segments: the log's next sequence number when they were read. */
+  private readonly readAt = new WeakMap<SegmentState, number>();
 
   constructor(
     private readonly store: LogStore,
@@ -64,90 +77,97 @@ export class Compactor {
     return this.phase.kind !== 'idle';
   }
 
-  /** Starts a cycle (no-op while one runs). */
+  /** Starts a pass (no-op while one runs). */
   start(): void {
     if (this.phase.kind !== 'idle') return;
-    this.counters.cycles++;
-    this.phase = { kind: 'survey', index: 0 };
+    this.counters.passes++;
+    this.phase = { kind: 'pass', index: 0, run: null };
   }
 
   /** Does one slice of work (about one segment); returns whether more remains. */
   step(): boolean {
     const p = this.phase;
-    switch (p.kind) {
-      case 'idle':
-        return false;
-      case 'survey':
-        return this.survey(p);
-      case 'rewrite':
-        return this.rewrite(p);
-      case 'delete':
-        return this.finishRun(p);
-    }
+    if (p.kind === 'idle') return false;
+    if (p.kind === 'delete') return this.finishRun(p);
+    return this.passStep(p);
   }
 
   private sealed(): SegmentState[] {
     return this.store.figures().filter((s) => s.sealed) as SegmentState[];
   }
 
-  private survey(p: { index: number }): boolean {
+  private passStep(p: { index: number; run: Run | null }): boolean {
     const sealed = this.sealed();
-    if (p.index < sealed.length) {
-      const seg = sealed[p.index] as SegmentState;
-      let kept = 0;
-      this.scan(seg, (r, length) => {
-        if (TOMBSTONES.has(r.type) || this.o.isLive(r)) kept += length;
-      });
-      seg.liveBytes = kept;
-      p.index++;
-      return true;
-    }
-    const run = planCompaction(sealed.map((s) => ({ name: s.name, first: s.first, last: s.last, bytes: s.bytes, liveBytes: s.liveBytes < 0 ? s.bytes : s.liveBytes })), this.policy);
-    if (run === null) {
+    if (p.index >= sealed.length) {
+      if (p.run !== null) return this.closeRun(p.run);
       this.phase = { kind: 'idle' };
       return false;
     }
-    const inputs = sealed.slice(run.from, run.to + 1);
-    const tmp = joinPath(this.store.dir, tempName(sealedName(run.first, run.last)));
-    if (this.o.disk.exists(tmp)) this.o.disk.remove(tmp);
-    this.phase = { kind: 'rewrite', run, inputs, keepTombstones: run.from > 0, next: 0, tmp, outBytes: 0, outRecords: 0, lastSeq: -1 };
+    const seg = sealed[p.index] as SegmentState;
+    const seenAt = this.readAt.get(seg);
+    if (seenAt !== undefined && this.store.nextSequence - seenAt < seg.records) {
+      // Mostly live when last read, and not enough written since to change that.
+      if (p.run !== null) return this.closeRun(p.run);
+      p.index++;
+      return true;
+    }
+    const keepTombstones = p.run !== null ? p.run.keepTombstones : p.index > 0;
+    const kept: Uint8Array[] = [];
+    let keptBytes = 0;
+    this.scan(seg, (r, raw) => {
+      if (TOMBSTONES.has(r.type) ? keepTombstones : this.o.isLive(r)) {
+        // A copy: the scan's window is reused for the next records.
+        const bytes = Uint8Array.prototype.slice.call(raw());
+        kept.push(bytes);
+        keptBytes += bytes.length;
+      }
+    });
+    this.counters.segmentsRead++;
+    if (!worthRewriting(seg.bytes, keptBytes, this.policy)) {
+      seg.liveBytes = keptBytes;
+      this.readAt.set(seg, this.store.nextSequence);
+      if (p.run !== null) return this.closeRun(p.run);
+      p.index++;
+      return true;
+    }
+    if (p.run !== null && !fitsRun(p.run.outBytes, keptBytes, this.policy)) return this.closeRun(p.run);
+    let run = p.run;
+    if (run === null) {
+      const tmp = joinPath(this.store.dir, tempName(`compaction-${seg.first}`));
+      if (this.o.disk.exists(tmp)) this.o.disk.remove(tmp);
+      run = p.run = { inputs: [], keepTombstones, tmp, outBytes: 0, outRecords: 0 };
+    }
+    run.inputs.push(seg);
+    run.outRecords += kept.length;
+    run.outBytes += keptBytes;
+    this.o.disk.append(run.tmp, concat(kept, keptBytes));
+    p.index++;
     return true;
   }
 
-  private rewrite(p: Extract<Phase, { kind: 'rewrite' }>): boolean {
+  /** Syncs the run's output and gives it the sealed name of the run's range; deletion comes next. */
+  private closeRun(run: Run): boolean {
     const disk = this.o.disk;
-    if (p.next < p.inputs.length) {
-      const seg = p.inputs[p.next++] as SegmentState;
-      const batch = new RecordBatch();
-      this.scan(seg, (r) => {
-        const keep = TOMBSTONES.has(r.type) ? p.keepTombstones : this.o.isLive(r);
-        if (!keep) return;
-        batch.add(r);
-        p.lastSeq = r.seq;
-      });
-      p.outRecords += batch.count;
-      const bytes = batch.take();
-      p.outBytes += bytes.length;
-      disk.append(p.tmp, bytes);
-      return true;
-    }
-    disk.append(p.tmp, new Uint8Array(0));
-    disk.syncNow(p.tmp);
-    disk.close(p.tmp);
-    const name = sealedName(p.run.first, p.run.last);
+    const first = (run.inputs[0] as SegmentState).first;
+    const last = (run.inputs[run.inputs.length - 1] as SegmentState).last;
+    disk.append(run.tmp, new Uint8Array(0));
+    disk.syncNow(run.tmp);
+    disk.close(run.tmp);
+    const name = sealedName(first, last);
     const outputPath = joinPath(this.store.dir, name);
-    disk.rename(p.tmp, outputPath);
+    disk.rename(run.tmp, outputPath);
     disk.syncDir(this.store.dir);
-    const output: SegmentState | null = p.outRecords === 0 ? null : { name, first: p.run.first, last: p.run.last, bytes: p.outBytes, records: p.outRecords, liveRecords: p.outRecords, liveBytes: p.outBytes, sealed: true };
-    this.phase = { kind: 'delete', run: p.run, inputs: p.inputs, output, outputPath };
+    const output: SegmentState | null = run.outRecords === 0 ? null : { name, first, last, bytes: run.outBytes, records: run.outRecords, liveBytes: run.outBytes, sealed: true };
+    this.phase = { kind: 'delete', run, output, outputPath };
     return true;
   }
 
   private finishRun(p: Extract<Phase, { kind: 'delete' }>): boolean {
     if (this.o.paused()) return true; // a backup links the inputs: try again later
     const disk = this.o.disk;
-    const inputBytes = p.inputs.reduce((n, s) => n + s.bytes, 0);
-    for (const s of p.inputs) {
+    const inputs = p.run.inputs;
+    const inputBytes = inputs.reduce((n, s) => n + s.bytes, 0);
+    for (const s of inputs) {
       const path = joinPath(this.store.dir, s.name);
       // The output took the run's range: an input with the same name is the output itself.
       if (path !== p.outputPath) disk.remove(path);
@@ -157,30 +177,36 @@ export class Compactor {
       disk.remove(p.outputPath);
       disk.syncDir(this.store.dir);
     }
-    const sealed = this.sealed();
-    const from = sealed.indexOf(p.inputs[0] as SegmentState);
-    const to = sealed.indexOf(p.inputs[p.inputs.length - 1] as SegmentState);
     const all = this.store.figures();
-    this.store.replaceRun(all.indexOf(sealed[from] as SegmentState), all.indexOf(sealed[to] as SegmentState), p.output);
+    const from = all.indexOf(inputs[0] as SegmentState);
+    this.store.replaceRun(from, all.indexOf(inputs[inputs.length - 1] as SegmentState), p.output);
+    if (p.output !== null) this.readAt.set(p.output, this.store.nextSequence);
     const reclaimed = inputBytes - (p.output?.bytes ?? 0);
     this.counters.runsCompacted++;
-    this.counters.segmentsRewritten += p.inputs.length;
+    this.counters.segmentsRewritten += inputs.length;
     this.counters.bytesReclaimed += reclaimed;
-    this.o.log.fine(`compacted ${p.inputs.length} segment(s) [${p.run.first}, ${p.run.last}]: ${inputBytes} → ${p.output?.bytes ?? 0} bytes`);
-    this.phase = { kind: 'survey', index: Number.MAX_SAFE_INTEGER };
+    this.o.log.fine(`compacted ${inputs.length} segment(s) [${(inputs[0] as SegmentState).first}, ${(inputs[inputs.length - 1] as SegmentState).last}]: ${inputBytes} → ${p.output?.bytes ?? 0} bytes`);
+    // Go on after the output (or where the run was, when nothing was kept).
+    const sealed = this.sealed();
+    const at = p.output === null ? sealed.findIndex((s) => s.first > (inputs[inputs.length - 1] as SegmentState).last) : sealed.indexOf(p.output) + 1;
+    this.phase = { kind: 'pass', index: at < 0 ? sealed.length : at, run: null };
     return true;
   }
 
-  private scan(seg: SegmentState, onRecord: (r: LogRecord, length: number) => void): void {
+  private scan(seg: SegmentState, onRecord: (r: LogRecord, raw: () => Uint8Array) => void): void {
     const disk = this.o.disk;
     const path = joinPath(this.store.dir, seg.name);
     const size = disk.size(path);
-    let previous: { r: LogRecord; offset: number } | null = null;
-    const out = scanSegment({ size, readAt: (off, n) => disk.readAt(path, off, n) }, path, false, (r, offset) => {
-      if (previous !== null) onRecord(previous.r, offset - previous.offset);
-      previous = { r, offset };
-    });
-    const last = previous as { r: LogRecord; offset: number } | null;
-    if (last !== null) onRecord(last.r, out.validBytes - last.offset);
+    scanSegment({ size, readAt: (off, n) => disk.readAt(path, off, n) }, path, false, (r, _offset, _length, raw) => onRecord(r, raw), true);
   }
+}
+
+function concat(parts: readonly Uint8Array[], bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

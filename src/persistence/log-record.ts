@@ -119,6 +119,17 @@ const TYPE_CODE: Record<LogRecord['type'], number> = {
 
 const TWO_32 = 0x1_0000_0000;
 
+/** A map entry's fields as a put record carries them (the store's record view has them all). */
+export interface MapPutFields {
+  readonly value: Uint8Array;
+  readonly contentType: string | null;
+  readonly creationTimeMs: number;
+  readonly updateTimeMs: number;
+  readonly lastAccessTimeMs: number;
+  readonly version: number;
+  readonly hits: number;
+}
+
 /**
  * Records appended back to back into one growing buffer: a batch that the log writes with one call.
  * `take()` hands the bytes over and starts an empty batch.
@@ -140,18 +151,11 @@ export class RecordBatch {
     return this.records;
   }
 
-  /** Appends one record; returns its encoded length. */
-  add(r: LogRecord): number {
+  /** Appends one record (with sequence number `seq`, else its own); returns its encoded length. */
+  add(r: LogRecord, seq = r.seq): number {
     const start = this.pos;
     this.room(encodedSize(r));
-    this.pos += RECORD_HEADER_BYTES;
-    const b = this.buf;
-    b[start + 8] = TYPE_CODE[r.type];
-    b[start + 9] = 0;
-    assert(Number.isInteger(r.partitionId) && r.partitionId >= 0 && r.partitionId <= 0xffff, 'partition id fits a u16');
-    b.writeUInt16BE(r.partitionId, start + 10);
-    writeU64(b, start + 12, r.seq);
-    writeU64(b, start + 20, r.partitionVersion);
+    this.header(TYPE_CODE[r.type], r.partitionId, seq, r.partitionVersion);
     switch (r.type) {
       case 'mapPut':
         this.string(r.name);
@@ -186,6 +190,42 @@ export class RecordBatch {
       case 'partitionDrop':
         break;
     }
+    return this.seal(start);
+  }
+
+  /** Appends a map put from an entry's fields (the write path: no record object). */
+  addMapPut(partitionId: number, seq: number, partitionVersion: number, name: string, key: Uint8Array, e: MapPutFields, expirationTimeMs: number): number {
+    const start = this.pos;
+    this.room(RECORD_HEADER_BYTES + 5 + name.length * 3 + 8 + key.length + e.value.length + (e.contentType === null ? 1 : 5 + e.contentType.length * 3) + 5 * 8 + 4);
+    this.header(RECORD_TYPE.MAP_PUT, partitionId, seq, partitionVersion);
+    this.string(name);
+    this.bytes(key);
+    this.bytes(e.value);
+    this.optionalString(e.contentType);
+    this.f64(e.creationTimeMs);
+    this.f64(e.updateTimeMs);
+    this.f64(e.lastAccessTimeMs);
+    this.f64(expirationTimeMs);
+    this.f64(e.version);
+    this.u32(e.hits);
+    return this.seal(start);
+  }
+
+  private header(type: number, partitionId: number, seq: number, partitionVersion: number): void {
+    const b = this.buf;
+    const start = this.pos;
+    b[start + 8] = type;
+    b[start + 9] = 0;
+    assert(Number.isInteger(partitionId) && partitionId >= 0 && partitionId <= 0xffff, 'partition id fits a u16');
+    b.writeUInt16BE(partitionId, start + 10);
+    writeU64(b, start + 12, seq);
+    writeU64(b, start + 20, partitionVersion);
+    this.pos += RECORD_HEADER_BYTES;
+  }
+
+  /** Fills in the length and checksum of the record that started at `start`. */
+  private seal(start: number): number {
+    const b = this.buf;
     const length = this.pos - start;
     assert(length <= RECORD_BYTES_MAX, `a log record of ${length} bytes is larger than ${RECORD_BYTES_MAX}`);
     b.writeUInt32BE(length, start);
@@ -194,10 +234,14 @@ export class RecordBatch {
     return length;
   }
 
-  /** The bytes of every record added since the last take (a copy-free view); the batch starts empty. */
+  /**
+   * The bytes of every record added since the last take (a view); the batch starts empty and
+   * reuses its buffer, so the view is valid only until the next `add` (the log writes it at once).
+   * A buffer grown past 1 MiB is let go.
+   */
   take(): Buffer {
     const out = this.buf.subarray(0, this.pos);
-    this.buf = Buffer.allocUnsafe(Math.max(4096, Math.min(this.buf.length, 1024 * 1024)));
+    if (this.buf.length > 1024 * 1024) this.buf = Buffer.allocUnsafe(64 * 1024);
     this.pos = 0;
     this.records = 0;
     return out;
@@ -230,9 +274,27 @@ export class RecordBatch {
     this.pos += v.length;
   }
 
+  /** A u32 length and the UTF-8 bytes (room for 3 bytes per char was made by the caller). */
   private string(s: string): void {
-    const n = this.buf.write(s, this.pos + 4, 'utf8');
-    assert(n <= LOG_NAME_BYTES_MAX && n === Buffer.byteLength(s, 'utf8'), 'a persisted name fits its maximum');
+    const len = s.length;
+    const b = this.buf;
+    if (len <= 64) {
+      // Names and content types are short and mostly ASCII: copied char by char.
+      let p = this.pos + 4;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        b[p++] = c;
+      }
+      if (i === len) {
+        b.writeUInt32BE(len, this.pos);
+        this.pos = p;
+        return;
+      }
+    }
+    const n = b.write(s, this.pos + 4, 'utf8');
+    assert(n <= LOG_NAME_BYTES_MAX, 'a persisted name fits its maximum');
     this.u32(n);
     this.pos += n;
   }
@@ -289,7 +351,11 @@ export type RecordRead =
   | { readonly kind: 'bad'; readonly reason: string };
 
 /** Reads the record starting at `bytes[offset]`, looking no further than `end`. */
-export function readRecord(bytes: Uint8Array, offset: number, end = bytes.length): RecordRead {
+/**
+ * Reads the record starting at `bytes[offset]`, looking no further than `end`. `views`: keys and
+ * values are views into `bytes` (valid while those bytes are; compaction's scan), else copies.
+ */
+export function readRecord(bytes: Uint8Array, offset: number, end = bytes.length, views = false): RecordRead {
   const available = end - offset;
   if (available < 8) return { kind: 'short', needBytes: 8 };
   const length = ((bytes[offset] as number) * 0x100_0000 + (((bytes[offset + 1] as number) << 16) | ((bytes[offset + 2] as number) << 8) | (bytes[offset + 3] as number)));
@@ -299,7 +365,7 @@ export function readRecord(bytes: Uint8Array, offset: number, end = bytes.length
   const actual = crc32c(bytes, offset + 8, offset + length);
   if (stored !== actual) return { kind: 'bad', reason: `checksum ${hex(actual)} where the record says ${hex(stored)}` };
   try {
-    return { kind: 'record', record: decodeBody(bytes, offset, length), length };
+    return { kind: 'record', record: decodeBody(bytes, offset, length, views), length };
   } catch (e) {
     if (e instanceof GridError) return { kind: 'bad', reason: `a checksummed record that does not decode: ${e.message}` };
     throw e;
@@ -310,7 +376,7 @@ function hex(v: number): string {
   return `0x${v.toString(16).padStart(8, '0')}`;
 }
 
-function decodeBody(bytes: Uint8Array, offset: number, length: number): LogRecord {
+function decodeBody(bytes: Uint8Array, offset: number, length: number, views: boolean): LogRecord {
   const r = new ByteReader(bytes, 'ERR_PERSISTENCE_CORRUPT', offset + 8, offset + length);
   const type = r.u8();
   const flags = r.u8();
@@ -323,8 +389,8 @@ function decodeBody(bytes: Uint8Array, offset: number, length: number): LogRecor
         type: 'mapPut',
         ...c,
         name: r.string(LOG_NAME_BYTES_MAX, 'map name'),
-        key: r.bytes(LOG_KEY_BYTES_MAX, 'key'),
-        value: r.bytes(RECORD_BYTES_MAX, 'value'),
+        key: views ? r.view(LOG_KEY_BYTES_MAX, 'key') : r.bytes(LOG_KEY_BYTES_MAX, 'key'),
+        value: views ? r.view(RECORD_BYTES_MAX, 'value') : r.bytes(RECORD_BYTES_MAX, 'value'),
         contentType: optionalString(r),
         creationTimeMs: r.f64(),
         updateTimeMs: r.f64(),
@@ -335,13 +401,13 @@ function decodeBody(bytes: Uint8Array, offset: number, length: number): LogRecor
       };
       break;
     case RECORD_TYPE.MAP_REMOVE:
-      out = { type: 'mapRemove', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'map name'), key: r.bytes(LOG_KEY_BYTES_MAX, 'key') };
+      out = { type: 'mapRemove', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'map name'), key: views ? r.view(LOG_KEY_BYTES_MAX, 'key') : r.bytes(LOG_KEY_BYTES_MAX, 'key') };
       break;
     case RECORD_TYPE.MAP_CLEAR:
       out = { type: 'mapClear', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'map name') };
       break;
     case RECORD_TYPE.QUEUE_ADD:
-      out = { type: 'queueAdd', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'queue name'), itemId: r.u64(), value: r.bytes(RECORD_BYTES_MAX, 'value'), contentType: optionalString(r) };
+      out = { type: 'queueAdd', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'queue name'), itemId: r.u64(), value: views ? r.view(RECORD_BYTES_MAX, 'value') : r.bytes(RECORD_BYTES_MAX, 'value'), contentType: optionalString(r) };
       break;
     case RECORD_TYPE.QUEUE_REMOVE:
       out = { type: 'queueRemove', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'queue name'), itemId: r.u64() };

@@ -12,8 +12,7 @@
 // Reading (`open`): the directory is locked, leftovers are deleted, sealed segments are replayed in
 // sequence order and then the open one, whose torn tail (if any) is cut off and reported.
 //
-// Liveness: the owner says which records were superseded (`markDead`), counted per segment, so the
-// compaction planner knows how much of each segment is garbage.
+// Compaction (compactor.ts) reads sealed segments and replaces runs of them (`replaceRun`).
 //
 // Invariants:
 // - Sequence numbers rise by one per record across the log's whole life (recovery continues from
@@ -25,7 +24,7 @@ import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
 import type { Disk, DiskLock } from './disk.js';
 import { joinPath } from './disk.js';
-import { RecordBatch, type LogRecord } from './log-record.js';
+import { RecordBatch, type LogRecord, type MapPutFields } from './log-record.js';
 import { scanSegment } from './segment-scan.js';
 import { openName, planListing, sealedName } from './segment-files.js';
 
@@ -51,7 +50,6 @@ export interface SegmentState {
   last: number;
   bytes: number;
   records: number;
-  liveRecords: number;
   /** Bytes of records a compaction would keep, as last surveyed (compactor.ts); -1: not surveyed. */
   liveBytes: number;
   sealed: boolean;
@@ -69,6 +67,15 @@ export interface RecoveryReport {
 
 type Ack = (error: Error | null) => void;
 
+interface Waiter {
+  readonly seq: number;
+  readonly durable: boolean;
+  readonly ack: Ack;
+}
+
+/** Failed ranges remembered for acknowledgements asked for later. */
+const FAILED_RANGES_MAX = 16;
+
 export class LogStore {
   private readonly disk: Disk;
   private readonly segmentBytes: number;
@@ -76,14 +83,22 @@ export class LogStore {
   private batch = new RecordBatch();
   private batchFirstSeq = 0;
   private nextSeq: number;
-  /** Callbacks of the batch being built: [ack, durable]. */
-  private pendingAcks: { ack: Ack; durable: boolean }[] = [];
-  /** Durable acks whose batch is written and that wait for the next fsync. */
-  private waitingSync: Ack[] = [];
+  /** Every record up to this sequence number reached the operating system. */
+  private writtenSeq: number;
+  /** Every record up to this sequence number is synced. */
+  private syncedSeq: number;
+  /** The highest durable record appended: a sync must cover it. */
+  private syncWanted = 0;
   private syncInFlight = false;
+  /** Acknowledgements waiting for a write or a sync (few: one per operation in flight). */
+  private waiters: Waiter[] = [];
+  /** Ranges of sequence numbers whose write or sync failed, with the error (the newest few). */
+  private readonly failedRanges: { from: number; to: number; durableOnly: boolean; error: GridError }[] = [];
   private closed = false;
   /** Why the log takes no more writes (a failed append that could not be undone), or null. */
   failure: GridError | null = null;
+  /** Bytes appended since the log was opened. */
+  bytesAppended = 0;
 
   private constructor(
     private readonly o: LogStoreOptions,
@@ -93,6 +108,8 @@ export class LogStore {
     this.disk = o.disk;
     this.segmentBytes = o.segmentBytes ?? SEGMENT_BYTES_DEFAULT;
     this.nextSeq = lastSeq + 1;
+    this.writtenSeq = lastSeq;
+    this.syncedSeq = lastSeq;
   }
 
   /**
@@ -128,7 +145,7 @@ export class LogStore {
           if (r.seq <= lastSeq) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} is not after ${lastSeq}`);
           replay(r);
         });
-        states.push({ name: s.name, first: s.first, last: s.last, bytes: size, records: out.records, liveRecords: out.records, liveBytes: -1, sealed: true });
+        states.push({ name: s.name, first: s.first, last: s.last, bytes: size, records: out.records, liveBytes: -1, sealed: true });
         records += out.records;
         bytes += size;
         lastSeq = Math.max(lastSeq, s.last);
@@ -147,7 +164,7 @@ export class LogStore {
           disk.truncate(path, out.validBytes);
           disk.syncNow(path);
         }
-        states.push({ name: listing.open.name, first: listing.open.first, last: Math.max(listing.open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveRecords: out.records, liveBytes: -1, sealed: false });
+        states.push({ name: listing.open.name, first: listing.open.first, last: Math.max(listing.open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveBytes: -1, sealed: false });
         records += out.records;
         bytes += out.validBytes;
         lastSeq = Math.max(lastSeq, out.lastSeq);
@@ -181,12 +198,40 @@ export class LogStore {
     if (this.failure !== null) throw this.failure;
     const seq = this.nextSeq++;
     if (this.batch.count === 0) this.batchFirstSeq = seq;
-    this.batch.add({ ...record, seq } as LogRecord);
-    if (ack !== undefined) this.pendingAcks.push({ ack, durable });
+    this.batch.add(record as LogRecord, seq);
+    if (durable) this.syncWanted = seq;
+    if (ack !== undefined) this.whenDone(seq, durable, ack);
     return seq;
   }
 
-  /** Writes this turn's batch (one append), acknowledges the non-durable records, starts an fsync if needed. */
+  /**
+   * The hot path's append of a map put, from the entry's fields (no record object). Returns the
+   * sequence number.
+   */
+  appendMapPut(partitionId: number, partitionVersion: number, name: string, key: Uint8Array, e: MapPutFields, expirationTimeMs: number, durable: boolean): number {
+    if (this.closed) throw new GridError('ERR_PERSISTENCE_IO', `${this.o.dir}: the log is closed`);
+    if (this.failure !== null) throw this.failure;
+    const seq = this.nextSeq++;
+    if (this.batch.count === 0) this.batchFirstSeq = seq;
+    this.batch.addMapPut(partitionId, seq, partitionVersion, name, key, e, expirationTimeMs);
+    if (durable) this.syncWanted = seq;
+    return seq;
+  }
+
+  /**
+   * Calls `ack` once the record `seq` reached the operating system (or, `durable`, the disk), or
+   * with the error that kept it from doing so; at once when it already has.
+   */
+  whenDone(seq: number, durable: boolean, ack: Ack): void {
+    for (const f of this.failedRanges) {
+      if (seq >= f.from && seq <= f.to && (durable || !f.durableOnly)) return ack(f.error);
+    }
+    if (seq <= (durable ? this.syncedSeq : this.writtenSeq)) return ack(null);
+    if (this.failure !== null && seq > this.writtenSeq) return ack(this.failure);
+    this.waiters.push({ seq, durable, ack });
+  }
+
+  /** Writes this turn's batch (one append), acknowledges what it covers, starts an fsync if needed. */
   flush(): void {
     if (this.batch.count === 0) return;
     const seg = this.open(this.batchFirstSeq);
@@ -194,26 +239,24 @@ export class LogStore {
     const records = this.batch.count;
     const lastSeq = this.batchFirstSeq + records - 1;
     const bytes = this.batch.take();
-    const acks = this.pendingAcks;
-    this.pendingAcks = [];
     try {
       this.disk.append(path, bytes);
     } catch (e) {
       this.undoAppend(path, seg.bytes, e as Error);
       const error = e instanceof GridError ? e : new GridError('ERR_PERSISTENCE_IO', `${path}: ${(e as Error).message}`);
-      for (const a of acks) a.ack(error);
+      this.fail(this.batchFirstSeq, lastSeq, false, error);
       return;
     }
     seg.bytes += bytes.length;
     seg.records += records;
-    seg.liveRecords += records;
     seg.last = lastSeq;
-    for (const a of acks) {
-      if (a.durable) this.waitingSync.push(a.ack);
-      else a.ack(null);
-    }
+    this.writtenSeq = lastSeq;
+    this.bytesAppended += bytes.length;
     if (seg.bytes >= this.segmentBytes) this.seal();
-    else this.startSync();
+    else {
+      this.settle();
+      this.startSync();
+    }
   }
 
   /**
@@ -256,12 +299,6 @@ export class LogStore {
     return n;
   }
 
-  /** A record was superseded (its key written again, removed, cleared, its partition dropped). */
-  markDead(seq: number): void {
-    const s = this.segmentOf(seq);
-    if (s !== null && s.liveRecords > 0) s.liveRecords--;
-  }
-
   /** Per segment: name, range, bytes, records and live records (for compaction and metrics). */
   figures(): readonly Readonly<SegmentState>[] {
     return this.segments;
@@ -274,17 +311,19 @@ export class LogStore {
     const seg = this.segments[this.segments.length - 1];
     if (seg !== undefined && !seg.sealed && this.failure === null) {
       const path = joinPath(this.o.dir, seg.name);
-      let error: Error | null = null;
       try {
         this.disk.syncNow(path);
+        this.syncedSeq = this.writtenSeq;
       } catch (e) {
-        error = e as Error;
+        this.fail(this.syncedSeq + 1, this.writtenSeq, true, e instanceof GridError ? e : new GridError('ERR_PERSISTENCE_IO', `${path}: ${(e as Error).message}`));
       }
-      const waiting = this.waitingSync;
-      this.waitingSync = [];
-      for (const ack of waiting) ack(error);
+      this.settle();
       this.disk.close(path);
     }
+    const closing = new GridError('ERR_PERSISTENCE_IO', `${this.o.dir}: the log closed before the write was durable`);
+    const left = this.waiters;
+    this.waiters = [];
+    for (const w of left) w.ack(closing);
     this.closed = true;
     this.lock.release();
   }
@@ -297,7 +336,7 @@ export class LogStore {
   }
 
   private openSegment(first: number): SegmentState {
-    const seg: SegmentState = { name: openName(first), first, last: first - 1, bytes: 0, records: 0, liveRecords: 0, liveBytes: -1, sealed: false };
+    const seg: SegmentState = { name: openName(first), first, last: first - 1, bytes: 0, records: 0, liveBytes: -1, sealed: false };
     this.disk.append(joinPath(this.o.dir, seg.name), new Uint8Array(0));
     this.disk.syncDir(this.o.dir);
     this.segments.push(seg);
@@ -308,38 +347,57 @@ export class LogStore {
   private seal(): void {
     const seg = this.segments[this.segments.length - 1] as SegmentState;
     const path = joinPath(this.o.dir, seg.name);
-    let error: Error | null = null;
     try {
       this.disk.syncNow(path);
+      this.syncedSeq = this.writtenSeq;
       const name = sealedName(seg.first, seg.last);
       this.disk.rename(path, joinPath(this.o.dir, name));
       this.disk.syncDir(this.o.dir);
       seg.name = name;
       seg.sealed = true;
     } catch (e) {
-      error = e as Error;
-    }
-    const waiting = this.waitingSync;
-    this.waitingSync = [];
-    for (const ack of waiting) ack(error);
-    if (error !== null) {
-      this.failure = error instanceof GridError ? error : new GridError('ERR_PERSISTENCE_IO', `${path}: ${error.message}`);
+      this.failure = e instanceof GridError ? e : new GridError('ERR_PERSISTENCE_IO', `${path}: ${(e as Error).message}`);
       this.o.log.severe(`persistence log stopped: ${this.failure.message}`);
+      this.fail(this.syncedSeq + 1, this.nextSeq - 1, this.syncedSeq < this.writtenSeq, this.failure);
     }
+    this.settle();
+  }
+
+  /** Acknowledges every waiter whose record is now written (or synced, for durable ones). */
+  private settle(): void {
+    if (this.waiters.length === 0) return;
+    const keep: Waiter[] = [];
+    const ready: Waiter[] = [];
+    for (const w of this.waiters) (w.seq <= (w.durable ? this.syncedSeq : this.writtenSeq) ? ready : keep).push(w);
+    this.waiters = keep;
+    for (const w of ready) w.ack(null);
+  }
+
+  /** A write (or only its sync: `durableOnly`) of records [from, to] failed: their waiters get `error`. */
+  private fail(from: number, to: number, durableOnly: boolean, error: GridError): void {
+    this.failedRanges.push({ from, to, durableOnly, error });
+    if (this.failedRanges.length > FAILED_RANGES_MAX) this.failedRanges.shift();
+    const keep: Waiter[] = [];
+    const failed: Waiter[] = [];
+    for (const w of this.waiters) (w.seq >= from && w.seq <= to && (w.durable || !durableOnly) ? failed : keep).push(w);
+    this.waiters = keep;
+    for (const w of failed) w.ack(error);
   }
 
   private startSync(): void {
-    if (this.syncInFlight || this.waitingSync.length === 0) return;
+    if (this.syncInFlight || this.syncWanted <= this.syncedSeq || this.closed) return;
     const seg = this.segments[this.segments.length - 1] as SegmentState;
     const path = joinPath(this.o.dir, seg.name);
-    const covered = this.waitingSync;
-    this.waitingSync = [];
+    const target = this.writtenSeq;
+    const from = this.syncedSeq + 1;
     this.syncInFlight = true;
     this.disk.sync(path, (error) => {
       this.syncInFlight = false;
-      for (const ack of covered) ack(error);
+      if (error !== null) this.fail(from, target, true, error instanceof GridError ? error : new GridError('ERR_PERSISTENCE_IO', `${path}: ${error.message}`));
+      else if (target > this.syncedSeq) this.syncedSeq = target;
+      this.settle();
       // Batches written while this fsync ran need one of their own.
-      if (!this.closed) this.startSync();
+      this.startSync();
     });
   }
 

@@ -33,35 +33,11 @@ export interface PersistenceHost {
   nowMs(): number;
 }
 
-/** Waits for an operation's records; `whenDone` callbacks run once they are as durable as asked. */
-export class Barrier {
-  private pending = 0;
-  private error: Error | null = null;
-  private readonly waiters: ((error: Error | null) => void)[] = [];
-  private sealed = false;
-
-  /** Registers one more record; returns its acknowledgement callback. */
-  add(): (error: Error | null) => void {
-    this.pending++;
-    return (error) => {
-      if (error !== null && this.error === null) this.error = error;
-      this.pending--;
-      this.settle();
-    };
-  }
-
-  whenDone(cb: (error: Error | null) => void): void {
-    this.waiters.push(cb);
-    this.sealed = true;
-    this.settle();
-  }
-
-  private settle(): void {
-    if (!this.sealed || this.pending > 0) return;
-    const waiters = this.waiters.splice(0);
-    for (const w of waiters) w(this.error);
-  }
-}
+/**
+ * What an operation must wait for before it is answered: its last record's sequence number, twice,
+ * plus 1 when it must be synced (a number, not an object: one per write). 0: nothing.
+ */
+export type Ticket = number;
 
 export interface PersistenceCounters {
   recordsWritten: number;
@@ -71,7 +47,9 @@ export interface PersistenceCounters {
 
 export class PersistenceService {
   readonly counters: PersistenceCounters = { recordsWritten: 0, writeFailures: 0 };
-  private barrier: Barrier | null = null;
+  /** The last record the current operation logged, and whether any of its records must be synced. */
+  private opSeq = 0;
+  private opDurable = false;
   private flushScheduled = false;
 
   constructor(private readonly h: PersistenceHost) {}
@@ -89,13 +67,24 @@ export class PersistenceService {
   }
 
   /**
-   * The barrier of the records logged since the last call, or null when there were none (the
-   * operation touched nothing persistent). Taken by the write path right after each operation.
+   * The ticket of the records logged since the last call, or 0 when there were none (the operation
+   * touched nothing persistent). Taken by the write path right after each operation.
    */
-  takeBarrier(): Barrier | null {
-    const b = this.barrier;
-    this.barrier = null;
-    return b;
+  takeTicket(): Ticket {
+    if (this.opSeq === 0) return 0;
+    const t = this.opSeq * 2 + (this.opDurable ? 1 : 0);
+    this.opSeq = 0;
+    this.opDurable = false;
+    return t;
+  }
+
+  /** Calls `ack` once the ticket's records are as durable as asked (or with why not). */
+  whenDone(ticket: Ticket, ack: (error: Error | null) => void): void {
+    if (ticket === 0) return ack(null);
+    this.h.log.whenDone(Math.floor(ticket / 2), ticket % 2 === 1, (error) => {
+      if (error !== null) this.counters.writeFailures++;
+      ack(error);
+    });
   }
 
   /** Writes what this turn logged now (also run by the deferred flush). */
@@ -109,27 +98,12 @@ export class PersistenceService {
       case 'put': {
         const d = this.h.mapDurability(m.mapName);
         if (d === null) return;
-        const r = this.h.store.maps.peek(m.mapName, m.key, m.partitionId, m.timeMs);
+        const r = this.h.store.maps.peekWritten(m.mapName, m.key, m.partitionId, m.timeMs);
         if (r === null) return; // expired at once (a zero TTL): nothing to keep
-        const expiry = expirationTimeMs(this.h.store.maps.expiryPolicy(m.mapName), r.updateTimeMs, r.lastAccessTimeMs);
-        return this.append(
-          {
-            type: 'mapPut',
-            partitionId: m.partitionId,
-            partitionVersion: m.version,
-            name: m.mapName,
-            key: m.key,
-            value: r.value,
-            contentType: r.contentType,
-            creationTimeMs: r.creationTimeMs,
-            updateTimeMs: r.updateTimeMs,
-            lastAccessTimeMs: r.lastAccessTimeMs,
-            expirationTimeMs: Number.isFinite(expiry) ? expiry : 0,
-            version: r.version,
-            hits: r.hits,
-          },
-          d.fsync,
-        );
+        const policy = this.h.store.maps.expiryPolicy(m.mapName);
+        const expiry = policy.ttlMs === 0 && policy.maxIdleMs === 0 ? Infinity : expirationTimeMs(policy, r.updateTimeMs, r.lastAccessTimeMs);
+        this.noteAppended(this.h.log.appendMapPut(m.partitionId, m.version, m.mapName, m.key, r, Number.isFinite(expiry) ? expiry : 0, d.fsync), d.fsync);
+        return;
       }
       case 'remove': {
         const d = this.h.mapDurability(m.mapName);
@@ -178,19 +152,20 @@ export class PersistenceService {
   }
 
   private append(record: NewRecord, fsync: boolean): void {
-    let b = this.barrier;
-    if (b === null) this.barrier = b = new Barrier();
-    const ack = b.add();
-    this.h.log.append(record, fsync, (error) => {
-      if (error !== null) this.counters.writeFailures++;
-      ack(error);
-    });
+    this.noteAppended(this.h.log.append(record, fsync), fsync);
+  }
+
+  private noteAppended(seq: number, fsync: boolean): void {
+    this.opSeq = seq;
+    if (fsync) this.opDurable = true;
     this.counters.recordsWritten++;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      this.h.defer(() => this.flush());
+      this.h.defer(this.flushNow);
     }
   }
+
+  private readonly flushNow = (): void => this.flush();
 }
 
 /** What loading a log did, for the start-up log line and the recovery report. */

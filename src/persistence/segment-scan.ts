@@ -28,13 +28,18 @@ export class SegmentReader {
 
   constructor(readonly source: ByteSource) {}
 
-  /** The record at `offset` (see readRecord); 'short' means the segment ends inside it. */
-  recordAt(offset: number): RecordRead {
+  /** The record at `offset` (see readRecord; `views`: keys and values point into the window); 'short' means the segment ends inside it. */
+  recordAt(offset: number, views = false): RecordRead {
     if (!this.ensure(offset, 8)) return readRecord(this.window(offset), 0);
     const w = this.window(offset);
     const length = ((w[0] as number) * 0x100_0000 + (((w[1] as number) << 16) | ((w[2] as number) << 8) | (w[3] as number)));
     if (length >= RECORD_HEADER_BYTES && length <= RECORD_BYTES_MAX) this.ensure(offset, length);
-    return readRecord(this.window(offset), 0);
+    return readRecord(this.window(offset), 0, undefined, views);
+  }
+
+  /** The bytes [offset, offset + length) of the current window (after recordAt read that record there). */
+  bytesAt(offset: number, length: number): Uint8Array {
+    return this.buf.subarray(offset - this.bufStart, offset - this.bufStart + length);
   }
 
   /** The length field at `offset`, or -1 when fewer than 4 bytes are left. */
@@ -72,20 +77,30 @@ export interface ScanOutcome {
 }
 
 /**
- * Reads every record of a segment in order, handing each to `onRecord`; throws
- * ERR_PERSISTENCE_CORRUPT (file and offset in the message) when a bad record is not a torn tail.
+ * Reads every record of a segment in order, handing each to `onRecord` with its offset, length and
+ * a way to get its raw bytes (valid during the call); throws ERR_PERSISTENCE_CORRUPT (file and
+ * offset in the message) when a bad record is not a torn tail. `views`: keys and values of the
+ * records handed out are views, valid during the call only.
  */
-export function scanSegment(source: ByteSource, file: string, open: boolean, onRecord: (r: LogRecord, offset: number) => void): ScanOutcome {
+export function scanSegment(
+  source: ByteSource,
+  file: string,
+  open: boolean,
+  onRecord: (r: LogRecord, offset: number, length: number, raw: () => Uint8Array) => void,
+  views = false,
+): ScanOutcome {
   const reader = new SegmentReader(source);
   let offset = 0;
   let records = 0;
   let lastSeq = -1;
   while (offset < source.size) {
-    const r = reader.recordAt(offset);
+    const r = reader.recordAt(offset, views);
     if (r.kind === 'record') {
       if (r.record.seq <= lastSeq) throw corrupt(file, offset, `sequence number ${r.record.seq} after ${lastSeq}`);
       lastSeq = r.record.seq;
-      onRecord(r.record, offset);
+      const at = offset;
+      const length = r.length;
+      onRecord(r.record, offset, length, () => reader.bytesAt(at, length));
       records++;
       offset += r.length;
       continue;

@@ -338,7 +338,7 @@ export class WanService implements PartitionSidecar {
     const origin = m.origin ?? this.h.clusterName;
     const key = m.key.length === 0 ? EMPTY : Buffer.from(m.key);
     if (m.kind === 'put') {
-      const r = this.h.store.maps.peek(m.mapName, m.key, m.partitionId, m.timeMs);
+      const r = this.h.store.maps.peekWritten(m.mapName, m.key, m.partitionId, m.timeMs);
       if (r !== null) {
         return { partitionId: m.partitionId, version: m.version, kind: EVENT_PUT, map: m.mapName, key, value: r.value, contentType: r.contentType, creationTimeMs: r.creationTimeMs, updateTimeMs: r.updateTimeMs, lastAccessTimeMs: r.lastAccessTimeMs, entryVersion: r.version, hits: r.hits, policy, origin };
       }

@@ -20,7 +20,7 @@ const PARTITIONS = 13;
 const NOW = 1_700_000_000_000;
 const log = new Logger('SEVERE', 'text', { write: () => {} }).component('persistence');
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
-const POLICY = { liveShareMax: 0.5, outputBytesMax: 16 * 1024, reclaimBytesMin: 512 };
+const POLICY = { liveShareMax: 0.5, outputBytesMax: 16 * 1024 };
 
 function newStore(): ReplicaStore {
   return new ReplicaStore({
@@ -67,7 +67,7 @@ function write(seed: number, disk: SimDisk): ReplicaStore {
     else if (op < 37) store.runOwnerOp(store.queuePartition('q'), { ...base, name: 'q', code: OP.QUEUE_OFFER }, NOW);
     else if (op < 39) store.runOwnerOp(store.queuePartition('q'), { ...base, name: 'q', code: OP.QUEUE_POLL }, NOW);
     else store.dropPartition(p);
-    service.takeBarrier();
+    service.takeTicket();
     if (rnd.nextInt(3) === 0) logStore.flush();
   }
   logStore.close();

@@ -2,7 +2,7 @@
 // codec (every type round trips; every truncation is 'short'; a changed byte is never read as a
 // record), segment scanning (torn tail dropped only in the open segment and only when nothing valid
 // follows; a corrupt middle names the file and offset), the listing of a log directory, and the
-// compaction planner.
+// compaction policy.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32c } from '../../src/persistence/crc32c.js';
@@ -10,7 +10,7 @@ import { readRecord, type LogRecord } from '../../src/persistence/log-record.js'
 import { encodeAll, sampleRecords } from '../harness/log-samples.js';
 import { scanSegment, type ByteSource } from '../../src/persistence/segment-scan.js';
 import { openName, planListing, sealedName } from '../../src/persistence/segment-files.js';
-import { planCompaction, type SegmentFigures } from '../../src/persistence/compaction-plan.js';
+import { fitsRun, shouldStartPass, worthRewriting, COMPACTION_POLICY_DEFAULT as P } from '../../src/persistence/compaction-plan.js';
 import { GridError } from '../../src/util/errors.js';
 import { SeededRandom } from '../../src/util/prng.js';
 
@@ -164,19 +164,17 @@ test('a directory listing: replay order, superseded compaction inputs, leftovers
   assert.deepEqual(planListing([]), { sealed: [], open: null, obsolete: [], foreign: [] });
 });
 
-test('the compaction planner picks the run that frees the most per byte copied', () => {
+test('the compaction policy: which segments are worth a rewrite, how far a run goes, when a pass starts', () => {
   const MB = 1024 * 1024;
-  const seg = (i: number, bytes: number, live: number): SegmentFigures => ({ name: `s${i}`, first: i * 100, last: i * 100 + 99, bytes, liveBytes: live });
-  // Nothing qualifies: all mostly live.
-  assert.equal(planCompaction([seg(0, 8 * MB, 7 * MB), seg(1, 8 * MB, 6 * MB)]), null);
-  // A dead segment (nothing to copy) goes first; then a run of mostly dead neighbours.
-  const run = planCompaction([seg(0, 8 * MB, 3.9 * MB), seg(1, 8 * MB, 0.5 * MB), seg(2, 8 * MB, 0), seg(3, 8 * MB, 7 * MB)]);
-  assert.deepEqual(run && { from: run.from, to: run.to, first: run.first, last: run.last }, { from: 2, to: 2, first: 200, last: 299 });
-  const next = planCompaction([seg(0, 8 * MB, 3.9 * MB), seg(1, 8 * MB, 0.5 * MB), seg(2, 8 * MB, 0.5 * MB), seg(3, 8 * MB, 7 * MB)]);
-  assert.deepEqual(next && { from: next.from, to: next.to }, { from: 1, to: 2 });
-  // Live bytes of a run stay within one output segment.
-  const big = planCompaction([seg(0, 8 * MB, 3 * MB), seg(1, 8 * MB, 3 * MB), seg(2, 8 * MB, 3 * MB)]);
-  assert.ok(big !== null && big.liveBytes <= 8 * MB);
-  // Too little to gain.
-  assert.equal(planCompaction([seg(0, 0.5 * MB, 0)]), null);
+  assert.equal(worthRewriting(8 * MB, 3.9 * MB, P), true);
+  assert.equal(worthRewriting(8 * MB, 4 * MB, P), false, 'half live is not worth it');
+  assert.equal(worthRewriting(0, 0, P), false);
+  assert.equal(fitsRun(0, 20 * MB, P), true, 'a run always takes its first segment');
+  assert.equal(fitsRun(6 * MB, 2 * MB, P), true);
+  assert.equal(fitsRun(6 * MB, 3 * MB, P), false);
+  const base = { logBytes: 64 * MB, bytesSinceLastPass: 16 * MB, recordsWritten: 1000, entriesHeld: 100, minBytes: 32 * MB };
+  assert.equal(shouldStartPass(base), true);
+  assert.equal(shouldStartPass({ ...base, logBytes: 31 * MB }), false, 'a small log is left alone');
+  assert.equal(shouldStartPass({ ...base, bytesSinceLastPass: 7 * MB }), false, 'too little written since the last pass');
+  assert.equal(shouldStartPass({ ...base, entriesHeld: 600 }), false, 'most records are still live');
 });

@@ -5,7 +5,7 @@
 // store held (hits and access times as of the last write: reads are not logged), and the
 // partitions' data versions too; the map without data-persistence comes back
 // empty; an entry that expired before the member stopped stays gone, and time-to-live counts again
-// from the load. The barrier: an operation on a persistent map is answered only after its records
+// from the load. The ticket: an operation on a persistent map is answered only after its records
 // were written (fsync false) or synced (fsync true); an operation on a non-persistent map has none.
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,7 +115,7 @@ test('a store written through random operations comes back from its log exactly'
       } else {
         r.store.dropPartition(p);
       }
-      r.service.takeBarrier();
+      r.service.takeTicket();
       if (rnd.nextInt(5) === 0) flushAll(r);
     }
     flushAll(r);
@@ -164,19 +164,19 @@ test('expired before the stop stays gone; time-to-live counts again from the loa
   assert.equal(get('late', t0 + 71_000), false);
 });
 
-test('the barrier passes when the records are written (fsync false) or synced (fsync true)', async () => {
+test('the ticket passes when the records are written (fsync false) or synced (fsync true)', async () => {
   for (const fsync of [false, true]) {
     const disk = new SimDisk({ seed: 5 });
     const r = rig(disk, fsync);
     const k = utf8('a');
     const p = partitionIdOfKey(k, PARTITIONS);
     r.store.runOwnerOp(p, { code: OP.MAP_PUT, name: 'cache', key: k, value: utf8('1'), contentType: null, timeoutMs: 0 }, r.clock.now);
-    assert.equal(r.service.takeBarrier(), null, 'nothing persistent: no barrier');
+    assert.equal(r.service.takeTicket(), 0, 'nothing persistent: no ticket');
     r.store.runOwnerOp(p, { code: OP.MAP_PUT, name: 'orders', key: k, value: utf8('1'), contentType: null, timeoutMs: 0 }, r.clock.now);
-    const barrier = r.service.takeBarrier();
-    assert.ok(barrier !== null);
+    const ticket = r.service.takeTicket();
+    assert.ok(ticket !== 0);
     let passed: Error | null | undefined;
-    barrier.whenDone((e) => (passed = e));
+    r.service.whenDone(ticket, (e) => (passed = e));
     assert.equal(passed, undefined, 'not before the flush');
     const syncsBefore = disk.syncs;
     flushAll(r);
