@@ -90,6 +90,8 @@ export class LogStore {
   /** The highest durable record appended: a sync must cover it. */
   private syncWanted = 0;
   private syncInFlight = false;
+  /** A flush waited for the fsync in flight. */
+  private flushAfterSync = false;
   /** Acknowledgements waiting for a write or a sync (few: one per operation in flight). */
   private waiters: Waiter[] = [];
   /** Ranges of sequence numbers whose write or sync failed, with the error (the newest few). */
@@ -231,9 +233,18 @@ export class LogStore {
     this.waiters.push({ seq, durable, ack });
   }
 
-  /** Writes this turn's batch (one append), acknowledges what it covers, starts an fsync if needed. */
-  flush(): void {
+  /**
+   * Writes this turn's batch (one append), acknowledges what it covers, starts an fsync if needed.
+   * While an fsync runs, the batch waits for it (unless `force`): appending to the page being
+   * written back would block this thread until the fsync is done (group commit: the next fsync
+   * covers everything that waited).
+   */
+  flush(force = false): void {
     if (this.batch.count === 0) return;
+    if (this.syncInFlight && !force) {
+      this.flushAfterSync = true;
+      return;
+    }
     const seg = this.open(this.batchFirstSeq);
     const path = joinPath(this.o.dir, seg.name);
     const records = this.batch.count;
@@ -264,7 +275,7 @@ export class LogStore {
    * appended so far is in a sealed (immutable) segment. For a consistent backup.
    */
   sealOpen(): void {
-    this.flush();
+    this.flush(true);
     const seg = this.segments[this.segments.length - 1];
     if (seg !== undefined && !seg.sealed && seg.records > 0 && this.failure === null) this.seal();
     if (this.failure !== null) throw this.failure;
@@ -307,7 +318,7 @@ export class LogStore {
   /** Writes what is pending, syncs, releases the lock. Acks still waiting get their answer first. */
   close(): void {
     if (this.closed) return;
-    this.flush();
+    this.flush(true);
     const seg = this.segments[this.segments.length - 1];
     if (seg !== undefined && !seg.sealed && this.failure === null) {
       const path = joinPath(this.o.dir, seg.name);
@@ -396,7 +407,11 @@ export class LogStore {
       if (error !== null) this.fail(from, target, true, error instanceof GridError ? error : new GridError('ERR_PERSISTENCE_IO', `${path}: ${error.message}`));
       else if (target > this.syncedSeq) this.syncedSeq = target;
       this.settle();
-      // Batches written while this fsync ran need one of their own.
+      if (this.flushAfterSync && !this.closed) {
+        this.flushAfterSync = false;
+        this.flush(); // starts the next fsync when it holds durable records
+        return;
+      }
       this.startSync();
     });
   }
