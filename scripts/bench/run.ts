@@ -77,6 +77,7 @@ interface Flags {
   readonly skipMicro: boolean;
   readonly skipFailover: boolean;
   readonly skipWan: boolean;
+  readonly skipPersistence: boolean;
   readonly skipCluster: boolean;
   readonly skipRebalance: boolean;
   readonly onlyRebalance: boolean;
@@ -95,6 +96,7 @@ const usage = `usage: npm run bench -- [flags]
   --skip-micro      do not run scripts/bench/micro.ts
   --skip-failover   do not run scripts/bench/failover.ts (kill -9 of one of 3 members holding 1,000,000 entries)
   --skip-wan        do not run scripts/bench/wan.ts (3 members replicating to 2: POST ratio, lag, full and delta sync of 1,000,000 entries)
+  --skip-persistence  do not run scripts/bench/persistence.ts (POST ratios with fsync off and on, restart time per GB, memory per entry)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
   --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
   --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
@@ -115,6 +117,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let skipMicro = false;
   let skipFailover = false;
   let skipWan = false;
+  let skipPersistence = false;
   let skipCluster = false;
   let skipRebalance = false;
   let onlyRebalance = false;
@@ -168,6 +171,9 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-wan':
         skipWan = true;
         break;
+      case '--skip-persistence':
+        skipPersistence = true;
+        break;
       case '--skip-cluster':
         skipCluster = true;
         break;
@@ -212,6 +218,7 @@ function parseFlags(argv: readonly string[]): Flags {
     skipMicro,
     skipFailover: skipFailover || skipCluster || bareVsBare,
     skipWan: skipWan || skipCluster || bareVsBare,
+    skipPersistence: skipPersistence || bareVsBare,
     skipCluster: skipCluster || bareVsBare,
     skipRebalance: skipRebalance || skipCluster || bareVsBare,
     onlyRebalance,
@@ -391,7 +398,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -472,6 +479,7 @@ async function main(): Promise<number> {
       ['micro', flags.skipMicro, ['--import', 'tsx']],
       ['failover', flags.skipFailover, ['--import', 'tsx']],
       ['wan', flags.skipWan, ['--import', 'tsx']],
+      ['persistence', flags.skipPersistence, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);
