@@ -396,7 +396,9 @@ export class LogStore {
   }
 
   private startSync(): void {
-    if (this.syncInFlight || this.syncWanted <= this.syncedSeq || this.closed) return;
+    // Nothing to do while no durable record waits, or while what waits is not written yet (the
+    // flush that writes it starts the sync).
+    if (this.syncInFlight || this.syncWanted <= this.syncedSeq || this.writtenSeq <= this.syncedSeq || this.closed) return;
     const seg = this.segments[this.segments.length - 1] as SegmentState;
     const path = joinPath(this.o.dir, seg.name);
     const target = this.writtenSeq;

@@ -7,8 +7,9 @@
 // - a full disk: appends fail with ENOSPC once `capacityBytes` would be passed (nothing written).
 // - failing fsync: `failSyncs` makes the next N syncs fail; the bytes stay unsynced.
 // - locks: one holder per directory per "process" (a crash releases them).
-// Everything is synchronous except `sync`, whose callback runs on a later microtask, as a real
-// fsync completes later. Seeded, so a failing run replays.
+// Everything is synchronous except `sync`: it makes durable what was appended when it was asked,
+// and only when it completes (a microtask later, or when the given scheduler runs it), as a real
+// fsync. Seeded, so a failing run replays.
 import { GridError } from '../../src/util/errors.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import type { Disk, DiskLock } from '../../src/persistence/disk.js';
@@ -25,6 +26,8 @@ interface SimFile {
 export interface SimDiskOptions {
   readonly seed: number;
   readonly capacityBytes?: number;
+  /** Runs an fsync's completion later (default: a microtask; a SimWorld passes its own scheduler). */
+  readonly schedule?: (fn: () => void) => void;
 }
 
 export class SimDisk implements Disk {
@@ -34,12 +37,17 @@ export class SimDisk implements Disk {
   private readonly random: SeededRandom;
   capacityBytes: number;
   failSyncs = 0;
-  /** Counters for checks: how many syncs ran, and fsyncs of directories. */
+  /** Counters for checks: how many syncs ran. */
   syncs = 0;
+  /** Machine crashes so far (an fsync asked for before one never completes after it). */
+  private crashes = 0;
+
+  private readonly schedule: (fn: () => void) => void;
 
   constructor(o: SimDiskOptions) {
     this.random = new SeededRandom(o.seed);
     this.capacityBytes = o.capacityBytes ?? Number.MAX_SAFE_INTEGER;
+    this.schedule = o.schedule ?? ((fn) => queueMicrotask(fn));
   }
 
   usedBytes(): number {
@@ -102,24 +110,35 @@ export class SimDisk implements Disk {
   }
 
   sync(path: string, done: (error: Error | null) => void): void {
-    let error: Error | null = null;
-    try {
-      this.syncNow(path);
-    } catch (e) {
-      error = e as Error;
+    // The bytes become durable when the fsync completes, not when it is asked for.
+    const f = this.file(path);
+    const target = f.length;
+    const epoch = this.crashes;
+    this.schedule(() => {
+      if (this.crashes !== epoch) return; // the machine went down before this fsync completed
+      let error: Error | null = null;
+      try {
+        if (this.files.get(norm(path)) === f) this.syncTo(f, norm(path), target);
+      } catch (e) {
+        error = e as Error;
+      }
+      done(error);
+    });
+  }
+
+  private syncTo(f: SimFile, path: string, length: number): void {
+    this.syncs++;
+    if (this.failSyncs > 0) {
+      this.failSyncs--;
+      throw io(path, 'EIO: fsync failed');
     }
-    queueMicrotask(() => done(error));
+    if (length > f.synced) f.synced = Math.min(length, f.length);
+    f.writes = f.writes.filter((w) => w >= f.synced);
   }
 
   syncNow(path: string): void {
     const f = this.file(path);
-    this.syncs++;
-    if (this.failSyncs > 0) {
-      this.failSyncs--;
-      throw io(norm(path), 'EIO: fsync failed');
-    }
-    f.synced = f.length;
-    f.writes = [];
+    this.syncTo(f, norm(path), f.length);
   }
 
   syncDir(dir: string): void {
@@ -179,6 +198,7 @@ export class SimDisk implements Disk {
    * half garbage. Locks are released (their processes are gone).
    */
   crash(o: { tearLastWrite?: boolean } = {}): void {
+    this.crashes++;
     for (const f of this.files.values()) {
       if (f.length === f.synced) continue;
       const keep = f.synced + this.random.nextInt(f.length - f.synced + 1);
