@@ -329,3 +329,121 @@ describe('persistence: the whole cluster restarts with its data', () => {
     }
   });
 });
+
+describe('persistence: bad directories and damaged files', () => {
+  async function singleWithData(base: string, extra = '', at?: number): Promise<{ port: number; member: MemberProcess }> {
+    const port = at ?? ((await freePorts(1)) as [number])[0];
+    const member = await startMember({ xml: persistentXml(port, [port], base).replace('</persistence>', `${extra}</persistence>`), args: ['--port', String(port)] });
+    await until('ready', 30_000, () => ready([port]));
+    return { port, member };
+  }
+
+  test('a torn last write (the newest log file cut at any byte) is dropped; everything before it loads', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    let { port, member } = await singleWithData(base);
+    try {
+      for (let i = 0; i < 200; i++) assert.equal((await request(port, 'POST', `/grid/rest/maps/orders/k${i}`, { body: `v${i}` })).status, 200);
+      member.child.kill('SIGKILL');
+      await member.waitForExit(10_000);
+      const [dir] = fs.readdirSync(base).filter((d) => !d.startsWith('.'));
+      const open = fs.readdirSync(path.join(base, dir as string)).filter((f) => f.endsWith('.open'));
+      assert.equal(open.length, 1);
+      const file = path.join(base, dir as string, open[0] as string);
+      const size = fs.statSync(file).size;
+      fs.truncateSync(file, size - 37); // inside the last record
+      ({ port, member } = await singleWithData(base, '', port));
+      assert.match(member.stdout(), /dropped a torn last write of \d+ bytes at offset \d+/);
+      let back = 0;
+      for (let i = 0; i < 200; i++) if ((await request(port, 'GET', `/grid/rest/maps/orders/k${i}`)).status === 200) back++;
+      assert.equal(back, 199, 'every entry but the torn one');
+      assert.equal((await request(port, 'GET', '/grid/rest/maps/orders/k199')).status, 204);
+    } finally {
+      await killAll([member]);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('a corrupt record in the middle of a log stops the start, naming the file and offset; nothing is deleted', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const { port, member } = await singleWithData(base);
+    try {
+      for (let i = 0; i < 200; i++) assert.equal((await request(port, 'POST', `/grid/rest/maps/orders/k${i}`, { body: `v${i}` })).status, 200);
+      await member.stop('SIGTERM', 20_000);
+      const [dir] = fs.readdirSync(base).filter((d) => !d.startsWith('.'));
+      const full = path.join(base, dir as string);
+      const file = path.join(full, fs.readdirSync(full).find((f) => f.endsWith('.open')) as string);
+      const bytes = fs.readFileSync(file);
+      bytes[Math.floor(bytes.length / 2)] ^= 0x20;
+      fs.writeFileSync(file, bytes);
+      const before = fs.readdirSync(full).sort();
+      const again = await startMember({ xml: persistentXml(port, [port], base), args: ['--port', String(port)] }).catch((e: unknown) => e);
+      let out = '';
+      if (again instanceof Error) out = again.message;
+      else {
+        assert.equal(await again.waitForExit(20_000), 1);
+        out = again.stderr() + again.stdout();
+      }
+      assert.match(out, new RegExp(`${path.basename(file).replace('.', '\\.')}: corrupt log record at offset \\d+`));
+      assert.deepEqual(fs.readdirSync(full).sort(), before, 'nothing deleted');
+    } finally {
+      await killAll([member]);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  test('base-dir that is a file, or cannot be written, stops the start naming it; a second process takes its own directory', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const members: MemberProcess[] = [];
+    try {
+      const asFile = path.join(tmp, 'not-a-dir');
+      fs.writeFileSync(asFile, 'x');
+      const [port] = (await freePorts(1)) as [number];
+      const r = await startMember({ xml: persistentXml(port, [port], asFile), args: ['--port', String(port)] }).catch((e: unknown) => e);
+      if (r instanceof Error) assert.match(r.message, /not-a-dir/);
+      else {
+        members.push(r);
+        assert.equal(await r.waitForExit(20_000), 1);
+        assert.match(r.stderr(), /cannot start: .*not-a-dir/);
+      }
+      // Two members on one base-dir: each its own directory, locked.
+      const base = path.join(tmp, 'shared');
+      const ports = await freePorts(2);
+      for (const p of ports) members.push(await startMember({ xml: persistentXml(p, [p], base), args: ['--port', String(p)] }));
+      await until('both ready', 30_000, () => ready(ports));
+      const dirs = fs.readdirSync(base).filter((d) => !d.startsWith('.'));
+      assert.equal(dirs.length, 2);
+      for (const d of dirs) assert.match(fs.readFileSync(path.join(base, d, '.lock'), 'utf8'), /^\d+ pid \d+/);
+    } finally {
+      await killAll(members);
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test('auto-remove-stale-data false: a member the cluster went on without stops with exit status 3 and keeps its data', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const ports = await freePorts(2);
+    const xml = (p: number): string => persistentXml(p, ports, base).replace('</persistence>', '<auto-remove-stale-data>false</auto-remove-stale-data></persistence>');
+    let members: MemberProcess[] = [];
+    try {
+      for (const p of ports) members.push(await startMember({ xml: xml(p), args: ['--port', String(p)] }));
+      await waitSettled(ports, 2, 30_000);
+      for (let i = 0; i < 20; i++) assert.equal((await request(ports[0] as number, 'POST', `/grid/rest/maps/orders/k${i}`, { body: `v${i}` })).status, 200);
+      // The second member is killed; the first goes on alone (its partitions are promoted).
+      (members[1] as MemberProcess).child.kill('SIGKILL');
+      await (members[1] as MemberProcess).waitForExit(10_000);
+      await until('the first is alone and safe', 30_000, async () => {
+        const r = await request(ports[0] as number, 'GET', '/grid/rest/cluster');
+        return (r.json() as { members: unknown[] }).members.length === 1 ? true : null;
+      });
+      const dirsBefore = fs.readdirSync(base).filter((d) => !d.startsWith('.')).sort();
+      const late = await startMember({ xml: xml(ports[1] as number), args: ['--port', String(ports[1])] });
+      members = [members[0] as MemberProcess, late];
+      assert.equal(await late.waitForExit(60_000), 3);
+      assert.match(late.stdout(), /auto-remove-stale-data is false/);
+      assert.deepEqual(fs.readdirSync(base).filter((d) => !d.startsWith('.')).sort(), dirsBefore, 'its directory is kept');
+    } finally {
+      await killAll(members);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
