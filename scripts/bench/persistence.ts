@@ -23,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { forEachConcurrent, freePorts, KeepAliveClient, killAll, until } from '../../tests/harness/cluster.js';
 import { startMember, type MemberProcess } from '../../tests/harness/member-process.js';
 import { SeededRandom } from '../../src/util/prng.js';
+import { findOnPath, runWrk, WrkScripts } from './wrk.js';
 
 const TARGET_RATIO_FSYNC_OFF = 0.85;
 const TARGET_RATIO_FSYNC_ON = 0.5;
@@ -86,7 +87,22 @@ async function ready(port: number): Promise<true | null> {
   }
 }
 
+/** wrk when it is installed (the load generator then costs little CPU beside the member), else null. */
+const WRK = findOnPath('wrk');
+const wrkScripts = new Map<string, WrkScripts>();
+
 async function postRate(port: number, map: string, connections: number, ms: number, seed: number, value: string): Promise<number> {
+  if (WRK !== null) {
+    let scripts = wrkScripts.get(map);
+    if (scripts === undefined) wrkScripts.set(map, (scripts = WrkScripts.create(10_000, value.length, 7, `/grid/rest/maps/${map}/k`)));
+    const r = await runWrk({ wrkPath: WRK, scriptPath: scripts.postPath, host: '127.0.0.1', port, threads: 1, connections, durationS: Math.max(1, Math.round(ms / 1000)), timeoutS: 10 }, () => {});
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`POST ${map}: ${r.non2xx} answers not 2xx, ${r.errors} socket errors (${r.firstError ?? ''})`);
+    return r.rps;
+  }
+  return postRateNode(port, map, connections, ms, seed, value);
+}
+
+async function postRateNode(port: number, map: string, connections: number, ms: number, seed: number, value: string): Promise<number> {
   let done = 0;
   const end = performance.now() + ms;
   await Promise.all(
@@ -193,7 +209,7 @@ async function main(): Promise<void> {
         say(`  round ${r + 1}: plain ${Math.round(plain24[r] as number)}/s, fsync false ${Math.round(durable[r] as number)}/s; plain (32 connections) ${Math.round(plain32[r] as number)}/s, fsync true ${Math.round(synced[r] as number)}/s`);
       }
       const us = (c: { ms: number; writes: number }): string => ((c.ms * 1000) / c.writes).toFixed(1);
-      say(`  member CPU µs per write: plain ${us(cpu.plain)}, fsync false ${us(cpu.durable)}, fsync true ${us(cpu.synced)}`);
+      say(`  load generator: ${WRK === null ? 'Node client (wrk not installed)' : 'wrk, 1 thread'}; member CPU µs per write: plain ${us(cpu.plain)}, fsync false ${us(cpu.durable)}, fsync true ${us(cpu.synced)}`);
       const off = median(durable) / median(plain24);
       const on = median(synced) / median(plain32);
       say(`  POST ratio with persistence, fsync false: ${off.toFixed(2)} (${Math.round(median(durable))} vs ${Math.round(median(plain24))}/s; target >= ${TARGET_RATIO_FSYNC_OFF}) ${off >= TARGET_RATIO_FSYNC_OFF ? 'ok' : 'UNDER TARGET'}`);
@@ -273,6 +289,7 @@ async function main(): Promise<void> {
   } finally {
     await killAll(members);
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    for (const w of wrkScripts.values()) w.dispose();
   }
   say(JSON.stringify(out));
   process.exit(failed ? 1 : 0);

@@ -2,8 +2,8 @@
 // the segments). A sealed segment is worth rewriting when less than `liveShareMax` of its bytes
 // would be kept; consecutive such segments form one run while the bytes kept fit `outputBytesMax`
 // (about one segment), so the output keeps the segments' ranges disjoint and in order. A pass is
-// worth starting once `passBytesMin` have been written since the last one and the log is at least
-// that large, so compaction reads the log in proportion to what is written to it.
+// worth starting once half of `minBytes` has been written since the last one and the log is at
+// least `minBytes`, so compaction reads the log in proportion to what is written to it.
 
 export interface CompactionPolicy {
   /** A segment whose kept bytes / file bytes are at or above this is not rewritten (0..1). */
@@ -28,10 +28,10 @@ export function fitsRun(runBytes: number, keptBytes: number, policy: CompactionP
 }
 
 /**
- * Whether a pass should start: the log holds at least `minBytes`, at least `minBytes / 4` were
+ * Whether a pass should start: the log holds at least `minBytes`, at least `minBytes / 2` were
  * appended since the last pass started, and more records were written than the store holds twice
  * over (so at least half of what was written is dead).
  */
 export function shouldStartPass(o: { logBytes: number; bytesSinceLastPass: number; recordsWritten: number; entriesHeld: number; minBytes: number }): boolean {
-  return o.logBytes >= o.minBytes && o.bytesSinceLastPass >= o.minBytes / 4 && o.recordsWritten >= 2 * o.entriesHeld;
+  return o.logBytes >= o.minBytes && o.bytesSinceLastPass >= o.minBytes / 2 && o.recordsWritten >= 2 * o.entriesHeld;
 }

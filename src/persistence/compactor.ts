@@ -12,8 +12,8 @@
 //
 // A pass walks the sealed segments from the oldest, reading each once: a segment with less than
 // `liveShareMax` of its bytes kept joins the run being written (up to `outputBytesMax` of output);
-// a mostly live one ends the run and is passed over (and not read again until enough has been
-// written since to kill half of it). The run's output goes to a temporary file, is synced, and
+// a mostly live one ends the run and is passed over (and not read again until twice its size, at
+// least one output's worth, has been written since). The run's output goes to a temporary file, is synced, and
 // gets the sealed name of the run's whole range; only then are the inputs deleted (a crash between
 // the two leaves inputs that the listing at start-up recognises as superseded). An output with
 // nothing in it is deleted after its inputs. Deletions wait while `paused()` (a backup is linking
@@ -63,7 +63,7 @@ export class Compactor {
   readonly counters: CompactorCounters = { passes: 0, runsCompacted: 0, segmentsRead: 0, segmentsRewritten: 0, bytesReclaimed: 0 };
   private phase: Phase = { kind: 'idle' };
   private readonly policy: CompactionPolicy;
-  /** Mostly live segments: the log's next sequence number when they were read. */
+  /** Mostly live segments (and fresh outputs): the bytes the log had taken when they were read. */
   private readonly readAt = new WeakMap<SegmentState, number>();
 
   constructor(
@@ -105,8 +105,8 @@ export class Compactor {
     }
     const seg = sealed[p.index] as SegmentState;
     const seenAt = this.readAt.get(seg);
-    if (seenAt !== undefined && this.store.nextSequence - seenAt < seg.records) {
-      // Mostly live when last read, and not enough written since to change that.
+    if (seenAt !== undefined && this.store.bytesAppended - seenAt < Math.max(2 * seg.bytes, this.policy.outputBytesMax)) {
+      // Mostly live when last read, and too little written since to kill half of it.
       if (p.run !== null) return this.closeRun(p.run);
       p.index++;
       return true;
@@ -125,7 +125,7 @@ export class Compactor {
     this.counters.segmentsRead++;
     if (!worthRewriting(seg.bytes, keptBytes, this.policy)) {
       seg.liveBytes = keptBytes;
-      this.readAt.set(seg, this.store.nextSequence);
+      this.readAt.set(seg, this.store.bytesAppended);
       if (p.run !== null) return this.closeRun(p.run);
       p.index++;
       return true;
@@ -180,7 +180,7 @@ export class Compactor {
     const all = this.store.figures();
     const from = all.indexOf(inputs[0] as SegmentState);
     this.store.replaceRun(from, all.indexOf(inputs[inputs.length - 1] as SegmentState), p.output);
-    if (p.output !== null) this.readAt.set(p.output, this.store.nextSequence);
+    if (p.output !== null) this.readAt.set(p.output, this.store.bytesAppended);
     const reclaimed = inputBytes - (p.output?.bytes ?? 0);
     this.counters.runsCompacted++;
     this.counters.segmentsRewritten += inputs.length;

@@ -28,7 +28,7 @@
 //   right, its flags 0, its body exactly filling the length. Anything else is reported, never
 //   half-read (the reader decides whether that is a torn tail or a corrupt middle, recovery.ts).
 // - Decoded keys and values are copies: nothing returned points into the caller's read buffer.
-import { ByteReader } from '../util/bytes.js';
+import { ByteReader, type StringSlot } from '../util/bytes.js';
 import { GridError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
 import { crc32c } from './crc32c.js';
@@ -55,6 +55,7 @@ interface Common {
   seq: number;
   partitionVersion: number;
 }
+
 
 export interface MapPutRecord extends Common {
   type: 'mapPut';
@@ -376,21 +377,31 @@ function hex(v: number): string {
   return `0x${v.toString(16).padStart(8, '0')}`;
 }
 
+/** The last name and content type decoded (records in a row mostly repeat them). */
+const NAME_SLOT: StringSlot = { bytes: null, value: '' };
+const CONTENT_TYPE_SLOT: StringSlot = { bytes: null, value: '' };
+
 function decodeBody(bytes: Uint8Array, offset: number, length: number, views: boolean): LogRecord {
   const r = new ByteReader(bytes, 'ERR_PERSISTENCE_CORRUPT', offset + 8, offset + length);
   const type = r.u8();
   const flags = r.u8();
   if (flags !== 0) r.fail(`flags ${flags}`);
-  const c: Common = { partitionId: r.u16(), seq: r.u64(), partitionVersion: r.u64() };
+  const partitionId = r.u16();
+  const seq = r.u64();
+  const partitionVersion = r.u64();
+  const name = (): string => r.stringCached(LOG_NAME_BYTES_MAX, 'name', NAME_SLOT);
+  const blob = (max: number, what: string): Buffer => (views ? r.view(max, what) : r.bytes(max, what));
   let out: LogRecord;
   switch (type) {
     case RECORD_TYPE.MAP_PUT:
       out = {
         type: 'mapPut',
-        ...c,
-        name: r.string(LOG_NAME_BYTES_MAX, 'map name'),
-        key: views ? r.view(LOG_KEY_BYTES_MAX, 'key') : r.bytes(LOG_KEY_BYTES_MAX, 'key'),
-        value: views ? r.view(RECORD_BYTES_MAX, 'value') : r.bytes(RECORD_BYTES_MAX, 'value'),
+        partitionId,
+        seq,
+        partitionVersion,
+        name: name(),
+        key: blob(LOG_KEY_BYTES_MAX, 'key'),
+        value: blob(RECORD_BYTES_MAX, 'value'),
         contentType: optionalString(r),
         creationTimeMs: r.f64(),
         updateTimeMs: r.f64(),
@@ -401,22 +412,22 @@ function decodeBody(bytes: Uint8Array, offset: number, length: number, views: bo
       };
       break;
     case RECORD_TYPE.MAP_REMOVE:
-      out = { type: 'mapRemove', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'map name'), key: views ? r.view(LOG_KEY_BYTES_MAX, 'key') : r.bytes(LOG_KEY_BYTES_MAX, 'key') };
+      out = { type: 'mapRemove', partitionId, seq, partitionVersion, name: name(), key: blob(LOG_KEY_BYTES_MAX, 'key') };
       break;
     case RECORD_TYPE.MAP_CLEAR:
-      out = { type: 'mapClear', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'map name') };
+      out = { type: 'mapClear', partitionId, seq, partitionVersion, name: name() };
       break;
     case RECORD_TYPE.QUEUE_ADD:
-      out = { type: 'queueAdd', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'queue name'), itemId: r.u64(), value: views ? r.view(RECORD_BYTES_MAX, 'value') : r.bytes(RECORD_BYTES_MAX, 'value'), contentType: optionalString(r) };
+      out = { type: 'queueAdd', partitionId, seq, partitionVersion, name: name(), itemId: r.u64(), value: blob(RECORD_BYTES_MAX, 'value'), contentType: optionalString(r) };
       break;
     case RECORD_TYPE.QUEUE_REMOVE:
-      out = { type: 'queueRemove', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'queue name'), itemId: r.u64() };
+      out = { type: 'queueRemove', partitionId, seq, partitionVersion, name: name(), itemId: r.u64() };
       break;
     case RECORD_TYPE.QUEUE_CLEAR:
-      out = { type: 'queueClear', ...c, name: r.string(LOG_NAME_BYTES_MAX, 'queue name') };
+      out = { type: 'queueClear', partitionId, seq, partitionVersion, name: name() };
       break;
     case RECORD_TYPE.PARTITION_DROP:
-      out = { type: 'partitionDrop', ...c };
+      out = { type: 'partitionDrop', partitionId, seq, partitionVersion };
       break;
     default:
       return r.fail(`unknown record type ${type}`);
@@ -429,5 +440,5 @@ function optionalString(r: ByteReader): string | null {
   const present = r.u8();
   if (present === 0) return null;
   if (present !== 1) r.fail(`a content-type marker of ${present}`);
-  return r.string(LOG_CONTENT_TYPE_BYTES_MAX, 'content type');
+  return r.stringCached(LOG_CONTENT_TYPE_BYTES_MAX, 'content type', CONTENT_TYPE_SLOT);
 }

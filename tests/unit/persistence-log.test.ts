@@ -175,6 +175,6 @@ test('the compaction policy: which segments are worth a rewrite, how far a run g
   const base = { logBytes: 64 * MB, bytesSinceLastPass: 16 * MB, recordsWritten: 1000, entriesHeld: 100, minBytes: 32 * MB };
   assert.equal(shouldStartPass(base), true);
   assert.equal(shouldStartPass({ ...base, logBytes: 31 * MB }), false, 'a small log is left alone');
-  assert.equal(shouldStartPass({ ...base, bytesSinceLastPass: 7 * MB }), false, 'too little written since the last pass');
+  assert.equal(shouldStartPass({ ...base, bytesSinceLastPass: 15 * MB }), false, 'too little written since the last pass');
   assert.equal(shouldStartPass({ ...base, entriesHeld: 600 }), false, 'most records are still live');
 });
