@@ -236,7 +236,7 @@ export class ClusterNode implements TransportHandler {
         tableWire: () => this.partitions.tableWire(),
         migrationQueue: () => this.partitions.migrationQueueSize,
         clusterStateCode: () => STATE_CODES[this.state],
-        joinRefusal: () => this.joinRefusal(),
+        joinRefusal: (joiner) => this.joinRefusal(joiner.uuid),
         onView: (view, previous) => this.onView(view, previous),
         onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
         onClaimed: (views) => {
@@ -924,9 +924,11 @@ export class ClusterNode implements TransportHandler {
   }
 
 
-  private joinRefusal(): string | null {
+  private joinRefusal(joinerUuid: string): string | null {
     if (this.isLocked()) return 'the cluster state is changing (IN_TRANSITION)';
-    if (this.state === 'FROZEN' || this.state === 'PASSIVE') return `the cluster is ${this.state}: no new members are admitted`;
+    // FROZEN and PASSIVE admit only members that left during them: their partitions stayed
+    // assigned, so the table still names them (with persistence they come back with their UUID).
+    if ((this.state === 'FROZEN' || this.state === 'PASSIVE') && !this.partitions.table.members().has(joinerUuid)) return `the cluster is ${this.state}: no new members are admitted`;
     return null;
   }
 

@@ -264,6 +264,34 @@ describe('persistence: the whole cluster restarts with its data', () => {
     }
   });
 
+  test('rolling restart in FROZEN: a member restarts with its UUID, is admitted, reloads its data and serves it', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
+    const ports = await freePorts(3);
+    let members = await startAll(ports, base);
+    try {
+      await waitSettled(ports, 3, 30_000);
+      for (let i = 0; i < 60; i++) assert.equal((await request(ports[i % 3] as number, 'POST', `/grid/rest/maps/orders/k${i}`, { body: `v${i}` })).status, 200);
+      assert.equal((await post(ports[0] as number, 'changeState', 'dev&&frozen')).status, 200);
+      const victim = members[2] as MemberProcess;
+      assert.equal(await victim.stop('SIGTERM', 20_000), 0);
+      await until('the two others list 2 members', 30_000, async () => {
+        const r = await request(ports[0] as number, 'GET', '/grid/rest/cluster');
+        return (r.json() as { members: unknown[] }).members.length === 2 ? true : null;
+      });
+      const back = await startMember({ xml: persistentXml(ports[2] as number, ports, base), args: ['--port', String(ports[2])] });
+      members = [members[0] as MemberProcess, members[1] as MemberProcess, back];
+      await until('the three are ready again', 60_000, () => ready(ports));
+      assert.match(back.stdout(), /recovery is over; the cluster state is FROZEN/);
+      for (let i = 0; i < 60; i++) assert.equal((await request(ports[2] as number, 'GET', `/grid/rest/maps/orders/k${i}`)).text(), `v${i}`, `k${i} through the restarted member`);
+      assert.equal((await post(ports[1] as number, 'changeState', 'dev&&active')).status, 200);
+      await waitSettled(ports, 3, 30_000);
+      for (let i = 0; i < 60; i++) assert.equal((await request(ports[i % 3] as number, 'GET', `/grid/rest/maps/orders/k${i}`)).text(), `v${i}`);
+    } finally {
+      await killAll(members);
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   async function twoOfThreeBack(policy: string): Promise<{ base: string; ports: number[]; members: MemberProcess[] }> {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-persist-'));
     const ports = await freePorts(3);
