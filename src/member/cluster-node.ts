@@ -403,6 +403,9 @@ export class ClusterNode implements TransportHandler {
     }
     this.partitions.restore(table);
     const resume = (['ACTIVE', 'NO_MIGRATION', 'FROZEN', 'PASSIVE'] as const).find((s) => s === meta.clusterState) ?? 'ACTIVE';
+    // The cluster is PASSIVE while it recovers (only members the table names are admitted); the
+    // persisted state resumes when the recovery is over.
+    this.state = 'PASSIVE';
     this.recovery = { expected: table.members(), resumeState: resume, tableVersion: table.version, tableStamp: table.stamp(), reports: new Map(), startedMs: this.o.clock.monotonicMs(), lastWaitLogMs: this.o.clock.monotonicMs(), partialRequested: false };
     this.log.info(`persistence: recovering with partition table version ${table.version}; waiting for the ${table.members().size} member(s) it names (${this.o.config.persistence.clusterDataRecoveryPolicy}); the cluster state ${resume} resumes afterwards`);
   }

@@ -56,7 +56,7 @@ export class RecordingWriter {
   readonly offers = new Map<string, OfferRecord>();
   readonly failures: Failure[] = [];
   /** Every request's port, send time and answer time (ms since the writer started), answered or not. */
-  readonly timings: { readonly port: number; readonly sentMs: number; readonly doneMs: number; readonly ok: boolean }[] = [];
+  readonly timings: { readonly port: number; readonly sentMs: number; readonly doneMs: number; readonly ok: boolean; readonly what: string; readonly status: number }[] = [];
   acked = 0;
   attempted = 0;
   private readonly alive: Set<number>;
@@ -173,14 +173,14 @@ export class RecordingWriter {
   private async sendOnce(loop: number, port: number, method: string, path: string, body: string, what: string, sentMs: number): Promise<boolean> {
     try {
       const res = await this.client(loop, port).request(method, path, { body, headers: { 'Content-Type': 'text/plain' } });
-      this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: res.status === 200 });
+      this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: res.status === 200, what, status: res.status });
       if (res.status === 200) {
         this.acked++;
         return true;
       }
       this.failures.push({ port, what, status: res.status, detail: res.headers['grid-error'] ?? '', sentMs, atMs: this.elapsedMs() });
     } catch (e) {
-      this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: false });
+      this.timings.push({ port, sentMs, doneMs: this.elapsedMs(), ok: false, what, status: 0 });
       this.failures.push({ port, what, status: 0, detail: (e as Error).message, sentMs, atMs: this.elapsedMs() });
     }
     return false;

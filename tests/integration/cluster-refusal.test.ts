@@ -57,7 +57,9 @@ test('kill -9: the survivors remove the member and writes recover well under the
     const across = writer.timings.filter((x) => x.port !== victim.port && x.doneMs >= killAt);
     const longest = Math.max(0, ...across.map((x) => x.doneMs - x.sentMs));
     t.diagnostic(`kill at ${killAt} ms, removal seen ${removedAt - killAt} ms later; longest write through a survivor across it ${longest} ms; ${writer.acked}/${writer.attempted} acknowledged`);
-    assert.ok(longest < BOUND_MS, `a write through a survivor took ${longest} ms`);
+    // Which write, where, and how it ended: the clue when this fails (seen once in CI, not reproduced).
+    const slowest = across.reduce<(typeof across)[number] | null>((a, x) => (a === null || x.doneMs - x.sentMs > a.doneMs - a.sentMs ? x : a), null);
+    assert.ok(longest < BOUND_MS, `a write through a survivor took ${longest} ms: ${JSON.stringify(slowest)}; failures ${JSON.stringify(writer.failures.slice(0, 5))}`);
     const survivorFailures = writer.failures.filter((f) => f.port !== victim.port);
     assert.deepEqual(survivorFailures.slice(0, 20), [], 'writes through the survivors all answer 200');
     const maps = await verifyMaps(survivors[0]!, 'orders', writer);
