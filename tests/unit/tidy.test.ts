@@ -1,5 +1,5 @@
 // Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data, wan, persistence,
-// the router and path code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
+// the router, path and request-parser code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
 // Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
 // config/ never imports wan/;
 // no index.ts barrels;
@@ -26,7 +26,7 @@ const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocat
 /** The admin CLI's I/O edge: the one file of src/admin/ allowed node:http / node:https and a timer. */
 const ADMIN_EDGE = path.join(SRC, 'admin', 'http-client.ts');
 const ADMIN_CORE = files(path.join(SRC, 'admin')).filter((f) => f !== ADMIN_EDGE);
-const CORE_FILES = [...CORES.flatMap((d) => (fs.existsSync(d) ? files(d) : [])), path.join(SRC, 'http', 'router.ts'), path.join(SRC, 'http', 'path.ts'), ...ADMIN_CORE];
+const CORE_FILES = [...CORES.flatMap((d) => (fs.existsSync(d) ? files(d) : [])), path.join(SRC, 'http', 'router.ts'), path.join(SRC, 'http', 'path.ts'), path.join(SRC, 'http', 'parser.ts'), ...ADMIN_CORE];
 
 test('the admin core is checked as a core, and its edge exists', () => {
   assert.ok(ADMIN_CORE.some((f) => f.endsWith(path.join('admin', 'run.ts'))), 'src/admin/run.ts is among the cores');

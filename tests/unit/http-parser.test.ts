@@ -1,0 +1,171 @@
+// The HTTP/1.1 request parser core (src/http/parser.ts, issue #14 part 1): what it accepts (request
+// line forms, fields, Content-Length and chunked bodies with extensions and trailers, pipelining,
+// keep-alive by version and Connection, Expect: 100-continue, bare LF line ends, empty lines
+// before a request), every refusal with its status (each request-smuggling shape, bare CR, obs-fold,
+// whitespace before a colon, NUL, bad chunk sizes, Host rules, limits 431 and 413, versions 505),
+// and that the result never depends on how the bytes were split (every split point of each case,
+// and seeded random splits of pipelined streams).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { RequestParser, type ParsedRequest, type ParseError, type RequestHead } from '../../src/http/parser.js';
+import { SeededRandom } from '../../src/util/prng.js';
+
+const LIMITS = { headBytesMax: 16 * 1024, headerCountMax: 100, bodyBytesMax: 1024 * 1024 };
+
+type Event = { head: string } | { request: string } | { error: ParseError };
+
+function describeHead(h: RequestHead): string {
+  return `${h.method} ${h.target} 1.${h.minorVersion} ka=${h.keepAlive} ec=${h.expectContinue} cl=${h.contentLength} ch=${h.chunked} ${h.headers.map(([n, v]) => `${n}=${v}`).join('|')}`;
+}
+
+function run(chunks: readonly Uint8Array[], limits = LIMITS): Event[] {
+  const events: Event[] = [];
+  const p = new RequestParser(limits, {
+    onHead: (h) => events.push({ head: describeHead(h) }),
+    onRequest: (r: ParsedRequest) => events.push({ request: `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}` }),
+    onError: (e) => events.push({ error: e }),
+  });
+  for (const c of chunks) p.push(c);
+  return events;
+}
+
+function whole(text: string): Event[] {
+  return run([Buffer.from(text, 'latin1')]);
+}
+
+/** The events are the same for every split point of the input (into two pieces) and byte by byte. */
+function splitInvariant(text: string): Event[] {
+  const bytes = Buffer.from(text, 'latin1');
+  const expected = run([bytes]);
+  for (let i = 1; i < bytes.length; i++) assert.deepEqual(run([bytes.subarray(0, i), bytes.subarray(i)]), expected, `split at ${i} of ${JSON.stringify(text)}`);
+  assert.deepEqual(run([...bytes].map((b) => Uint8Array.of(b))), expected, `byte by byte: ${JSON.stringify(text)}`);
+  return expected;
+}
+
+function requests(events: Event[]): string[] {
+  return events.flatMap((e) => ('request' in e ? [e.request] : []));
+}
+
+function errorOf(events: Event[]): ParseError | null {
+  const e = events.find((x) => 'error' in x);
+  return e !== undefined && 'error' in e ? e.error : null;
+}
+
+test('accepted requests: GET, POST with a body, chunked with extensions and trailers, pipelined', () => {
+  const get = splitInvariant('GET /grid/rest/maps/m/k?x=1 HTTP/1.1\r\nHost: a\r\n\r\n');
+  assert.deepEqual(requests(get), ['GET /grid/rest/maps/m/k?x=1 1.1 ka=true ec=false cl=0 ch=false host=a body=null trailers=']);
+  const post = splitInvariant('POST /m HTTP/1.1\r\nHost: a\r\nContent-Type:  text/plain \r\nContent-Length: 5\r\n\r\nhello');
+  assert.deepEqual(requests(post), ['POST /m 1.1 ka=true ec=false cl=5 ch=false host=a|content-type=text/plain|content-length=5 body=hello trailers=']);
+  const chunked = splitInvariant('POST /m HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1;q="a\\"b"\r\nhello\r\n1\r\n!\r\n0\r\nX-Sum: 6\r\n\r\n');
+  assert.deepEqual(requests(chunked), ['POST /m 1.1 ka=true ec=false cl=-1 ch=true host=a|transfer-encoding=chunked body=hello! trailers=x-sum=6']);
+  const piped = splitInvariant('GET /a HTTP/1.1\r\nHost: a\r\n\r\nPOST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhiGET /c HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+  assert.deepEqual(requests(piped).map((r) => r.split(' ').slice(0, 2).join(' ')), ['GET /a', 'POST /b', 'GET /c']);
+  assert.match(requests(piped)[2] as string, /ka=false/);
+  // Every head is reported before its request.
+  assert.deepEqual(piped.map((e) => ('head' in e ? 'h' : 'request' in e ? 'r' : 'e')).join(''), 'hrhrhr');
+});
+
+test('versions, keep-alive, Expect, empty lines, bare LF, absolute form, an empty Content-Length body', () => {
+  assert.match(requests(splitInvariant('GET / HTTP/1.0\r\n\r\n'))[0] as string, /1\.0 ka=false/);
+  assert.match(requests(splitInvariant('GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n'))[0] as string, /1\.0 ka=true/);
+  assert.match(requests(splitInvariant('GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n'))[0] as string, /ka=false/);
+  assert.match(requests(splitInvariant('POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx'))[0] as string, /ec=true/);
+  assert.match(requests(splitInvariant('\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n'))[0] as string, /^GET \/x/);
+  assert.match(requests(splitInvariant('GET /lf HTTP/1.1\nHost: a\n\n'))[0] as string, /^GET \/lf/);
+  assert.match(requests(splitInvariant('GET http://h:5701/grid/rest?q HTTP/1.1\r\nHost: h\r\n\r\n'))[0] as string, /^GET \/grid\/rest\?q /);
+  assert.match(requests(splitInvariant('GET http://h HTTP/1.1\r\nHost: h\r\n\r\n'))[0] as string, /^GET \/ /);
+  assert.match(requests(splitInvariant('OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n'))[0] as string, /^OPTIONS \* /);
+  assert.match(requests(splitInvariant('POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n'))[0] as string, /body= trailers/);
+  assert.match(requests(splitInvariant('POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc'))[0] as string, /body=abc/, 'identical duplicates are one length');
+});
+
+test('every refusal, with its status; nothing is reported after an error', () => {
+  const cases: [string, number, RegExp][] = [
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n', 400, /both Transfer-Encoding and Content-Length/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n', 400, /different values/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 4\r\n\r\n', 400, /different values/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n', 400, /not a number/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n', 400, /not a number/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n', 400, /does not end with chunked/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, identity\r\n\r\n', 400, /does not end with chunked/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n', 400, /more than once/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n', 501, /not supported/],
+    ['POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n', 400, /HTTP\/1\.0/],
+    ['GET / HTTP/1.1\r\nHost: a\rX: b\r\n\r\n', 400, /bare CR/],
+    ['GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n  folded\r\n\r\n', 400, /folding/],
+    ['GET / HTTP/1.1\r\nHost : a\r\n\r\n', 400, /whitespace between/],
+    ['GET / HTTP/1.1\r\nHost: a\r\nX: a\u0000b\r\n\r\n', 400, /NUL/],
+    ['GET / HTTP/1.1\r\nHost: a\r\nX: a\u0001b\r\n\r\n', 400, /control character/],
+    ['GET / HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n', 400, /without a colon/],
+    ['GET / HTTP/1.1\r\nHost: a\r\n: empty\r\n\r\n', 400, /empty name/],
+    ['GET / HTTP/1.1\r\nHo(st: a\r\n\r\n', 400, /token character/],
+    ['GET / HTTP/1.1\r\n\r\n', 400, /without Host/],
+    ['GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400, /more than one Host/],
+    ['GET / HTTP/2.0\r\nHost: a\r\n\r\n', 505, /not supported/],
+    ['GET / HTTP/1.2\r\nHost: a\r\n\r\n', 505, /not supported/],
+    ['GET / HTTPS/1.1\r\nHost: a\r\n\r\n', 400, /version/],
+    ['GET  / HTTP/1.1\r\nHost: a\r\n\r\n', 400, /request line/],
+    ['GET / extra HTTP/1.1\r\nHost: a\r\n\r\n', 400, /version/],
+    ['G\u0001T / HTTP/1.1\r\nHost: a\r\n\r\n', 400, /method/],
+    ['GET /a b HTTP/1.1\r\nHost: a\r\n\r\n', 400, /version/],
+    ['GET /a\u007fb HTTP/1.1\r\nHost: a\r\n\r\n', 400, /control character/],
+    ['GET /a#f HTTP/1.1\r\nHost: a\r\n\r\n', 400, /fragment/],
+    ['GET * HTTP/1.1\r\nHost: a\r\n\r\n', 400, /OPTIONS only/],
+    ['GET a.b/c HTTP/1.1\r\nHost: a\r\n\r\n', 400, /neither a path/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400, /not a hexadecimal/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1 x\r\n', 400, /other than an extension/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000\r\n', 400, /too many digits/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nabc\r\n', 400, /longer than its chunk size/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a="x\r\n', 400, /unterminated/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n', 413, /larger than/],
+    ['POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n', 413, /larger than/],
+  ];
+  for (const [text, status, message] of cases) {
+    const events = splitInvariant(text + 'GET /after HTTP/1.1\r\nHost: a\r\n\r\n');
+    const error = errorOf(events);
+    assert.ok(error !== null, `refused: ${JSON.stringify(text)}`);
+    assert.equal(error.status, status, `${JSON.stringify(text)}: ${error.message}`);
+    assert.match(error.message, message, JSON.stringify(text));
+    assert.ok(!requests(events).some((r) => r.includes('/after')), 'nothing is read after an error');
+    assert.ok('error' in (events[events.length - 1] as Event), 'the error is the last event');
+  }
+});
+
+test('limits: the head and the field count give 431', () => {
+  const big = `GET / HTTP/1.1\r\nHost: a\r\nX: ${'v'.repeat(17 * 1024)}\r\n\r\n`;
+  assert.equal(errorOf(whole(big))?.status, 431);
+  // Refused as soon as the bytes pass the limit, without waiting for the end of the head.
+  assert.equal(errorOf(whole(big.slice(0, 17 * 1024)))?.status, 431);
+  const many = `GET / HTTP/1.1\r\nHost: a\r\n${Array.from({ length: 101 }, (_, i) => `X-${i}: v\r\n`).join('')}\r\n`;
+  assert.equal(errorOf(whole(many))?.status, 431);
+  const trailers = `POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: ${'t'.repeat(17 * 1024)}\r\n\r\n`;
+  assert.equal(errorOf(whole(trailers))?.status, 431);
+});
+
+test('seeded streams of pipelined requests parse the same whatever the splits', () => {
+  const rnd = new SeededRandom(14);
+  const pieces = [
+    'GET /a HTTP/1.1\r\nHost: h\r\n\r\n',
+    'POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz',
+    'POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;e\r\nab\r\n0\r\n\r\n',
+    'GET /d HTTP/1.0\r\nConnection: keep-alive\r\n\r\n',
+    'DELETE /e HTTP/1.1\nHost: h\n\n',
+    '\r\nHEAD /f HTTP/1.1\r\nHost: h\r\n\r\n',
+  ];
+  const bad = ['GET / HTTP/1.1\r\nHost: h\r\nX : y\r\n\r\n', 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n'];
+  for (let i = 0; i < 300; i++) {
+    const n = 1 + rnd.nextInt(8);
+    let text = '';
+    for (let k = 0; k < n; k++) text += pieces[rnd.nextInt(pieces.length)];
+    if (rnd.nextInt(4) === 0) text += bad[rnd.nextInt(bad.length)];
+    const bytes = Buffer.from(text, 'latin1');
+    const expected = run([bytes]);
+    const chunks: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; ) {
+      const len = 1 + rnd.nextInt(Math.min(40, bytes.length - at));
+      chunks.push(bytes.subarray(at, at + len));
+      at += len;
+    }
+    assert.deepEqual(run(chunks), expected, `stream ${i}`);
+  }
+});
