@@ -74,6 +74,12 @@ for (let c = 0x30; c <= 0x39; c++) TCHAR[c] = 1;
 for (let c = 0x41; c <= 0x5a; c++) TCHAR[c] = 1;
 for (let c = 0x61; c <= 0x7a; c++) TCHAR[c] = 1;
 
+/**
+ * The methods of RFC 9110 and PATCH (RFC 5789) but CONNECT: anything else is 501 before the target
+ * is looked at (node:http refuses methods it does not know as well; it knows more, WebDAV's).
+ */
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'TRACE', 'PATCH']);
+
 /** Hex digit values, -1 elsewhere. */
 const HEX = new Int8Array(256).fill(-1);
 for (let c = 0; c < 10; c++) HEX[0x30 + c] = c;
@@ -135,6 +141,15 @@ export class RequestParser {
     }
   }
 
+  /** The connection ended: a request cut short is an error (400); nothing happens between requests. */
+  end(): void {
+    if (this.state === 'failed') return;
+    if (this.state === 'head' && this.buf.every((b) => b === CR || b === LF)) return;
+    this.state = 'failed';
+    this.buf = Buffer.alloc(0);
+    this.handler.onError({ status: 400, message: 'the connection ended in the middle of a request' });
+  }
+
   /** One step of work on the buffered bytes; false when more bytes are needed. */
   private step(): boolean {
     switch (this.state) {
@@ -157,8 +172,10 @@ export class RequestParser {
 
   private readHead(): boolean {
     // Empty lines before a request line are skipped (RFC 9112 §2.2).
+    // CR and LF bytes before a request line are skipped (RFC 9112 §2.2 asks to ignore at least one
+    // empty line; node:http skips any such bytes there too).
     let start = 0;
-    while (start < this.buf.length && (this.buf[start] === LF || (this.buf[start] === CR && this.buf[start + 1] === LF))) start += this.buf[start] === CR ? 2 : 1;
+    while (start < this.buf.length && (this.buf[start] === CR || this.buf[start] === LF)) start++;
     if (start > 0) this.buf = this.buf.subarray(start);
     if (this.buf.length === 0) return false;
     const end = findHeadEnd(this.buf, this.limits.headBytesMax);
@@ -207,7 +224,8 @@ export class RequestParser {
       return false;
     }
     if (lineEnd > CHUNK_LINE_BYTES_MAX) refuse(400, 'a chunk-size line is too long');
-    const line = this.buf.subarray(0, lineEnd > 0 && this.buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd);
+    if (lineEnd === 0 || this.buf[lineEnd - 1] !== CR) refuse(400, 'a line ending in LF without CR');
+    const line = this.buf.subarray(0, lineEnd - 1);
     this.buf = this.buf.subarray(lineEnd + 1);
     let i = 0;
     let size = 0;
@@ -241,10 +259,10 @@ export class RequestParser {
   }
 
   private readChunkDataEnd(): boolean {
-    // Chunk data ends with CRLF (or a bare LF).
+    // Chunk data ends with CRLF.
     if (this.buf.length === 0) return false;
     if (this.buf[0] === LF) {
-      this.buf = this.buf.subarray(1);
+      refuse(400, 'a line ending in LF without CR');
     } else if (this.buf[0] === CR) {
       if (this.buf.length < 2) return false;
       if (this.buf[1] !== LF) refuse(400, 'chunk data is not followed by CRLF');
@@ -259,8 +277,9 @@ export class RequestParser {
   private readTrailers(): boolean {
     // Trailer fields, then an empty line: an empty line at once is the common case.
     if (this.buf.length === 0) return false;
-    if (this.buf[0] === LF || (this.buf[0] === CR && this.buf[1] === LF)) {
-      this.buf = this.buf.subarray(this.buf[0] === CR ? 2 : 1);
+    if (this.buf[0] === LF) refuse(400, 'a line ending in LF without CR');
+    if (this.buf[0] === CR && this.buf[1] === LF) {
+      this.buf = this.buf.subarray(2);
       this.finish(Buffer.concat(this.bodyParts));
       return true;
     }
@@ -304,7 +323,8 @@ function findFieldsEnd(b: Buffer, max: number, firstLine = false): number {
   let lineStart = 0;
   for (let i = 0; i < limit; i++) {
     if (b[i] !== LF) continue;
-    const lineLength = i - lineStart - (i > lineStart && b[i - 1] === CR ? 1 : 0);
+    if (i === 0 || b[i - 1] !== CR) refuse(400, 'a line ending in LF without CR');
+    const lineLength = i - lineStart - 1;
     if (lineLength === 0 && (lineStart > 0 || !firstLine)) return i + 1;
     lineStart = i + 1;
   }
@@ -326,13 +346,9 @@ function parseHead(b: Buffer, limits: ParserLimits): RequestHead {
   for (const [name, value] of headers) {
     switch (name) {
       case 'content-length':
-        for (const part of value.split(',')) {
-          const v = part.trim();
-          if (!/^[0-9]{1,15}$/.test(v)) refuse(400, `Content-Length '${clip(value)}' is not a number of bytes`);
-          const n = Number(v);
-          if (contentLength !== -2 && n !== contentLength) refuse(400, 'Content-Length is given more than once with different values');
-          contentLength = n;
-        }
+        if (contentLength !== -2 || value.includes(',')) refuse(400, 'Content-Length is given more than once');
+        if (!/^[0-9]{1,15}$/.test(value)) refuse(400, `Content-Length '${clip(value)}' is not a number of bytes`);
+        contentLength = Number(value);
         break;
       case 'transfer-encoding':
         transferEncoding = transferEncoding === null ? value : `${transferEncoding}, ${value}`;
@@ -381,8 +397,10 @@ function parseRequestLine(line: Buffer): { method: string; target: string; minor
   if (firstSp <= 0) refuse(400, 'a malformed request line');
   for (let i = 0; i < firstSp; i++) if (TCHAR[line[i] as number] !== 1) refuse(400, 'a malformed method');
   const secondSp = line.indexOf(SP, firstSp + 1);
-  if (secondSp < 0 || secondSp === firstSp + 1) refuse(400, 'a malformed request line');
+  if (secondSp < 0) refuse(400, 'a request line without an HTTP version (HTTP/0.9 is not supported)');
+  if (secondSp === firstSp + 1) refuse(400, 'a request line with more than one space between its parts');
   const version = line.subarray(secondSp + 1);
+  if (version[0] === SP) refuse(400, 'a request line with more than one space between its parts');
   if (version.length !== 8 || version.toString('latin1', 0, 5) !== 'HTTP/' || version[6] !== 0x2e) refuse(400, 'a malformed HTTP version');
   const major = (version[5] as number) - 0x30;
   const minor = (version[7] as number) - 0x30;
@@ -393,6 +411,7 @@ function parseRequestLine(line: Buffer): { method: string; target: string; minor
     if (c <= SP || c >= 0x7f) refuse(400, 'a request target with a control character, space or non-ASCII byte');
   }
   const method = line.toString('latin1', 0, firstSp);
+  if (!METHODS.has(method)) refuse(501, `method '${clip(method)}' is not implemented`);
   let target = line.toString('latin1', firstSp + 1, secondSp);
   if (target.charCodeAt(0) !== 0x2f) {
     if (target === '*') {
@@ -432,21 +451,28 @@ function parseFields(b: Buffer, from: number, countMax: number): (readonly [stri
     let ve = end;
     while (vs < ve && (b[vs] === SP || b[vs] === HTAB)) vs++;
     while (ve > vs && (b[ve - 1] === SP || b[ve - 1] === HTAB)) ve--;
+    const name = b.toString('latin1', pos, colon).toLowerCase();
+    // A tab after a Content-Length value is refused (node:http refuses it; before it, it is OWS).
+    if (name === 'content-length') for (let i = vs; i < end; i++) if (b[i] === HTAB) refuse(400, 'a tab after a Content-Length value');
     for (let i = vs; i < ve; i++) {
       const c = b[i] as number;
       if (c === CR) refuse(400, 'a bare CR in a header field');
       if ((c < SP && c !== HTAB) || c === 0x7f) refuse(400, c === 0 ? 'a NUL in a header field' : 'a control character in a header field');
     }
-    out.push([b.toString('latin1', pos, colon).toLowerCase(), b.toString('latin1', vs, ve)]);
+    out.push([name, b.toString('latin1', vs, ve)]);
     pos = lf + 1;
   }
 }
 
-/** Checks `;name[=value]` chunk extensions after the size (values: token or quoted-string). */
+/**
+ * Checks `;name[=value]` chunk extensions after the size (values: token or quoted-string). No
+ * whitespace anywhere on the line: the grammar allows some (BWS), node:http refuses it, and so does
+ * this parser, so neither reads a chunk line the other refuses.
+ */
 function parseChunkExtensions(line: Buffer, from: number): void {
   let i = from;
   const ws = (): void => {
-    while (i < line.length && (line[i] === SP || line[i] === HTAB)) i++;
+    if (i < line.length && (line[i] === SP || line[i] === HTAB)) refuse(400, 'whitespace in a chunk-size line');
   };
   ws();
   while (i < line.length) {
