@@ -2,7 +2,8 @@
 // decoding (src/http/path.ts), route lookup on a table shaped like the member's (src/http/router.ts),
 // murmur3 partition hashing (src/partition/murmur3.ts, skipped when absent), member-protocol
 // framing (frame.ts, frame-reader.ts, handshake.ts) and message bodies (messages.ts through the
-// compiled schema codec: a map write's op and a WAN batch of 500 events, per message and per event).
+// compiled schema codec: a map write's op and a WAN batch of 500 events, per message and per event),
+// and the member's own HTTP request parser (src/http/parser.ts).
 //
 // Each case runs in timed batches after a warm-up; the best of `--rounds` rounds is reported, since
 // noise only ever slows a round down. A sink consumes every result so the JIT cannot drop the work.
@@ -16,6 +17,7 @@ import { encodeFrame, PREAMBLE } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { decodeHandshakeRequest, encodeHandshakeRequest } from '../../src/cluster/protocol/handshake.js';
 import { decodeMessage, encodeBody, message, MESSAGE_TYPES } from '../../src/cluster/messages.js';
+import { RequestParser } from '../../src/http/parser.js';
 
 interface Case {
   readonly name: string;
@@ -203,8 +205,26 @@ function httpCases(): Case[] {
   ];
 }
 
+/** The member's own request parser (src/http/parser.ts): whole requests, one parser per connection. */
+function parserCases(): Case[] {
+  const limits = { headBytesMax: 16 * 1024, headerCountMax: 100, bodyBytesMax: 16 * 1024 * 1024 };
+  let seen = 0;
+  const handler = { onHead: () => {}, onRequest: () => void seen++, onError: () => {} };
+  const parser = new RequestParser(limits, handler);
+  const get = Buffer.from('GET /grid/rest/maps/orders/k000001234 HTTP/1.1\r\nHost: 127.0.0.1:5701\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n', 'latin1');
+  const post = Buffer.from(`POST /grid/rest/maps/orders/k000001234 HTTP/1.1\r\nHost: 127.0.0.1:5701\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n${'x'.repeat(100)}`, 'latin1');
+  const chunked = Buffer.from(`POST /grid/rest/queues/jobs HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n${'y'.repeat(100)}\r\n0\r\n\r\n`, 'latin1');
+  const pipelined = Buffer.concat(Array.from({ length: 16 }, () => get));
+  return [
+    { name: 'parser: GET request (4 fields)', opsPerCall: 1, run: () => (parser.push(get), seen) },
+    { name: 'parser: POST with a 100-byte body', opsPerCall: 1, run: () => (parser.push(post), seen) },
+    { name: 'parser: chunked POST, one 100-byte chunk', opsPerCall: 1, run: () => (parser.push(chunked), seen) },
+    { name: 'parser: 16 pipelined GETs in one read (per request)', opsPerCall: 16, run: () => (parser.push(pipelined), seen) },
+  ];
+}
+
 async function main(): Promise<void> {
-  const cases = [...httpCases(), ...(await murmurCases()), ...protocolCases(), ...messageCases()].filter((c) => c.name.includes(filter));
+  const cases = [...httpCases(), ...parserCases(), ...(await murmurCases()), ...protocolCases(), ...messageCases()].filter((c) => c.name.includes(filter));
   const results: Record<string, number> = {};
   const width = Math.max(...cases.map((c) => c.name.length));
   process.stdout.write(`${'case'.padEnd(width)}  ${'ops/s'.padStart(14)}  ${'ns/op'.padStart(8)}\n`);
