@@ -331,36 +331,84 @@ function findFieldsEnd(b: Buffer, max: number, firstLine = false): number {
   return -1;
 }
 
+/**
+ * A parsed head. Field names and values stay bytes in the head's buffer until `headers` is asked for
+ * (a handler that reads no header costs no string per field); the fields framing needs were read
+ * while parsing.
+ */
+class Head implements RequestHead {
+  private materialized: (readonly [string, string])[] | null = null;
+
+  constructor(
+    readonly method: string,
+    readonly target: string,
+    readonly minorVersion: 0 | 1,
+    readonly keepAlive: boolean,
+    readonly expectContinue: boolean,
+    readonly contentLength: number,
+    readonly chunked: boolean,
+    private readonly bytes: Buffer,
+    /** name start, name end, value start, value end per field. */
+    private readonly spans: readonly number[],
+  ) {}
+
+  get headers(): readonly (readonly [string, string])[] {
+    if (this.materialized === null) this.materialized = materialize(this.bytes, this.spans);
+    return this.materialized;
+  }
+}
+
+function materialize(b: Buffer, spans: readonly number[]): (readonly [string, string])[] {
+  const out: (readonly [string, string])[] = [];
+  for (let i = 0; i < spans.length; i += 4) out.push([b.toString('latin1', spans[i], spans[i + 1]).toLowerCase(), b.toString('latin1', spans[i + 2], spans[i + 3])]);
+  return out;
+}
+
+function fieldValue(b: Buffer, spans: readonly number[], i: number): string {
+  return b.toString('latin1', spans[i + 2], spans[i + 3]);
+}
+
+/** Whether b[start, end) is `lower` (lower-case ASCII) compared without case. */
+function nameIs(b: Buffer, start: number, end: number, lower: string): boolean {
+  if (end - start !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) if (((b[start + i] as number) | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
 /** Splits a head's bytes (request line, fields, empty line) and checks every rule. */
 function parseHead(b: Buffer, limits: ParserLimits): RequestHead {
-  let lineEnd = b.indexOf(LF);
+  const lineEnd = b.indexOf(LF);
   const requestLine = b.subarray(0, lineEnd > 0 && b[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd);
   const { method, target, minorVersion } = parseRequestLine(requestLine);
-  const headers = parseFields(b, lineEnd + 1, limits.headerCountMax);
-  lineEnd = 0;
+  const spans = parseFieldSpans(b, lineEnd + 1, limits.headerCountMax);
   let contentLength = -2; // -2: none seen
   let transferEncoding: string | null = null;
   let hosts = 0;
   let connection = '';
   let expect: string | null = null;
-  for (const [name, value] of headers) {
-    switch (name) {
-      case 'content-length':
-        if (contentLength !== -2 || value.includes(',')) refuse(400, 'Content-Length is given more than once');
-        if (!/^[0-9]{1,15}$/.test(value)) refuse(400, `Content-Length '${clip(value)}' is not a number of bytes`);
-        contentLength = Number(value);
+  for (let i = 0; i < spans.length; i += 4) {
+    const ns = spans[i] as number;
+    const ne = spans[i + 1] as number;
+    switch (ne - ns) {
+      case 14:
+        if (nameIs(b, ns, ne, 'content-length')) {
+          const v = fieldValue(b, spans, i);
+          if (contentLength !== -2 || v.includes(',')) refuse(400, 'Content-Length is given more than once');
+          if (!/^[0-9]{1,15}$/.test(v)) refuse(400, `Content-Length '${clip(v)}' is not a number of bytes`);
+          contentLength = Number(v);
+        }
         break;
-      case 'transfer-encoding':
-        transferEncoding = transferEncoding === null ? value : `${transferEncoding}, ${value}`;
+      case 17:
+        if (nameIs(b, ns, ne, 'transfer-encoding')) transferEncoding = transferEncoding === null ? fieldValue(b, spans, i) : `${transferEncoding}, ${fieldValue(b, spans, i)}`;
         break;
-      case 'host':
-        hosts++;
+      case 4:
+        if (nameIs(b, ns, ne, 'host')) hosts++;
         break;
-      case 'connection':
-        connection = connection === '' ? value.toLowerCase() : `${connection}, ${value.toLowerCase()}`;
+      case 10:
+        if (nameIs(b, ns, ne, 'connection')) connection = connection === '' ? fieldValue(b, spans, i).toLowerCase() : `${connection}, ${fieldValue(b, spans, i).toLowerCase()}`;
         break;
-      case 'expect':
-        expect = value.toLowerCase();
+      case 6:
+        if (nameIs(b, ns, ne, 'expect')) expect = fieldValue(b, spans, i).toLowerCase();
         break;
     }
   }
@@ -378,18 +426,12 @@ function parseHead(b: Buffer, limits: ParserLimits): RequestHead {
     chunked = true;
   }
   if (contentLength > limits.bodyBytesMax) refuse(413, `the request body is larger than ${limits.bodyBytesMax} bytes`);
-  const tokens = connection.split(',').map((t) => t.trim());
-  const keepAlive = minorVersion === 1 ? !tokens.includes('close') : tokens.includes('keep-alive') && !tokens.includes('close');
-  return {
-    method,
-    target,
-    minorVersion,
-    headers,
-    keepAlive,
-    expectContinue: minorVersion === 1 && expect === '100-continue',
-    contentLength: chunked ? -1 : contentLength === -2 ? 0 : contentLength,
-    chunked,
-  };
+  let keepAlive = minorVersion === 1;
+  if (connection !== '') {
+    const tokens = connection.split(',').map((t) => t.trim());
+    keepAlive = minorVersion === 1 ? !tokens.includes('close') : tokens.includes('keep-alive') && !tokens.includes('close');
+  }
+  return new Head(method, target, minorVersion, keepAlive, minorVersion === 1 && expect === '100-continue', chunked ? -1 : contentLength === -2 ? 0 : contentLength, chunked, b, spans);
 }
 
 function parseRequestLine(line: Buffer): { method: string; target: string; minorVersion: 0 | 1 } {
@@ -429,37 +471,48 @@ function parseRequestLine(line: Buffer): { method: string; target: string; minor
 
 /** Field lines from `from` up to the empty line; lower-cased names, trimmed values. */
 function parseFields(b: Buffer, from: number, countMax: number): (readonly [string, string])[] {
-  const out: (readonly [string, string])[] = [];
+  return materialize(b, parseFieldSpans(b, from, countMax));
+}
+
+/**
+ * Checks the field lines from `from` up to the empty line and returns, per field, the start and end
+ * of its name and of its value (trimmed of SP and HTAB).
+ */
+function parseFieldSpans(b: Buffer, from: number, countMax: number): number[] {
+  const out: number[] = [];
   let pos = from;
   for (;;) {
     const lf = b.indexOf(LF, pos);
     if (lf < 0) refuse(400, 'a header block without its end');
     const end = lf > pos && b[lf - 1] === CR ? lf - 1 : lf;
     if (end === pos) return out;
-    if (out.length >= countMax) refuse(431, `more than ${countMax} header fields`);
+    if (out.length >= countMax * 4) refuse(431, `more than ${countMax} header fields`);
     const first = b[pos] as number;
     if (first === SP || first === HTAB) refuse(400, 'obsolete line folding in a header field');
-    const colon = b.indexOf(COLON, pos);
-    if (colon < 0 || colon >= end) refuse(400, 'a header field without a colon');
-    if (colon === pos) refuse(400, 'a header field with an empty name');
-    for (let i = pos; i < colon; i++) {
-      const c = b[i] as number;
-      if (c === SP || c === HTAB) refuse(400, 'whitespace between a header field name and its colon');
+    let colon = pos;
+    while (colon < end && b[colon] !== COLON) {
+      const c = b[colon] as number;
+      if (c === SP || c === HTAB) {
+        if (b.indexOf(COLON, colon) < end && b.indexOf(COLON, colon) >= 0) refuse(400, 'whitespace between a header field name and its colon');
+        refuse(400, 'a header field without a colon');
+      }
       if (TCHAR[c] !== 1) refuse(400, 'a header field name with a character that is not a token character');
+      colon++;
     }
+    if (colon >= end) refuse(400, 'a header field without a colon');
+    if (colon === pos) refuse(400, 'a header field with an empty name');
     let vs = colon + 1;
     let ve = end;
     while (vs < ve && (b[vs] === SP || b[vs] === HTAB)) vs++;
     while (ve > vs && (b[ve - 1] === SP || b[ve - 1] === HTAB)) ve--;
-    const name = b.toString('latin1', pos, colon).toLowerCase();
     // A tab after a Content-Length value is refused (node:http refuses it; before it, it is OWS).
-    if (name === 'content-length') for (let i = vs; i < end; i++) if (b[i] === HTAB) refuse(400, 'a tab after a Content-Length value');
+    if (colon - pos === 14 && nameIs(b, pos, colon, 'content-length')) for (let i = vs; i < end; i++) if (b[i] === HTAB) refuse(400, 'a tab after a Content-Length value');
     for (let i = vs; i < ve; i++) {
       const c = b[i] as number;
       if (c === CR) refuse(400, 'a bare CR in a header field');
       if ((c < SP && c !== HTAB) || c === 0x7f) refuse(400, c === 0 ? 'a NUL in a header field' : 'a control character in a header field');
     }
-    out.push([name, b.toString('latin1', vs, ve)]);
+    out.push(pos, colon, vs, ve);
     pos = lf + 1;
   }
 }
