@@ -190,6 +190,8 @@ export class ClusterNode implements TransportHandler {
   /** The persistence of this member, or null when `<persistence>` is off. */
   readonly persistence: NodePersistence | null;
   private recovery: Recovery | null = null;
+  /** The member's log is being read (loadPersistedAsync). */
+  private loading = false;
   /** The state before the last change to PASSIVE (resumed after a clusterShutdown's restart). */
   private stateBeforePassive: Exclude<ClusterState, 'IN_TRANSITION'> = 'ACTIVE';
   private metadataTimer: TimerHandle | null = null;
@@ -385,7 +387,27 @@ export class ClusterNode implements TransportHandler {
     const p = this.persistence;
     if (p === null) return;
     const t0 = this.o.clock.monotonicMs();
-    const { report, tally } = p.load(owner);
+    this.afterLoad(p, p.load(owner), t0);
+  }
+
+  /**
+   * The same as `loadPersisted`, giving the event loop a turn after each segment: meanwhile the
+   * member answers (node state STARTING, data calls 503 recovery in progress). The runtime's way.
+   */
+  async loadPersistedAsync(owner: string, yieldTurn: () => Promise<void>): Promise<void> {
+    const p = this.persistence;
+    if (p === null) return;
+    const t0 = this.o.clock.monotonicMs();
+    this.loading = true;
+    try {
+      this.afterLoad(p, await p.loadAsync(owner, yieldTurn), t0);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  private afterLoad(p: NodePersistence, loaded: ReturnType<NodePersistence['load']>, t0: number): void {
+    const { report, tally } = loaded;
     const ms = Math.round(this.o.clock.monotonicMs() - t0);
     const meta = p.setup.metadata;
     this.log.info(`persistence: ${p.setup.dir}: loaded ${tally.records} record(s) from ${report.segments} segment(s), ${report.bytes} bytes, in ${ms} ms${tally.entriesSkippedExpired > 0 ? `; ${tally.entriesSkippedExpired} entr(ies) had expired before the stop` : ''}${report.tornTail === null ? '' : `; a torn last write of ${report.tornTail.bytes} bytes was dropped`}`);
@@ -410,9 +432,9 @@ export class ClusterNode implements TransportHandler {
     this.log.info(`persistence: recovering with partition table version ${table.version}; waiting for the ${table.members().size} member(s) it names (${this.o.config.persistence.clusterDataRecoveryPolicy}); the cluster state ${resume} resumes afterwards`);
   }
 
-  /** Whether a whole-cluster recovery is under way here. */
+  /** Whether a whole-cluster recovery (or the load of this member's log before it) is under way here. */
   get recovering(): boolean {
-    return this.recovery !== null;
+    return this.recovery !== null || this.loading;
   }
 
   /** Replicator hook: an acknowledgement waits for the records of what it confirms. */

@@ -132,11 +132,17 @@ export class LocalMember implements MemberApi {
     this.port = port;
   }
 
-  /** The runtime is listening: start joining (a member without join addresses is its own cluster). */
-  markActive(): void {
-    // The persisted data is back in the store before the member joins (a recovery then waits for
-    // the other members); a log that cannot be read stops the start, naming the file.
-    this.node.loadPersisted(`member ${this.uuid} at ${this.host}:${this.port}`);
+  /**
+   * The runtime is listening: read the persisted data (if any), then start joining (a member
+   * without join addresses is its own cluster). While the log is read the member answers (node
+   * state STARTING, data calls 503 recovery in progress); a log that cannot be read rejects, naming
+   * the file.
+   */
+  async markActive(): Promise<void> {
+    if (this.node.persistence !== null) {
+      const timers = this.env.timers ?? processTimers;
+      await this.node.loadPersistedAsync(`member ${this.uuid} at ${this.host}:${this.port}`, () => new Promise<void>((resolve) => void timers.setTimeout(resolve, 0)));
+    }
     const tcp = this.config.network.join.tcpIp;
     const joinAddresses = tcp.enabled ? expandJoinAddresses(this.tcpIpMembers ?? [], this.config.network.port.port) : [];
     this.node.start(this.host, this.port, joinAddresses);

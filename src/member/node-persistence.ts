@@ -7,7 +7,8 @@ import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
 import { queueConfigName } from '../data/queue-service.js';
 import type { ReplicaStore } from '../data/replica-store.js';
 import { joinPath, type Disk, type DiskLock } from '../persistence/disk.js';
-import { LogStore, type RecoveryReport } from '../persistence/log-store.js';
+import { LogStore, type LogStoreOptions, type RecoveryReport } from '../persistence/log-store.js';
+import type { LogRecord } from '../persistence/log-record.js';
 import { writeMetadata, type MemberMetadata } from '../persistence/member-metadata.js';
 import { applyRecord, PersistenceService, recordIsLive, type LoadTally, type Ticket } from '../persistence/persistence-service.js';
 import type { Clock } from '../util/clock.js';
@@ -66,13 +67,30 @@ export class NodePersistence {
    * file when the log cannot be read. `owner` describes this process for the directory lock.
    */
   load(owner: string): { report: RecoveryReport; tally: LoadTally } {
+    const { opts, tally, onRecord } = this.loading(owner);
+    const { store: logStore, report } = LogStore.open(opts, onRecord);
+    this.started(logStore);
+    return { report, tally };
+  }
+
+  /** The same as `load`, giving the event loop a turn after each segment (`yieldTurn`). */
+  async loadAsync(owner: string, yieldTurn: () => Promise<void>): Promise<{ report: RecoveryReport; tally: LoadTally }> {
+    const { opts, tally, onRecord } = this.loading(owner);
+    const { store: logStore, report } = await LogStore.openAsync(opts, onRecord, yieldTurn);
+    this.started(logStore);
+    return { report, tally };
+  }
+
+  private loading(owner: string): { opts: LogStoreOptions; tally: LoadTally; onRecord: (r: LogRecord) => void } {
     const now = this.clock.nowMs();
     const tally: LoadTally = { records: 0, entriesSkippedExpired: 0 };
     const expiredBefore = this.setup.metadata?.lastAliveMs ?? now;
-    const { store: logStore, report } = LogStore.open(
-      { disk: this.setup.disk, dir: this.setup.dir, owner, log: this.log, lock: this.setup.lock, ...(this.setup.segmentBytes === undefined ? {} : { segmentBytes: this.setup.segmentBytes }) },
-      (r) => applyRecord(this.store, r, expiredBefore, now, tally),
-    );
+    const opts: LogStoreOptions = { disk: this.setup.disk, dir: this.setup.dir, owner, log: this.log, lock: this.setup.lock, ...(this.setup.segmentBytes === undefined ? {} : { segmentBytes: this.setup.segmentBytes }) };
+    return { opts, tally, onRecord: (r) => applyRecord(this.store, r, expiredBefore, now, tally) };
+  }
+
+  /** The log is open: start logging and compacting. */
+  private started(logStore: LogStore): void {
     this.logStore = logStore;
     const service = new PersistenceService({
       store: this.store,
@@ -91,12 +109,11 @@ export class NodePersistence {
       isLive: (r) => recordIsLive(this.store, r, this.clock.nowMs()),
       ...(this.setup.compactionPolicy === undefined ? {} : { policy: this.setup.compactionPolicy }),
     });
-    return { report, tally };
   }
 
   /**
    * Called about once a second: starts a compaction pass when compaction-plan.ts shouldStartPass
-   * says so (the log past compactionMinBytes, a quarter of that written since the last pass, more
+   * says so (the log past compactionMinBytes, half of that written since the last pass, more
    * than half of its records superseded by the entries held), then runs it a segment per turn.
    */
   tick(schedule: (fn: () => void) => void): void {
@@ -132,6 +149,7 @@ export class NodePersistence {
       if (more) this.runCompaction(schedule);
     });
   }
+
 
   /** The ticket of the records the last operation logged, or 0 (nothing persistent changed). */
   takeTicket(): Ticket {

@@ -119,6 +119,28 @@ export class LogStore {
    * sequence order. Throws ERR_PERSISTENCE_LOCKED, ERR_PERSISTENCE_IO or ERR_PERSISTENCE_CORRUPT.
    */
   static open(o: LogStoreOptions, onRecord: (r: LogRecord) => void): { store: LogStore; report: RecoveryReport } {
+    const steps = LogStore.opening(o, onRecord);
+    for (;;) {
+      const r = steps.next();
+      if (r.done === true) return r.value;
+    }
+  }
+
+  /**
+   * The same as `open`, giving the event loop a turn (`yieldTurn`) after each segment, so a member
+   * loading gigabytes keeps answering its health probes meanwhile.
+   */
+  static async openAsync(o: LogStoreOptions, onRecord: (r: LogRecord) => void, yieldTurn: () => Promise<void>): Promise<{ store: LogStore; report: RecoveryReport }> {
+    const steps = LogStore.opening(o, onRecord);
+    for (;;) {
+      const r = steps.next();
+      if (r.done === true) return r.value;
+      await yieldTurn();
+    }
+  }
+
+  /** Opening as steps: one segment read per step. */
+  private static *opening(o: LogStoreOptions, onRecord: (r: LogRecord) => void): Generator<void, { store: LogStore; report: RecoveryReport }, void> {
     const disk = o.disk;
     disk.makeDir(o.dir);
     const lock = o.lock ?? disk.lock(o.dir, o.owner);
@@ -151,13 +173,15 @@ export class LogStore {
         records += out.records;
         bytes += size;
         lastSeq = Math.max(lastSeq, s.last);
+        yield;
       }
       let tornTail: RecoveryReport['tornTail'] = null;
       if (listing.open !== null) {
-        const path = joinPath(o.dir, listing.open.name);
+        const open = listing.open;
+        const path = joinPath(o.dir, open.name);
         const size = disk.size(path);
         const out = scanSegment({ size, readAt: (off, n) => disk.readAt(path, off, n) }, path, true, (r) => {
-          if (r.seq < listing.open!.first || r.seq <= lastSeq) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} is not after ${lastSeq}`);
+          if (r.seq < open.first || r.seq <= lastSeq) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${path}: record ${r.seq} is not after ${lastSeq}`);
           replay(r);
         });
         if (out.tornTail !== null) {
@@ -166,7 +190,7 @@ export class LogStore {
           disk.truncate(path, out.validBytes);
           disk.syncNow(path);
         }
-        states.push({ name: listing.open.name, first: listing.open.first, last: Math.max(listing.open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveBytes: -1, sealed: false });
+        states.push({ name: open.name, first: open.first, last: Math.max(open.first - 1, out.lastSeq), bytes: out.validBytes, records: out.records, liveBytes: -1, sealed: false });
         records += out.records;
         bytes += out.validBytes;
         lastSeq = Math.max(lastSeq, out.lastSeq);

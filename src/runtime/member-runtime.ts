@@ -133,8 +133,13 @@ export class MemberRuntime {
         const { host, port } = this.bound as { host: string; port: number };
         this.member.setAddress(host, port);
         this.memberPort.setLocalAddress(host, port);
-        this.member.markActive();
-        this.log.info(`member ${this.member.uuid} started over: ${this.member.membersLine()}`);
+        this.member.markActive().then(
+          () => this.log.info(`member ${this.member.uuid} started over: ${this.member.membersLine()}`),
+          (e: unknown) => {
+            this.log.severe(`could not start over as a new member: ${e instanceof Error ? e.message : String(e)}; stopping`);
+            void this.stop('a failed restart as a new member');
+          },
+        );
       } catch (e) {
         this.log.severe(`could not start over as a new member: ${e instanceof Error ? e.message : String(e)}; stopping`);
         void this.stop('a failed restart as a new member');
@@ -210,7 +215,7 @@ export class MemberRuntime {
     this.member.setAddress(host, memberPortNumber);
     this.memberPort.setLocalAddress(host, memberPortNumber);
     this.logRestState();
-    this.member.markActive();
+    await this.member.markActive();
     this.log.info(this.member.membersLine());
     this.sweepTimer = setInterval(() => this.member.sweep(SWEEP_BUDGET_RECORDS), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();

@@ -158,3 +158,25 @@ test('a locked directory is refused to a second opener; a corrupt sealed segment
   disk.flipBit(`base/m1/${sealed.name}`, 40, 3);
   openLog(disk, 1024).store.close();
 });
+
+test('openAsync reads the same records as open, giving the event loop a turn after each segment', async () => {
+  const disk = new SimDisk({ seed: 8 });
+  const { store } = openLog(disk, 1024);
+  const all = sampleRecords(new SeededRandom(9), 150);
+  for (const r of all) {
+    const { seq: _seq, ...rest } = r;
+    store.append(rest as NewRecord, false);
+    store.flush();
+  }
+  store.close();
+  const segments = store.figures().length;
+  const records: LogRecord[] = [];
+  let turns = 0;
+  const { store: again } = await LogStore.openAsync({ disk, dir: 'base/m1', owner: 'async', log, segmentBytes: 1024 }, (r) => records.push(r), async () => {
+    turns++;
+    await settle();
+  });
+  assert.deepEqual(records.map(strip), all.map(strip));
+  assert.ok(turns >= segments - 1 && turns >= 5, `${turns} turns for ${segments} segments`);
+  again.close();
+});
