@@ -146,7 +146,20 @@ async function restartUnderWriter(t: TestContext, which: Victim, seed: number): 
       const now = w.elapsedMs();
       const waiting = w.inFlight().map((r) => `${r.what} via ${r.port} for ${now - r.sentMs} ms`);
       const lastFailures = w.failures.slice(-10).map((f) => `${f.what} via ${f.port}: ${f.status} ${f.detail}`);
-      throw new Error(`${(e as Error).message}; acked ${w.acked} (${ackedAtReadmit} at re-admission); in flight: ${waiting.join('; ') || 'none'}; last failures: ${lastFailures.join('; ') || 'none'}`);
+      // And what each member's migrations, replication and invocations were doing (seen stalled
+      // twice in CI, never reproduced: this is the clue to keep).
+      const figures: string[] = [];
+      for (const p of ports) {
+        try {
+          const m = await metricsOf(p);
+          const picked = Object.entries(m).filter(([k]) => /migrat|held|hold|backup|resync|transfer|snapshot|invo|retr|forward|promot/i.test(k));
+          figures.push(`${p}: ${picked.map(([k, v]) => `${k}=${v}`).join(' ')}`);
+        } catch (err) {
+          figures.push(`${p}: metrics unavailable (${(err as Error).message})`);
+        }
+      }
+      const cluster = await describeCluster(ports).catch(() => 'cluster unavailable');
+      throw new Error(`${(e as Error).message}; acked ${w.acked} (${ackedAtReadmit} at re-admission); in flight: ${waiting.join('; ') || 'none'}; last failures: ${lastFailures.join('; ') || 'none'}; members: ${figures.join(' | ')}; ${cluster}`);
     }
     await w.stop();
     await waitSettled(ports, 3, 30_000);
