@@ -154,6 +154,14 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
   counter('grid_merge_replay_kept_total', 'mergeReplayKept', 'Hand-backs not stored: the cluster\'s entry stayed, or the queue already held the item or was full.'),
   counter('grid_merge_replay_discarded_total', 'mergeReplayDiscarded', 'Entries dropped by DiscardMergePolicy, never sent.'),
   counter('grid_merge_replay_retried_total', 'mergeReplayRetried', 'Hand-backs whose call failed transiently (owner unreachable in time, 503) and went again.'),
+  gauge('grid_persistence_log_bytes', 'persistenceLogBytes', 'Bytes of this member\'s persistence log (every segment; 0 without persistence).'),
+  gauge('grid_persistence_log_segments', 'persistenceLogSegments', 'Segments of this member\'s persistence log.'),
+  gauge('grid_persistence_recovering', 'persistenceRecovering', '1 while this member reads its log or waits in a whole-cluster recovery, else 0.'),
+  counter('grid_persistence_records_written_total', 'persistenceRecordsWritten', 'Log records appended by this member (owner and backup changes of persistent maps and queues).'),
+  counter('grid_persistence_write_failures_total', 'persistenceWriteFailures', 'Log records that could not be written or synced (their operation got an error).'),
+  counter('grid_persistence_compaction_passes_total', 'persistenceCompactionPasses', 'Compaction passes started over this member\'s log.'),
+  counter('grid_persistence_compaction_runs_total', 'persistenceCompactionRuns', 'Runs of segments rewritten by compaction.'),
+  counter('grid_persistence_compaction_reclaimed_bytes_total', 'persistenceCompactionReclaimedBytes', 'Log bytes freed by compaction.'),
 
   // ── HTTP ──────────────────────────────────────────────────────────────────────────────────────
   {

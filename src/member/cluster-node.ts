@@ -61,6 +61,17 @@ export interface ClusterNodeOptions {
 
 /** The metadata file is rewritten at least this often while the member runs (its last-alive time). */
 const METADATA_REFRESH_MS = 1000;
+/** The persistence figures of a member without persistence. */
+const NO_PERSISTENCE_METRICS: Readonly<Record<string, number>> = {
+  persistenceLogBytes: 0,
+  persistenceLogSegments: 0,
+  persistenceRecordsWritten: 0,
+  persistenceWriteFailures: 0,
+  persistenceCompactionPasses: 0,
+  persistenceCompactionRuns: 0,
+  persistenceCompactionReclaimedBytes: 0,
+};
+
 /** A backup's coordinator waits this long for every member's copy. */
 const BACKUP_WAIT_MS = 30 * 60_000;
 /** A whole-cluster recovery that waits logs whom it waits for this often. */
@@ -1297,6 +1308,9 @@ export class ClusterNode implements TransportHandler {
       ...prefixed('membership', this.membership.counters),
       pendingBackupAcks: this.replicator.pendingAckCount,
       ...prefixed('merge', this.mergeCounters),
+      // Zero without persistence, so dashboards and the JSON keys are the same on every member.
+      ...(this.persistence?.metrics() ?? NO_PERSISTENCE_METRICS),
+      persistenceRecovering: this.recovering ? 1 : 0,
     };
   }
 

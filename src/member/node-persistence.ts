@@ -128,6 +128,21 @@ export class NodePersistence {
     this.runCompaction(schedule);
   }
 
+  /** Figures for the metrics call (keys as in the metrics catalog). */
+  metrics(): Record<string, number> {
+    const log = this.logStore;
+    const c = this.compactor?.counters;
+    return {
+      persistenceLogBytes: log?.totalBytes ?? 0,
+      persistenceLogSegments: log?.figures().length ?? 0,
+      persistenceRecordsWritten: this.serviceNow?.counters.recordsWritten ?? 0,
+      persistenceWriteFailures: this.serviceNow?.counters.writeFailures ?? 0,
+      persistenceCompactionPasses: c?.passes ?? 0,
+      persistenceCompactionRuns: c?.runsCompacted ?? 0,
+      persistenceCompactionReclaimedBytes: c?.bytesReclaimed ?? 0,
+    };
+  }
+
   /** The compactor's figures, for metrics. */
   get compaction(): Compactor | null {
     return this.compactor;

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePorts, killAll, KeepAliveClient, memberXml, until, waitSettled } from '../harness/cluster.js';
+import { freePorts, killAll, KeepAliveClient, memberXml, metricsOf, until, waitSettled } from '../harness/cluster.js';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
 import { request } from '../harness/raw-http.js';
 
@@ -62,6 +62,9 @@ describe('persistence: the whole cluster restarts with its data', () => {
         assert.equal(r.status, 200);
       }
       for (let i = 0; i < 40; i++) assert.equal((await request(ports[i % 3] as number, 'POST', '/grid/rest/queues/jobs', { body: `item${i}` })).status, 200);
+      // The log shows in the metrics (JSON and Prometheus read the same figures).
+      const figures = await metricsOf(ports[0] as number);
+      assert.ok((figures['persistenceRecordsWritten'] ?? 0) > 0 && (figures['persistenceLogBytes'] ?? 0) > 0 && figures['persistenceRecovering'] === 0, JSON.stringify(figures));
       // Taken before the stop: must not come back.
       for (let i = 0; i < 5; i++) assert.equal((await request(ports[0] as number, 'GET', '/grid/rest/queues/jobs/0')).status, 200);
       for (let i = 0; i < 10; i++) assert.equal((await request(ports[1] as number, 'DELETE', `/grid/rest/maps/orders/k${i}`)).status, 200);
