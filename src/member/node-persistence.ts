@@ -143,11 +143,6 @@ export class NodePersistence {
     };
   }
 
-  /** The compactor's figures, for metrics. */
-  get compaction(): Compactor | null {
-    return this.compactor;
-  }
-
   private runCompaction(schedule: (fn: () => void) => void): void {
     if (this.compactionScheduled) return;
     this.compactionScheduled = true;

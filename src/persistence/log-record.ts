@@ -32,6 +32,7 @@ import { ByteReader, type StringSlot } from '../util/bytes.js';
 import { GridError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
 import { crc32c } from './crc32c.js';
+import type { MapRecordView } from '../data/record-table.js';
 
 export const RECORD_HEADER_BYTES = 28;
 /** The largest record: a value at the store's largest (256 MiB) with its key and names. */
@@ -120,16 +121,6 @@ const TYPE_CODE: Record<LogRecord['type'], number> = {
 
 const TWO_32 = 0x1_0000_0000;
 
-/** A map entry's fields as a put record carries them (the store's record view has them all). */
-export interface MapPutFields {
-  readonly value: Uint8Array;
-  readonly contentType: string | null;
-  readonly creationTimeMs: number;
-  readonly updateTimeMs: number;
-  readonly lastAccessTimeMs: number;
-  readonly version: number;
-  readonly hits: number;
-}
 
 /**
  * Records appended back to back into one growing buffer: a batch that the log writes with one call.
@@ -195,7 +186,7 @@ export class RecordBatch {
   }
 
   /** Appends a map put from an entry's fields (the write path: no record object). */
-  addMapPut(partitionId: number, seq: number, partitionVersion: number, name: string, key: Uint8Array, e: MapPutFields, expirationTimeMs: number): number {
+  addMapPut(partitionId: number, seq: number, partitionVersion: number, name: string, key: Uint8Array, e: MapRecordView, expirationTimeMs: number): number {
     const start = this.pos;
     this.room(RECORD_HEADER_BYTES + 5 + name.length * 3 + 8 + key.length + e.value.length + (e.contentType === null ? 1 : 5 + e.contentType.length * 3) + 5 * 8 + 4);
     this.header(RECORD_TYPE.MAP_PUT, partitionId, seq, partitionVersion);

@@ -24,7 +24,8 @@ import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
 import type { Disk, DiskLock } from './disk.js';
 import { joinPath } from './disk.js';
-import { RecordBatch, type LogRecord, type MapPutFields } from './log-record.js';
+import { RecordBatch, type LogRecord } from './log-record.js';
+import type { MapRecordView } from '../data/record-table.js';
 import { scanSegment } from './segment-scan.js';
 import { openName, planListing, sealedName } from './segment-files.js';
 
@@ -210,11 +211,6 @@ export class LogStore {
     return this.nextSeq;
   }
 
-  /** Bytes waiting in this turn's batch. */
-  get pendingBytes(): number {
-    return this.batch.byteLength;
-  }
-
   /**
    * Adds a record to this turn's batch; returns its sequence number. `ack` (optional) is called
    * once the record is as durable as asked, or with the error that kept it from being so.
@@ -234,7 +230,7 @@ export class LogStore {
    * The hot path's append of a map put, from the entry's fields (no record object). Returns the
    * sequence number.
    */
-  appendMapPut(partitionId: number, partitionVersion: number, name: string, key: Uint8Array, e: MapPutFields, expirationTimeMs: number, durable: boolean): number {
+  appendMapPut(partitionId: number, partitionVersion: number, name: string, key: Uint8Array, e: MapRecordView, expirationTimeMs: number, durable: boolean): number {
     if (this.closed) throw new GridError('ERR_PERSISTENCE_IO', `${this.o.dir}: the log is closed`);
     if (this.failure !== null) throw this.failure;
     const seq = this.nextSeq++;

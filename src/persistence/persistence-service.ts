@@ -7,9 +7,9 @@
 //   type, times, version, hits, absolute expiry), so a record never depends on an earlier one.
 // - A partition replaced by a snapshot (migration, resync) is logged as "partition dropped" and then
 //   every entry and queue item of its persistent structures; a partition let go as "dropped".
-// - The write path asks for a barrier after each operation (`takeBarrier`): the caller answers its
-//   client only when the barrier is passed, that is when the operation's records reached the
-//   operating system (fsync="false") or the disk (fsync="true", group commit).
+// - The write path takes a ticket after each operation (`takeTicket`): the caller answers its
+//   client only once `whenDone` says the operation's records reached the operating system
+//   (fsync="false") or the disk (fsync="true", group commit).
 // - Records of one turn of the event loop go out in one append (`defer` schedules the flush).
 //
 // Loading (`applyRecord`): puts, removes and clears replay in sequence order; an entry whose

@@ -416,14 +416,19 @@ export class Replicator {
       return;
     }
     if (r === 'applied') this.lineage.set(partitionId, from.uuid);
-    if (m.callId !== 0) this.persisted(() => this.transport.send(from.address, message('backupAck', { partitionId, version }, m.callId)));
+    if (m.callId !== 0) this.ackBackup(from.address, partitionId, version, m.callId);
   }
 
-  /** Sends an acknowledgement once the data it confirms is persisted (ReplicatorHost.whenPersisted). */
-  private persisted(send: () => void): void {
-    const when = this.host.whenPersisted;
-    if (when === undefined) send();
-    else when(send);
+  /**
+   * Acknowledges a backup write once what it applied is persisted (ReplicatorHost.whenPersisted);
+   * without persistence at once, with no closure on this hot path.
+   */
+  private ackBackup(address: string, partitionId: number, version: number, callId: number): void {
+    if (this.host.whenPersisted === undefined) {
+      this.transport.send(address, message('backupAck', { partitionId, version }, callId));
+      return;
+    }
+    this.host.whenPersisted(() => void this.transport.send(address, message('backupAck', { partitionId, version }, callId)));
   }
 
   private buffer(partitionId: number, b: Buffered): void {
@@ -524,7 +529,9 @@ export class Replicator {
   private onChunk(from: Peer, m: MessageOf<'snapshotChunk'>): void {
     const b = m.body;
     const ack = (ok: boolean): void => {
-      this.persisted(() => this.transport.send(from.address, message('snapshotAck', { transferId: b.transferId, index: b.index, ok })));
+      const send = (): void => void this.transport.send(from.address, message('snapshotAck', { transferId: b.transferId, index: b.index, ok }));
+      if (this.host.whenPersisted === undefined) send();
+      else this.host.whenPersisted(send);
     };
     if (!this.acceptsDataFrom(from, b.partitionId)) return ack(false);
     let inc = this.incoming.get(b.partitionId);
@@ -563,7 +570,7 @@ export class Replicator {
         this.askResync(partitionId, ownerAddress, true);
         return;
       }
-      if (b.callId !== 0) this.persisted(() => this.transport.send(b.from.address, message('backupAck', { partitionId, version: b.version }, b.callId)));
+      if (b.callId !== 0) this.ackBackup(b.from.address, partitionId, b.version, b.callId);
     }
   }
 
