@@ -356,7 +356,9 @@ describe('ports', () => {
     try {
       const m = await startMember({ args: ['--rest', '--port', String(port)] });
       try {
-        assert.equal(m.port, port + 1);
+        // Usually port + 1; a test file running beside this one may take that port between the
+        // probe above and the member's bind (seen once), and then the member rightly goes on.
+        assert.ok(m.port > port && m.port <= port + 100, `bound ${m.port}, the taken one was ${port}`);
         assert.equal((await request(m.port, 'GET', '/grid/health')).status, 200);
       } finally {
         assert.equal(await m.stop(), 0);
