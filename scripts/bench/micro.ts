@@ -18,6 +18,15 @@ import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { decodeHandshakeRequest, encodeHandshakeRequest } from '../../src/cluster/protocol/handshake.js';
 import { decodeMessage, encodeBody, message, MESSAGE_TYPES } from '../../src/cluster/messages.js';
 import { RequestParser } from '../../src/http/parser.js';
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
+import { loadConfig } from '../../src/config/load.js';
+import { Dispatcher } from '../../src/http/dispatch.js';
+import { buildRoutes } from '../../src/http/routes.js';
+import { LocalMember } from '../../src/member/local-member.js';
+import { NO_RUNTIME_FIGURES } from '../../src/member/metrics-snapshot.js';
+import { RestServer } from '../../src/runtime/http-server.js';
+import { Logger } from '../../src/util/logger.js';
 
 interface Case {
   readonly name: string;
@@ -223,8 +232,79 @@ function parserCases(): Case[] {
   ];
 }
 
+/**
+ * A socket for the engine cases: it counts what is written and drops it, so the whole request path
+ * of a member (parser, dispatcher, map, answer) is timed without the kernel.
+ */
+class SinkSocket extends EventEmitter {
+  remoteAddress = '127.0.0.1';
+  allowHalfOpen = false;
+  destroyed = false;
+  writableLength = 0;
+  writableHighWaterMark = 16384;
+  written = 0;
+  write(data: string | Buffer): boolean {
+    this.written += data.length;
+    return true;
+  }
+  pause(): this {
+    return this;
+  }
+  resume(): this {
+    return this;
+  }
+  cork(): void {}
+  uncork(): void {}
+  end(): this {
+    return this;
+  }
+  destroy(): this {
+    this.destroyed = true;
+    return this;
+  }
+}
+
+/**
+ * The member's whole HTTP request path without sockets: bytes of a request into the connection
+ * shell (src/runtime/http-server.ts), through parser, router and a one-member map, to the bytes of
+ * the answer. Per request; the kernel's share (one read, one write) is what the HTTP bench adds.
+ */
+function engineCases(): Case[] {
+  const r = loadConfig({ argv: ['--rest'], env: {}, cwd: '/', readFile: () => { throw new Error('no file'); }, fileExists: () => false, randomHex: () => 'abcd', version: '0.1.0' });
+  if (r.kind !== 'run') throw new Error(`micro: config: ${JSON.stringify(r)}`);
+  const config = { ...r.config, network: { ...r.config.network, restApi: { ...r.config.network.restApi, enabled: true, groups: { ...r.config.network.restApi.groups, DATA: true } } } };
+  const member = new LocalMember(config, {
+    clock: { nowMs: () => Date.now(), monotonicMs: () => performance.now() },
+    logger: new Logger('OFF', 'text', { write: () => {} }),
+    connections: () => ({ http: 1, member: 0 }),
+    runtimeMetrics: () => NO_RUNTIME_FIGURES,
+    requestStop: () => {},
+    seed: 7,
+  });
+  member.setAddress('127.0.0.1', 5701);
+  member.markActive();
+  const dispatcher = new Dispatcher(buildRoutes(), member, { internalError: (e) => { throw e; } });
+  const limits = { headerBytesMax: 16 * 1024, bodyBytesMax: 16 * 1024 * 1024, pipelineMax: 1000, headersTimeoutSeconds: 60, idleTimeoutSeconds: 300 };
+  const server = new RestServer(dispatcher, limits, new Logger('OFF', 'text', { write: () => {} }).component('http'));
+  const keys = 10_000;
+  const value = 'v'.repeat(100);
+  const gets = Array.from({ length: keys }, (_, i) => Buffer.from(`GET /grid/rest/maps/bench/k${i} HTTP/1.1\r\nHost: 127.0.0.1:5701\r\n\r\n`, 'latin1'));
+  const posts = Array.from({ length: keys }, (_, i) => Buffer.from(`POST /grid/rest/maps/bench/k${i} HTTP/1.1\r\nHost: 127.0.0.1:5701\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n${value}`, 'latin1'));
+  const socket = new SinkSocket();
+  server.accept(socket as unknown as Socket, posts[0] as Buffer);
+  for (const p of posts) socket.emit('data', p);
+  const before = socket.written;
+  socket.emit('data', gets[1] as Buffer);
+  if (socket.written - before < 100) throw new Error('micro: the engine did not answer a GET with the value');
+  let i = 0;
+  return [
+    { name: 'engine: map GET, 100-byte value (per request)', opsPerCall: 1, run: () => (socket.emit('data', gets[(i = (i + 7919) % keys)] as Buffer), socket.written) },
+    { name: 'engine: map POST, 100-byte value (per request)', opsPerCall: 1, run: () => (socket.emit('data', posts[(i = (i + 7919) % keys)] as Buffer), socket.written) },
+  ];
+}
+
 async function main(): Promise<void> {
-  const cases = [...httpCases(), ...parserCases(), ...(await murmurCases()), ...protocolCases(), ...messageCases()].filter((c) => c.name.includes(filter));
+  const cases = [...httpCases(), ...parserCases(), ...engineCases(), ...(await murmurCases()), ...protocolCases(), ...messageCases()].filter((c) => c.name.includes(filter));
   const results: Record<string, number> = {};
   const width = Math.max(...cases.map((c) => c.name.length));
   process.stdout.write(`${'case'.padEnd(width)}  ${'ops/s'.padStart(14)}  ${'ns/op'.padStart(8)}\n`);

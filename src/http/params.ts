@@ -54,7 +54,7 @@ function basicCredentials(header: string | undefined): Credentials | null {
 }
 
 function isFormEncoded(req: HttpRequest): boolean {
-  const type = req.headers['content-type'];
+  const type = req.header('content-type');
   return type !== undefined && type.toLowerCase().startsWith('application/x-www-form-urlencoded');
 }
 
@@ -63,7 +63,7 @@ function isFormEncoded(req: HttpRequest): boolean {
  * arrived. `extra` counts only the parameters after the credentials.
  */
 export function readManagementParams(req: HttpRequest, extra: number): ManagementParams {
-  const fromHeader = basicCredentials(req.headers.authorization);
+  const fromHeader = basicCredentials(req.header('authorization'));
   const plus = isFormEncoded(req);
   if (fromHeader !== null) {
     const values = extra === 0 ? [] : splitParams(req.body, extra, plus);
@@ -77,7 +77,7 @@ export function readManagementParams(req: HttpRequest, extra: number): Managemen
 
 /** Credentials of a GET endpoint that requires them when security is on: only the header can carry them. */
 export function headerCredentials(req: HttpRequest): Credentials | null {
-  return basicCredentials(req.headers.authorization);
+  return basicCredentials(req.header('authorization'));
 }
 
 function missing(count: number): GridError {

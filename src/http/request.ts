@@ -1,6 +1,5 @@
 // The request a handler sees: decoded path parts, headers, the whole body (already bounded by the
 // body limit), and a way to learn that the client went away (for waiting polls).
-import type { IncomingHttpHeaders } from 'node:http';
 import type { ClientLiveness } from '../member/member-api.js';
 
 export interface HttpRequest {
@@ -10,7 +9,8 @@ export interface HttpRequest {
   readonly params: Readonly<Record<string, string>>;
   /** Decoded segments matched by a tail parameter. */
   readonly tail: readonly string[];
-  readonly headers: IncomingHttpHeaders;
+  /** A header field's value by its lower-case name (RequestHead.header); undefined when absent. */
+  header(lowerName: string): string | undefined;
   /** null when the request had no body at all (no Content-Length, not chunked). */
   readonly body: Buffer | null;
   readonly remoteAddress: string;

@@ -1,38 +1,45 @@
-// node:http underneath, our own routing on top. Connections arrive from the unified listener (or a
-// dedicated REST listener) already sniffed as HTTP. This file owns the HTTP limits: header bytes
-// (431), body bytes (413, then close), headers timeout and idle keep-alive timeout, requests in
-// flight per connection (back-pressure), request framing (Transfer-Encoding), `Expect:
-// 100-continue`, staged closes and graceful stop.
+// The member's HTTP/1.1 connection shell on node:net (issue #14, part 2): connections arrive from the
+// unified listener (or a dedicated REST listener) already sniffed as HTTP, TLS ones already
+// decrypted. Bytes go to the request parser (src/http/parser.ts), requests to the dispatcher, and
+// answers back to the socket. This file owns the connection rules: answer order, write batching,
+// header / body / idle timeouts, requests in flight per connection (back-pressure), staged closes,
+// graceful stop.
 //
 // Invariants:
-// - Responses always carry Content-Length; node:http writes pipelined responses in request order.
-// - Handlers of one connection START in request order: a request waits until every earlier request
-//   of its connection has its whole body and has been handed to its handler (RFC 9112 §9.3.2 allows
-//   parallel processing of safe methods only). A waiting poll does not hold later requests back
-//   from starting, only their answers (which must come in order anyway).
-// - `activeRequests` counts requests not yet answered on live connections; a connection's close
-//   releases all of its requests, answered or not, so a graceful stop never waits for a request
-//   whose connection is gone.
+// - Answers leave in request order. A request answered at once while nothing earlier waits is
+//   written into the connection's batch straight away; otherwise it waits in `queue` behind the
+//   earlier ones. Handlers START in request order (the parser reports whole requests in order and
+//   each is dispatched as it is reported); a waiting poll holds later answers back, not later starts.
+// - One write per batch: the answers produced while one read is handled (a pipelined burst) are
+//   written with one socket write after the read; answers that arrive later (a remote call, a
+//   poll) are batched per microtask turn. A batch above FLUSH_BYTES is written at once.
+// - `inFlight` counts requests read and not yet written into a batch; `activeRequests` sums it over
+//   live connections. A connection's close releases all of its requests, so a graceful stop never
+//   waits for a request whose connection is gone.
 // - Every request that is read gets an answer or its connection closes; no malformed request is met
 //   with silence. A connection that must close (an answer marked close, a parse error, `Connection:
-//   close`) is `closing` from that moment: nothing read after that point is served, and once the
-//   answers due are written it closes in stages (RFC 9112 §9.6): FIN first, then what the client
-//   still sends is read and discarded for at most LINGER_MS / LINGER_BYTES_MAX, then destroy. A
-//   close with unread bytes would otherwise make the kernel send a reset that can throw away the
-//   final answer before the client reads it.
-// - A connection with `pipelineMax` requests in flight is not read from until answers drain (the
-//   same `_paused` protocol node:http uses for its own write back-pressure), so a client may pipeline
-//   any number of requests and gets every answer in order. Requests already read in the same socket
-//   read are still served; `pipelineMax + PIPELINE_READ_SLACK` is a hard backstop (503, then close).
-// - The hot path (a GET answered synchronously) allocates no promise and no closure per request;
-//   its metrics are two numbers on the response object and a few typed-array writes (request-stats.ts).
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+//   close`, HTTP/1.0 without keep-alive, a stop) is `closing` from that moment: nothing read after
+//   that point is served, and once the answers due are written it closes in stages (RFC 9112 §9.6):
+//   FIN first, then what the client still sends is read and discarded for at most LINGER_MS /
+//   LINGER_BYTES_MAX, then destroy. A close with unread bytes would otherwise make the kernel send a
+//   reset that can throw away the final answer before the client reads it.
+// - A connection with `pipelineMax` requests in flight, or whose socket has more queued for writing
+//   than the kernel takes (the client does not read), is not read from until that drains: the parser
+//   stops reporting (the rest of the read stays in it) and the socket is paused. Nothing is buffered
+//   without bound and no request is refused for pipelining.
+// - Timeouts run from one sweep per second over all connections: a head not complete within the
+//   headers timeout, or a body not complete within REQUEST_TIMEOUT_SECONDS_MIN (or the headers
+//   timeout when larger), is 408 and close; a connection with nothing in flight and nothing read
+//   for the idle timeout is closed. A connection held back by the limits above is not timed out.
+// - The hot path (a GET answered synchronously) allocates one request object and the answer's
+//   head string; no promise, closure or timer per request.
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Prepared } from '../http/dispatch.js';
-import { transferCodingError } from '../http/framing.js';
+import { RequestParser, type ParsedRequest, type ParseError, type ParserHandler, type RequestHead } from '../http/parser.js';
+import { CLOSE_TAIL, CONTINUE_HEAD, keepAliveTail, responseHead } from '../http/response-head.js';
 import { KIND, RequestStats, resolveKind } from '../http/request-stats.js';
-import { dataError, fail, type HttpReply } from '../http/reply.js';
+import { jsonError, type HttpReply } from '../http/reply.js';
 import type { HttpRequest } from '../http/request.js';
 import type { ClientLiveness } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
@@ -46,452 +53,524 @@ export interface HttpLimits {
   readonly idleTimeoutSeconds: number;
 }
 
-const REASONS: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  413: 'Payload Too Large',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-};
-
+/** Header fields one request (or one trailer block) may carry: beyond, 431. */
+const HEADER_COUNT_MAX = 2000;
 /** How long a closing connection is still read (and discarded) after its FIN (RFC 9112 §9.6). */
 const LINGER_MS = 2000;
 /** How many bytes a closing connection may still send before it is destroyed. */
 const LINGER_BYTES_MAX = 1 << 20;
-/**
- * Requests one socket read can carry beyond `pipelineMax` before the pause takes effect: node:http
- * parses a whole read (64 KiB; a pipelined GET can be as short as about 26 bytes, so about 2,500)
- * before it stops. Measured: pipelineMax 100 behind a waiting poll peaks at about 1,340 in flight
- * with 47-byte GETs. Beyond `pipelineMax` + this, the member refuses (503, then close) rather than
- * grow without bound.
- */
-const PIPELINE_READ_SLACK = 4096;
-
-/**
- * The parts of node:http's socket state this file steers: `_paused` is node's own "stop reading
- * this connection" flag (node re-checks it before it resumes a socket, and pauses its parser after
- * the current read when it is set); `parser` is the connection's HTTP parser while node owns it.
- */
-type NodeHttpSocket = Socket & { _paused?: boolean; parser?: { pause(): void; resume(): void } | null };
+/** A whole request (head and body) must arrive within this many seconds, or the headers timeout if larger. */
+const REQUEST_TIMEOUT_SECONDS_MIN = 300;
+/** A batch of answers larger than this is written at once rather than at the end of the read. */
+const FLUSH_BYTES = 256 * 1024;
+/** Batches up to this size are copied into one buffer; larger ones are written as a vector. */
+const COALESCE_BYTES_MAX = 64 * 1024;
+/** How often timeouts are checked. */
+const SWEEP_INTERVAL_MS = 1000;
 
 type Routed = Extract<Prepared, { kind: 'route' }>;
 
-/** Per-connection bookkeeping. */
-class Connection {
-  /** Requests received and not yet answered (or released by the close). */
+/** An answer that must wait for an earlier one (or for its handler). */
+class Slot {
+  reply: HttpReply | null = null;
+  constructor(
+    readonly kind: number,
+    readonly startedAt: number,
+    readonly headRequest: boolean,
+    readonly keepAlive: boolean,
+    /** A `100 Continue` to write when its turn comes (no final answer). */
+    readonly interim: boolean,
+    /** Counted in `requests` / `inFlight` (an interim answer is not). */
+    readonly counted: boolean,
+  ) {}
+}
+
+/** The request a handler sees; its header lookup reads the parsed head's bytes. */
+class Request implements HttpRequest {
+  constructor(
+    readonly method: string,
+    readonly segments: readonly string[],
+    readonly params: Readonly<Record<string, string>>,
+    readonly tail: readonly string[],
+    readonly body: Buffer | null,
+    readonly remoteAddress: string,
+    readonly client: ClientLiveness,
+    private readonly head: RequestHead,
+  ) {}
+
+  header(lowerName: string): string | undefined {
+    return this.head.header(lowerName);
+  }
+}
+
+class HttpConnection implements ParserHandler, ClientLiveness {
+  readonly parser: RequestParser;
+  readonly remoteAddress: string;
+  /** Answers that wait for an earlier one, in request order. */
+  private readonly queue: Slot[] = [];
+  /** The batch: answer heads (latin1 strings) and bodies, written together. */
+  private parts: (string | Buffer)[] = [];
+  private partsBytes = 0;
   inFlight = 0;
-  /** An earlier request has not reached its handler yet; later ones queue behind it. */
-  starting = false;
-  readonly startQueue: (() => void)[] = [];
-  /** A parse error that arrived while answers were pending: sent after the last one. */
-  deferredError: string | null = null;
-  /** A close is decided: nothing read from now on is served; the answers due are still written. */
+  /** Nothing read from now on is served; the answers due are still written. */
   closing = false;
   /** The staged close has begun (FIN sent; reading only to discard). */
   lingering = false;
-  /** Reading is held back because `pipelineMax` requests are in flight. */
-  heldBack = false;
-  /** The request at the limit still has body bytes to read: hold back once its body is in (bodyDone). */
-  holdPending = false;
-  /** The request read last, and its response: a parse error mid-body belongs to it. */
-  lastRequest: IncomingMessage | null = null;
-  lastResponse: ServerResponse | null = null;
   closed = false;
-  constructor(readonly socket: Socket) {}
-}
+  /** The client's FIN arrived. */
+  private peerEnded = false;
+  /** Inside the handling of a read: the batch is written when it ends. */
+  private reading = false;
+  private flushQueued = false;
+  /** Reading is held back: `pipelineMax` requests in flight. */
+  private heldByCap = false;
+  /** Reading is held back: the socket has more queued for writing than the kernel took. */
+  private heldByWrite = false;
+  /** The routing of an `Expect: 100-continue` request, decided at its head. */
+  private expecting: Prepared | null = null;
+  /** When the request being read began (Date.now()), 0 between requests. */
+  since = 0;
+  private doneAtSince = 0;
+  /** Last read or write (Date.now()). */
+  lastActive = Date.now();
+  private discarded = 0;
+  /** The client's FIN came while reading was held back: read it once the held requests are in. */
+  private endPending = false;
+  private goneListeners: (() => void)[] | null = null;
 
-const connectionOf = Symbol('gridConnection');
-/** When the request arrived (performance.now(), ms) and what it is counted as (KIND). */
-const startedAt = Symbol('gridStartedAt');
-const kindOf = Symbol('gridKind');
-type TrackedSocket = Socket & { [connectionOf]?: Connection };
-type TrackedResponse = ServerResponse & { [connectionOf]?: Connection; [startedAt]?: number; [kindOf]?: number };
-
-/** Whether a poll's client is still there; methods on the prototype, no closures per request. */
-class Liveness implements ClientLiveness {
   constructor(
-    private readonly socket: Socket,
-    private readonly res: ServerResponse,
-  ) {}
-  isGone(): boolean {
-    return this.socket.destroyed || this.res.destroyed || this.res.writableEnded;
+    private readonly server: RestServer,
+    readonly socket: Socket,
+  ) {
+    this.remoteAddress = socket.remoteAddress ?? '';
+    this.parser = new RequestParser({ headBytesMax: server.limits.headerBytesMax, headerCountMax: HEADER_COUNT_MAX, bodyBytesMax: server.limits.bodyBytesMax }, this);
   }
+
+  // ---- reading
+
+  onData(chunk: Buffer): void {
+    this.lastActive = Date.now();
+    if (this.lingering) {
+      this.discarded += chunk.length;
+      if (this.discarded > LINGER_BYTES_MAX) this.socket.destroy();
+      return;
+    }
+    this.reading = true;
+    try {
+      this.parser.push(chunk);
+    } finally {
+      this.reading = false;
+    }
+    this.trackRequestStart();
+    this.flush();
+  }
+
+  /** The client half-closed: a request cut short is answered 400; the answers due are still written. */
+  onEnd(): void {
+    this.peerEnded = true;
+    if (this.lingering) return;
+    // Requests still unread behind a hold are served first; the end is read after them.
+    if (this.held) {
+      this.endPending = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      this.parser.end();
+    } finally {
+      this.reading = false;
+    }
+    this.closing = true;
+    this.flush();
+  }
+
+  private trackRequestStart(): void {
+    const parser = this.parser;
+    if (!parser.midRequest) this.since = 0;
+    else if (this.since === 0 || parser.requestsDone !== this.doneAtSince) this.since = this.lastActive;
+    this.doneAtSince = parser.requestsDone;
+  }
+
+  onHead(head: RequestHead): void {
+    if (this.closing) {
+      this.parser.pause();
+      return;
+    }
+    if (!head.expectContinue || (head.contentLength === 0 && !head.chunked)) return;
+    // Decide before the body is sent: a request that will be refused gets its final answer now,
+    // without a 100, and the connection closes (the body that may still come is discarded).
+    const prepared = this.server.prepare(head.method, head.target);
+    if (prepared.kind === 'reply') {
+      this.beginRequest();
+      this.answer(performance.now(), KIND.OTHER, head.method === 'HEAD', false, { ...prepared.reply, close: true });
+      return;
+    }
+    this.expecting = prepared;
+    if (this.queue.length === 0) this.append(CONTINUE_HEAD, null);
+    else this.queue.push(new Slot(KIND.OTHER, 0, false, true, true, false));
+  }
+
+  onRequest(parsed: ParsedRequest): void {
+    if (this.closing) {
+      this.parser.pause();
+      return;
+    }
+    const startedAt = performance.now();
+    const head = parsed.head;
+    this.beginRequest();
+    const server = this.server;
+    const keepAlive = head.keepAlive && !server.stopping;
+    const headRequest = head.method === 'HEAD';
+    const prepared = this.expecting ?? server.prepare(head.method, head.target);
+    this.expecting = null;
+    if (prepared.kind === 'reply') {
+      this.answer(startedAt, KIND.OTHER, headRequest, keepAlive, prepared.reply);
+    } else {
+      const kind = resolveKind(prepared.route.kind, prepared.tail);
+      const request = new Request(head.method, prepared.segments, prepared.params, prepared.tail, parsed.body, this.remoteAddress, this, head);
+      const out = server.run(prepared as Routed, request);
+      if (out instanceof Promise) {
+        const slot = new Slot(kind, startedAt, headRequest, keepAlive, false, true);
+        this.queue.push(slot);
+        void out.then((reply) => this.complete(slot, reply));
+      } else {
+        this.answer(startedAt, kind, headRequest, keepAlive, out);
+      }
+    }
+    if (!keepAlive) this.decideClose();
+    if (this.inFlight >= server.limits.pipelineMax && !this.closing) {
+      this.heldByCap = true;
+      this.holdReading();
+    }
+  }
+
+  onError(error: ParseError): void {
+    if (this.closing) return;
+    const server = this.server;
+    server.counters.clientErrors++;
+    server.log.fine('client error', { code: error.code, status: error.status, remote: this.remoteAddress });
+    const e = new GridError(error.code, error.message);
+    // An error in a request whose line was read (its fields, its body) is answered like that
+    // request would be (a data path: empty body and Grid-Error); an error before, with JSON.
+    const request = error.request;
+    const reply = request === null ? jsonError(e) : server.dispatcher.requestError(request.method, request.target, e);
+    this.expecting = null;
+    this.beginRequest();
+    this.answer(performance.now(), KIND.OTHER, false, false, { ...reply, close: true });
+  }
+
+  /** The headers or body did not arrive in time: 408, then close. */
+  timeout(): void {
+    if (this.closing) return;
+    this.server.counters.clientErrors++;
+    const e = new GridError('ERR_HTTP_TIMEOUT', 'request timed out');
+    const request = this.parser.currentRequest;
+    const reply = request === null ? jsonError(e) : this.server.dispatcher.requestError(request.method, request.target, e);
+    this.beginRequest();
+    this.answer(performance.now(), KIND.OTHER, false, false, { ...reply, close: true });
+    this.flush();
+  }
+
+  private beginRequest(): void {
+    this.server.counters.requests++;
+    this.inFlight++;
+    this.server.activeRequests++;
+  }
+
+  // ---- answering
+
+  /** An answer ready now: into the batch when nothing earlier waits, else behind the earlier ones. */
+  private answer(startedAt: number, kind: number, headRequest: boolean, keepAlive: boolean, reply: HttpReply): void {
+    if (this.queue.length === 0) {
+      this.writeReply(startedAt, kind, headRequest, keepAlive, reply);
+      return;
+    }
+    const slot = new Slot(kind, startedAt, headRequest, keepAlive, false, true);
+    slot.reply = reply;
+    this.queue.push(slot);
+    if (reply.close === true) this.decideClose();
+  }
+
+  /** A handler's promise settled. */
+  private complete(slot: Slot, reply: HttpReply): void {
+    if (this.closed) return;
+    slot.reply = reply;
+    const queue = this.queue;
+    while (queue.length > 0) {
+      const first = queue[0] as Slot;
+      if (first.interim) this.append(CONTINUE_HEAD, null);
+      else if (first.reply === null) break;
+      else this.writeReply(first.startedAt, first.kind, first.headRequest, first.keepAlive, first.reply);
+      queue.shift();
+    }
+    if (this.reading || this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.flush();
+    });
+  }
+
+  private writeReply(startedAt: number, kind: number, headRequest: boolean, keepAlive: boolean, reply: HttpReply): void {
+    const server = this.server;
+    const status = reply.status;
+    const counters = server.counters;
+    if (status < 300) counters.status2xx++;
+    else if (status < 500) counters.status4xx++;
+    else counters.status5xx++;
+    server.requestStats.record(kind, status, (performance.now() - startedAt) / 1000);
+    const close = reply.close === true || !keepAlive || server.stopping;
+    const raw = reply.body;
+    const body = raw === undefined ? null : typeof raw === 'string' ? (raw.length === 0 ? null : Buffer.from(raw, 'utf8')) : raw.length === 0 ? null : raw;
+    this.append(responseHead(reply, body === null ? 0 : body.length, close ? CLOSE_TAIL : server.keepAliveTail), headRequest ? null : body);
+    this.inFlight--;
+    if (--server.activeRequests === 0) server.answered();
+    if (close) this.decideClose();
+  }
+
+  private append(head: string, body: Buffer | null): void {
+    this.parts.push(head);
+    this.partsBytes += head.length;
+    if (body !== null) {
+      this.parts.push(body);
+      this.partsBytes += body.length;
+    }
+    if (this.partsBytes >= FLUSH_BYTES) this.flush();
+  }
+
+  /** Nothing read after this point is served. */
+  private decideClose(): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.parser.pause();
+    // What the client sends meanwhile stays in the kernel; the staged close reads and discards it.
+    if (!this.lingering) this.socket.pause();
+  }
+
+  /** Writes the batch; then releases held reading, or closes in stages once the last answer is out. */
+  flush(): void {
+    if (this.closed) return;
+    const parts = this.parts;
+    if (parts.length > 0) {
+      const bytes = this.partsBytes;
+      this.parts = [];
+      this.partsBytes = 0;
+      this.lastActive = Date.now();
+      const socket = this.socket;
+      let writable: boolean;
+      if (parts.length === 1) {
+        const only = parts[0] as string;
+        writable = socket.write(only, 'latin1');
+      } else if (bytes <= COALESCE_BYTES_MAX) {
+        const out = Buffer.allocUnsafe(bytes);
+        let at = 0;
+        for (const p of parts) at += typeof p === 'string' ? out.write(p, at, 'latin1') : p.copy(out, at);
+        writable = socket.write(out);
+      } else {
+        socket.cork();
+        for (const p of parts) typeof p === 'string' ? socket.write(p, 'latin1') : socket.write(p);
+        writable = socket.write(Buffer.alloc(0));
+        socket.uncork();
+        writable = socket.writableLength < socket.writableHighWaterMark;
+      }
+      if (!writable && !this.heldByWrite) {
+        this.heldByWrite = true;
+        this.holdReading();
+      }
+    }
+    if (this.closing) {
+      if (this.inFlight === 0 && this.queue.length === 0) this.stagedClose();
+      return;
+    }
+    if (this.heldByCap && this.inFlight < this.server.limits.pipelineMax) {
+      this.heldByCap = false;
+      this.releaseReading();
+    }
+  }
+
+  /** The socket took what was queued for writing. */
+  onDrain(): void {
+    if (!this.heldByWrite) return;
+    this.heldByWrite = false;
+    this.releaseReading();
+  }
+
+  private holdReading(): void {
+    this.parser.pause();
+    this.socket.pause();
+  }
+
+  private releaseReading(): void {
+    if (this.heldByCap || this.heldByWrite || this.closing || this.closed) return;
+    this.socket.resume();
+    // The rest of the last read: its requests are reported now (answers batch up as in a read).
+    this.reading = true;
+    try {
+      this.parser.resume();
+    } finally {
+      this.reading = false;
+    }
+    this.since = 0;
+    this.trackRequestStart();
+    if (this.endPending && !this.held) {
+      this.endPending = false;
+      this.onEnd();
+      return;
+    }
+    this.flush();
+  }
+
+  /** Whether reading is held back (timeouts do not run then). */
+  get held(): boolean {
+    return this.heldByCap || this.heldByWrite;
+  }
+
+  /**
+   * RFC 9112 §9.6: half-close once the answers due are written, keep reading and discarding what the
+   * client still sends (bounded in time and bytes), then destroy.
+   */
+  stagedClose(): void {
+    if (this.lingering || this.closed) return;
+    this.lingering = true;
+    this.closing = true;
+    const socket = this.socket;
+    socket.end();
+    if (this.peerEnded) return;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    socket.once('close', () => clearTimeout(timer));
+    socket.resume();
+  }
+
+  onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closing = true;
+    this.server.activeRequests -= this.inFlight;
+    this.inFlight = 0;
+    this.queue.length = 0;
+    this.parts = [];
+    const listeners = this.goneListeners;
+    this.goneListeners = null;
+    if (listeners !== null) for (const l of listeners) l();
+  }
+
+  // ---- ClientLiveness (for waiting polls)
+
+  isGone(): boolean {
+    return this.closed || this.socket.destroyed;
+  }
+
   onGone(callback: () => void): () => void {
-    let fired = false;
-    const once = (): void => {
-      if (fired) return;
-      fired = true;
-      unsubscribe();
-      callback();
+    if (this.closed) {
+      queueMicrotask(callback);
+      return () => {};
+    }
+    const listeners = (this.goneListeners ??= []);
+    listeners.push(callback);
+    return () => {
+      const i = listeners.indexOf(callback);
+      if (i >= 0) listeners.splice(i, 1);
     };
-    const unsubscribe = (): void => {
-      this.socket.removeListener('close', once);
-      this.res.removeListener('close', once);
-    };
-    this.socket.once('close', once);
-    this.res.once('close', once);
-    return unsubscribe;
   }
 }
 
 export class RestServer {
-  private readonly server: http.Server;
-  private readonly sockets = new Set<Socket>();
-  private stopping = false;
-  private activeRequests = 0;
+  private readonly connections = new Set<HttpConnection>();
+  stopping = false;
+  activeRequests = 0;
   private idleWaiters: (() => void)[] = [];
+  private sweepTimer: NodeJS.Timeout | null = null;
+  readonly keepAliveTail: string;
   /** Replies by status class, for metrics. */
   readonly counters = { requests: 0, status2xx: 0, status4xx: 0, status5xx: 0, clientErrors: 0 };
   /** Answers and latency per endpoint kind. */
   readonly requestStats = new RequestStats();
 
   constructor(
-    private readonly dispatcher: Dispatcher,
-    private readonly limits: HttpLimits,
-    private readonly log: ComponentLogger,
+    readonly dispatcher: Dispatcher,
+    readonly limits: HttpLimits,
+    readonly log: ComponentLogger,
   ) {
-    this.server = http.createServer({
-      maxHeaderSize: limits.headerBytesMax,
-      headersTimeout: limits.headersTimeoutSeconds * 1000,
-      requestTimeout: Math.max(limits.headersTimeoutSeconds, 300) * 1000,
-      keepAliveTimeout: limits.idleTimeoutSeconds * 1000,
-      // node's own per-connection timeout check runs this often; timeouts are counted in seconds.
-      connectionsCheckingInterval: 1000,
-    });
-    this.server.on('request', (req, res) => this.onRequest(req, res, false));
-    this.server.on('checkContinue', (req, res) => this.onRequest(req, res, true));
-    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
-    // node:http starts its headers/request-timeout checks and its connection list when its server
-    // listens; this server never listens itself (sockets are handed to it), so say it does.
-    this.server.emit('listening');
+    this.keepAliveTail = keepAliveTail(limits.idleTimeoutSeconds);
   }
 
-  /** Hands a sniffed connection to node:http; `head` holds the bytes already read from it. */
+  /** Takes over a sniffed connection; `head` holds the bytes already read from it. */
   accept(socket: Socket, head: Buffer): void {
-    const connection = new Connection(socket);
-    (socket as TrackedSocket)[connectionOf] = connection;
-    this.sockets.add(socket);
+    const connection = new HttpConnection(this, socket);
+    this.connections.add(connection);
+    // The answers due after the client's FIN are still written (a client may half-close after its
+    // last request).
+    socket.allowHalfOpen = true;
+    socket.on('data', (chunk: Buffer) => connection.onData(chunk));
+    socket.on('end', () => connection.onEnd());
+    socket.on('drain', () => connection.onDrain());
     socket.once('close', () => this.onClose(connection));
-    // node:http ends a connection after an answer marked close with destroySoon(): FIN, then destroy
-    // as soon as the FIN is written, with the client's unread bytes still in the kernel (a reset).
-    // The staged close replaces it for this socket.
-    socket.destroySoon = this.stagedDestroySoon;
-    // Put the sniffed bytes back first, then let node:http adopt the socket and read on.
-    socket.unshift(head);
-    this.server.emit('connection', socket);
-    // node:http feeds its parser straight from a TLS handle, which goes on delivering the rest of a
-    // decrypted record after a pause; a paused parser refuses those bytes (HPE_PAUSED) and they are
-    // lost. A 'data' listener makes node:http read through the stream instead, where a pause stops
-    // the bytes before the parser (holdBack). Plain TCP stops at once and keeps the faster path.
-    if ((socket as Socket & { encrypted?: boolean }).encrypted === true) socket.on('data', ignoreData);
-    socket.resume();
+    this.startSweep();
+    if (head.length > 0) connection.onData(head);
+    if (!connection.held && !connection.lingering) socket.resume();
   }
 
   get connectionCount(): number {
-    return this.sockets.size;
+    return this.connections.size;
   }
 
-  private onClose(connection: Connection): void {
-    this.sockets.delete(connection.socket);
-    connection.closed = true;
-    connection.closing = true;
-    this.activeRequests -= connection.inFlight;
-    connection.inFlight = 0;
-    connection.startQueue.length = 0;
-    connection.lastRequest = null;
-    connection.lastResponse = null;
-    if (this.activeRequests === 0) this.notifyIdle();
-  }
-
-  /** Replaces node:http's socket.destroySoon(); `this` is the socket (one function for all sockets). */
-  private readonly stagedDestroySoon = ((server: RestServer) =>
-    function (this: TrackedSocket): void {
-      const connection = this[connectionOf];
-      if (connection === undefined) this.destroy();
-      else server.stagedClose(connection);
-    })(this);
-
-  /**
-   * RFC 9112 §9.6: half-close once the answers due are written, keep reading and discarding what the
-   * client still sends (bounded in time and bytes), then destroy. node:http is detached from the
-   * socket first, so nothing read now is parsed as a request.
-   */
-  private stagedClose(connection: Connection): void {
-    connection.closing = true;
-    if (connection.lingering) return;
-    connection.lingering = true;
-    const socket = connection.socket as NodeHttpSocket;
-    if (socket.destroyed) return;
-    if (!socket.writableEnded) socket.end();
-    // Adding a 'data' listener is node:http's own signal to stop feeding its parser straight from the
-    // handle; removing its listener first leaves ours as the only reader.
-    socket.removeAllListeners('data');
-    let discarded = 0;
-    socket.on('data', (chunk: Buffer) => {
-      discarded += chunk.length;
-      if (discarded > LINGER_BYTES_MAX) socket.destroy();
-    });
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    socket.once('close', () => clearTimeout(timer));
-    socket._paused = false;
-    socket.resume();
-  }
-
-  /** Stops reading a connection that has `pipelineMax` requests in flight (node:http's own protocol). */
-  private holdBack(connection: Connection): void {
-    connection.heldBack = true;
-    const socket = connection.socket as NodeHttpSocket;
-    if (socket._paused === true) return;
-    socket._paused = true;
-    socket.pause();
-  }
-
-  private release(connection: Connection): void {
-    connection.heldBack = false;
-    const socket = connection.socket as NodeHttpSocket;
-    if (socket._paused !== true || connection.lingering) return;
-    socket._paused = false;
-    socket.parser?.resume();
-    socket.resume();
-  }
-
-  private onRequest(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void {
-    // Both set first and in this order on every response, so responses keep one hidden class.
-    (res as TrackedResponse)[startedAt] = performance.now();
-    (res as TrackedResponse)[kindOf] = KIND.OTHER;
-    this.counters.requests++;
-    const connection = (req.socket as TrackedSocket)[connectionOf];
-    if (connection === undefined) {
-      // Not a socket we accepted (cannot happen: this server never listens itself).
-      res.destroy();
-      return;
-    }
-    // A close is decided (an answer marked close, a parse error): what was read after that point is
-    // never served. The staged close detaches node:http once the answers due are written; until then
-    // nothing more is parsed (or a client could queue requests without bound behind a waiting one).
-    if (connection.closing) {
-      this.holdBack(connection);
-      return;
-    }
-    connection.inFlight++;
-    this.activeRequests++;
-    connection.lastRequest = req;
-    connection.lastResponse = res;
-    (res as TrackedResponse)[connectionOf] = connection;
-    res.once('close', this.onResponseClose);
-    if (connection.inFlight >= this.limits.pipelineMax) {
-      if (connection.inFlight > this.limits.pipelineMax + PIPELINE_READ_SLACK) {
-        this.write(res, { ...fail(503, 'too many requests in flight on this connection', { 'retry-after': '1' }), close: true });
-        return;
-      }
-      // Not while this request's own body is still to come (always so after a 100 Continue): paused,
-      // node:http would never read it. Its body's end holds back instead.
-      if (hasBody(req) && !req.complete) connection.holdPending = true;
-      else this.holdBack(connection);
-    }
-    const method = req.method ?? 'GET';
-    const target = req.url ?? '/';
-    // Framing comes first: a body that cannot be delimited makes every later byte ambiguous.
-    const codings = req.headers['transfer-encoding'];
-    if (codings !== undefined) {
-      const framing = transferCodingError(codings);
-      if (framing !== null) {
-        this.write(res, { ...this.dispatcher.requestError(method, target, framing), close: true });
-        return;
-      }
-    }
-    let prepared: Prepared;
+  prepare(method: string, target: string): Prepared {
     try {
-      prepared = this.dispatcher.prepare(method, target);
+      return this.dispatcher.prepare(method, target);
     } catch (e) {
-      this.write(res, this.dispatcher.errorReply(false, e, method, target));
-      return;
-    }
-    if (prepared.kind === 'reply') {
-      this.write(res, this.closeIfBodyUnread(req, expectsContinue, prepared.reply));
-      return;
-    }
-    (res as TrackedResponse)[kindOf] = resolveKind(prepared.route.kind, prepared.tail);
-    const declared = declaredLength(req);
-    if (declared !== null && declared > this.limits.bodyBytesMax) {
-      this.write(res, tooLarge(this.limits.bodyBytesMax, prepared.route.dataCall));
-      return;
-    }
-    const routed = prepared;
-    if (connection.starting) connection.startQueue.push(() => this.start(connection, req, res, routed, expectsContinue, declared));
-    else this.start(connection, req, res, routed, expectsContinue, declared);
-  }
-
-  /** An answer decided before the body was read: small declared bodies are drained by node:http. */
-  private closeIfBodyUnread(req: IncomingMessage, expectsContinue: boolean, reply: HttpReply): HttpReply {
-    if (!expectsContinue && !hasBody(req)) return reply;
-    const declared = declaredLength(req);
-    const drainable = !expectsContinue && declared !== null && declared <= this.limits.bodyBytesMax;
-    return drainable ? reply : { ...reply, close: true };
-  }
-
-  /** Reads the body (if any), then hands the request to its handler, then lets the next one start. */
-  private start(connection: Connection, req: IncomingMessage, res: ServerResponse, routed: Routed, expectsContinue: boolean, declared: number | null): void {
-    // Already answered: its body broke while it waited for its turn (a parse error); it never runs.
-    if (connection.closed || res.writableEnded) return;
-    if (!hasBody(req)) {
-      this.execute(req, res, routed, null);
-      return;
-    }
-    connection.starting = true;
-    if (expectsContinue) res.writeContinue();
-    this.readBody(req, new BodyReader(this, connection, req, res, routed, this.limits.bodyBytesMax, declared));
-  }
-
-  private startNext(connection: Connection): void {
-    connection.starting = false;
-    while (!connection.starting) {
-      const next = connection.startQueue.shift();
-      if (next === undefined) return;
-      next();
+      return { kind: 'reply', reply: this.dispatcher.errorReply(false, e, method, target) };
     }
   }
 
-  private execute(req: IncomingMessage, res: ServerResponse, routed: Routed, body: Buffer | null): void {
-    const request: HttpRequest = {
-      method: req.method ?? 'GET',
-      segments: routed.segments,
-      params: routed.params,
-      tail: routed.tail,
-      headers: req.headers,
-      body,
-      remoteAddress: req.socket.remoteAddress ?? '',
-      client: new Liveness(req.socket, res),
-    };
-    const out = this.dispatcher.run(routed, request);
-    if (out instanceof Promise) out.then((reply) => this.write(res, reply));
-    else this.write(res, out);
+  run(routed: Routed, request: HttpRequest): HttpReply | Promise<HttpReply> {
+    return this.dispatcher.run(routed, request);
   }
 
-  /** Collects the body with shared listener functions (state on the request, no closures per request). */
-  private readBody(req: IncomingMessage, reader: BodyReader): void {
-    (req as ReadingRequest)[bodyOf] = reader;
-    req.on('data', onBodyData);
-    req.once('end', onBodyEnd);
-    // The client went away mid-body ('error' with ECONNRESET): nothing to answer; later requests of
-    // the connection are gone too.
-    req.once('error', onBodyError);
-  }
-
-  /** Called once per body: the whole body, or TOO_LARGE, or ABORTED. */
-  bodyDone(reader: BodyReader, body: Buffer | typeof TOO_LARGE | typeof ABORTED): void {
-    const connection = reader.connection;
-    if (connection.holdPending) {
-      connection.holdPending = false;
-      if (connection.inFlight >= this.limits.pipelineMax && !connection.closed) this.holdBack(connection);
-    }
-    if (body === TOO_LARGE) this.write(reader.res, tooLarge(this.limits.bodyBytesMax, reader.routed.route.dataCall));
-    else if (body !== ABORTED) this.execute(reader.req, reader.res, reader.routed, body);
-    this.startNext(reader.connection);
-  }
-
-  /** One listener for every response (no closure per request); `this` is the response. */
-  private readonly onResponseClose = ((server: RestServer) =>
-    function (this: TrackedResponse): void {
-      const connection = this[connectionOf];
-      if (connection !== undefined) server.onAnswered(connection);
-    })(this);
-
-  private onAnswered(connection: Connection): void {
-    if (connection.closed) return;
-    connection.inFlight--;
-    this.activeRequests--;
-    if (connection.heldBack && connection.inFlight < this.limits.pipelineMax && !connection.closing) this.release(connection);
-    if (connection.inFlight === 0 && connection.deferredError !== null) {
-      connection.socket.write(connection.deferredError);
-      connection.deferredError = null;
-      this.stagedClose(connection);
-    }
+  private onClose(connection: HttpConnection): void {
+    this.connections.delete(connection);
+    connection.onClose();
+    if (this.connections.size === 0) this.stopSweep();
     if (this.activeRequests === 0) this.notifyIdle();
   }
 
-  private write(res: ServerResponse, reply: HttpReply): void {
-    if (res.writableEnded || res.destroyed) return;
-    const status = reply.status;
-    if (status < 300) this.counters.status2xx++;
-    else if (status < 500) this.counters.status4xx++;
-    else this.counters.status5xx++;
-    const tracked = res as TrackedResponse;
-    this.requestStats.record(tracked[kindOf] ?? KIND.OTHER, status, (performance.now() - (tracked[startedAt] ?? performance.now())) / 1000);
-    const body = reply.body ?? '';
-    // A flat [name, value, …] list: cheaper for node:http than an object it must walk.
-    const headers: string[] = reply.contentType === undefined ? [] : ['content-type', reply.contentType];
-    const extra = reply.headers;
-    if (extra !== undefined) for (const name in extra) headers.push(name, extra[name] as string);
-    headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
-    if (reply.close === true || this.stopping) {
-      headers.push('connection', 'close');
-      res.shouldKeepAlive = false;
-      // Nothing read after this request is served. node:http calls destroySoon() once this answer
-      // is written, which is the staged close (see accept()).
-      if (reply.close === true) {
-        const connection = (res as TrackedResponse)[connectionOf];
-        if (connection !== undefined) connection.closing = true;
-      }
-    }
-    res.sendDate = false;
-    res.writeHead(status, headers);
-    res.end(body);
+  private startSweep(): void {
+    if (this.sweepTimer !== null) return;
+    this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
   }
 
-  private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-    const connection = (socket as TrackedSocket)[connectionOf];
-    if (connection === undefined) {
-      // Not a socket we accepted (cannot happen: this server never listens itself).
-      socket.destroy();
-      return;
+  private stopSweep(): void {
+    if (this.sweepTimer === null) return;
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+  }
+
+  /** Headers, body and idle timeouts. */
+  private sweep(): void {
+    const now = Date.now();
+    const headersMs = this.limits.headersTimeoutSeconds * 1000;
+    const requestMs = Math.max(this.limits.headersTimeoutSeconds, REQUEST_TIMEOUT_SECONDS_MIN) * 1000;
+    const idleMs = this.limits.idleTimeoutSeconds * 1000;
+    for (const c of this.connections) {
+      if (c.closing || c.held) continue;
+      if (c.since !== 0) {
+        if (now - c.since >= (c.parser.readingHead ? headersMs : requestMs)) c.timeout();
+      } else if (c.inFlight === 0 && now - c.lastActive >= idleMs) {
+        c.closing = true;
+        c.stagedClose();
+      }
     }
-    // A closing connection has had its last answer; the parser's complaints about what follows
-    // (including its own errors while it is paused) are noise.
-    if (connection.closing) return;
-    this.counters.clientErrors++;
-    if (err.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    // Bytes after a `Connection: close` request are ignored; the answers due are still sent (node:http
-    // closes after the last one, in stages).
-    if (err.code === 'HPE_CLOSED_CONNECTION') {
-      connection.closing = true;
-      if (connection.inFlight === 0) this.stagedClose(connection);
-      return;
-    }
-    const error = clientErrorOf(err.code, this.limits.headerBytesMax);
-    this.log.fine('client error', { code: error.code, parser: err.code ?? null, remote: socket.remoteAddress ?? null });
-    // The parser reads one request at a time, so an error while the last request's body is still
-    // arriving (a bad chunk size, a missing CRLF, a body timeout) belongs to that request: it is
-    // answered through its own response, in order after the earlier ones, and its handler never runs
-    // (it may still be waiting for its turn to start, or be reading its body).
-    const req = connection.lastRequest;
-    const res = connection.lastResponse;
-    if (req !== null && res !== null && !req.complete && !res.writableEnded) {
-      const reader = (req as Partial<ReadingRequest>)[bodyOf];
-      this.write(res, { ...this.dispatcher.requestError(req.method ?? 'GET', req.url ?? '/', error), close: true });
-      reader?.finish(ABORTED);
-      return;
-    }
-    connection.closing = true;
-    const body = JSON.stringify({ status: 'fail', message: error.message });
-    const answer = `HTTP/1.1 ${error.status} ${REASONS[error.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
-    // An error in a new request's head: the earlier requests of this connection are answered first;
-    // the error and the close come after the last of them.
-    if (connection.inFlight > 0) {
-      connection.deferredError = answer;
-      return;
-    }
-    socket.write(answer);
-    this.stagedClose(connection);
   }
 
   /** Stops taking new requests on kept-alive connections and waits (bounded) for in-flight ones. */
   async drain(deadlineMs: number): Promise<void> {
     this.stopping = true;
-    this.server.closeIdleConnections();
+    for (const c of this.connections) {
+      if (c.inFlight === 0 && c.since === 0) {
+        c.closing = true;
+        c.stagedClose();
+      }
+    }
     if (this.activeRequests > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
@@ -501,90 +580,19 @@ export class RestServer {
         });
       });
     }
-    for (const socket of this.sockets) socket.destroy();
-    this.server.close();
+    for (const c of this.connections) c.socket.destroy();
+    this.stopSweep();
   }
 
+  /** Called by connections when an answer is written: a graceful stop may be waiting for the last one. */
   private notifyIdle(): void {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
   }
-}
 
-/** The listener that switches node:http to reading a TLS socket through the stream (see accept()). */
-function ignoreData(): void {}
-
-const TOO_LARGE = Symbol('tooLarge');
-const ABORTED = Symbol('aborted');
-
-/** The state of one body being read. */
-class BodyReader {
-  first: Buffer | null = null;
-  rest: Buffer[] | null = null;
-  total = 0;
-  finished = false;
-  constructor(
-    readonly server: RestServer,
-    readonly connection: Connection,
-    readonly req: IncomingMessage,
-    readonly res: ServerResponse,
-    readonly routed: Routed,
-    readonly limit: number,
-    readonly declared: number | null,
-  ) {}
-
-  finish(body: Buffer | typeof TOO_LARGE | typeof ABORTED): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.first = null;
-    this.rest = null;
-    this.server.bodyDone(this, body);
+  /** A connection wrote its last answer in flight. */
+  answered(): void {
+    if (this.activeRequests === 0 && this.idleWaiters.length > 0) this.notifyIdle();
   }
-}
-
-const bodyOf = Symbol('gridBody');
-type ReadingRequest = IncomingMessage & { [bodyOf]: BodyReader };
-
-function onBodyData(this: ReadingRequest, chunk: Buffer): void {
-  const reader = this[bodyOf];
-  if (reader.finished) return;
-  reader.total += chunk.length;
-  if (reader.total > reader.limit) reader.finish(TOO_LARGE);
-  else if (reader.first === null) reader.first = chunk;
-  else (reader.rest ??= [reader.first]).push(chunk);
-}
-
-function onBodyEnd(this: ReadingRequest): void {
-  const reader = this[bodyOf];
-  if (reader.finished) return;
-  const body = reader.rest !== null ? Buffer.concat(reader.rest, reader.total) : (reader.first ?? Buffer.alloc(0));
-  reader.finish(body);
-}
-
-function onBodyError(this: ReadingRequest): void {
-  this[bodyOf].finish(ABORTED);
-}
-
-/** What a request that node:http could not parse is answered. */
-function clientErrorOf(parserCode: string | undefined, headerBytesMax: number): GridError {
-  if (parserCode === 'HPE_HEADER_OVERFLOW') return new GridError('ERR_HTTP_HEADERS_TOO_LARGE', `request line and headers exceed ${headerBytesMax} bytes`);
-  if (parserCode === 'ERR_HTTP_REQUEST_TIMEOUT') return new GridError('ERR_HTTP_TIMEOUT', 'request timed out');
-  return new GridError('ERR_HTTP_BAD_REQUEST', `malformed request (${parserCode ?? 'parse error'})`);
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
-}
-
-function declaredLength(req: IncomingMessage): number | null {
-  const cl = req.headers['content-length'];
-  if (cl === undefined || req.headers['transfer-encoding'] !== undefined) return null;
-  return Number(cl);
-}
-
-function tooLarge(limit: number, dataCall: boolean): HttpReply {
-  const message = `request body exceeds ${limit} bytes`;
-  const reply = dataCall ? dataError(new GridError('ERR_HTTP_BODY_TOO_LARGE', message)) : fail(413, message);
-  return { ...reply, close: true };
 }

@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   ERR_HTTP_HEADERS_TOO_LARGE: { status: 431, summary: 'The request line and headers are larger than `grid.rest.header.bytes.max`.' },
   ERR_HTTP_TIMEOUT: { status: 408, summary: 'The request headers or body did not arrive within the configured timeout.' },
   ERR_HTTP_TRANSFER_CODING: { status: 501, summary: 'The request body uses a transfer coding other than `chunked` (for example `gzip, chunked`); the member decodes none.' },
+  ERR_HTTP_METHOD: { status: 501, summary: 'The request method is none of GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE and PATCH.' },
+  ERR_HTTP_VERSION: { status: 505, summary: 'The request is neither HTTP/1.1 nor HTTP/1.0.' },
   ERR_REST_DISABLED: { status: 403, summary: 'REST is not enabled on this member.' },
   ERR_REST_GROUP_DISABLED: { status: 403, summary: 'The endpoint group of this request is not enabled.' },
   ERR_AUTH_MISSING_PARAMETERS: { status: 400, summary: 'A management call has fewer body parameters than it needs.' },

@@ -38,7 +38,7 @@ function reply(p: Prepared): Extract<Prepared, { kind: 'reply' }>['reply'] {
 function request(p: Prepared, method: string): HttpRequest {
   assert.equal(p.kind, 'route');
   const r = p as Extract<Prepared, { kind: 'route' }>;
-  return { method, segments: r.segments, params: r.params, tail: r.tail, headers: {}, body: null, remoteAddress: '127.0.0.1', client: { isGone: () => false, onGone: () => () => {} } };
+  return { method, segments: r.segments, params: r.params, tail: r.tail, header: () => undefined, body: null, remoteAddress: '127.0.0.1', client: { isGone: () => false, onGone: () => () => {} } };
 }
 
 test('REST off answers 403 and closes, whatever the path', () => {

@@ -184,3 +184,66 @@ test('seeded streams of pipelined requests parse the same whatever the splits', 
     assert.deepEqual(run(chunks), expected, `stream ${i}`);
   }
 });
+
+test('Transfer-Encoding: chunked alone frames the body; another last coding is 400; another coding before chunked is 501 naming it; chunked twice is 400', () => {
+  const te = (value: string): Event[] => whole(`POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ${value}\r\n\r\n0\r\n\r\n`);
+  for (const value of ['chunked', 'Chunked', 'CHUNKED', 'chunked ', 'chunked,', ', chunked']) assert.equal(requests(te(value)).length, 1, value);
+  for (const value of ['gzip', 'identity', 'xchunked', 'chunkedx', 'gzip, identity', 'chunked, gzip', 'chunked;q=1', ',', 'chunked, chunked']) {
+    const e = errorOf(te(value));
+    assert.equal(e?.status, 400, value);
+    assert.equal(e?.code, 'ERR_HTTP_BAD_REQUEST', value);
+  }
+  for (const [value, named] of [['gzip, chunked', 'gzip'], ['deflate,chunked', 'deflate'], ['gzip, br, CHUNKED', 'gzip, br']] as const) {
+    const e = errorOf(te(value));
+    assert.equal(e?.status, 501, value);
+    assert.equal(e?.code, 'ERR_HTTP_TRANSFER_CODING', value);
+    assert.ok(e?.message.includes(`'${named}'`), e?.message);
+  }
+  // A long value is clipped in the message; the request line is named with the error.
+  const long = errorOf(te('x'.repeat(500)));
+  assert.ok(long !== null && long.message.length < 200, long?.message);
+  assert.deepEqual([long?.request?.method, long?.request?.target], ['POST', '/']);
+});
+
+test('errors carry their code and, once read, the request line; header() reads one field without building the others', () => {
+  assert.deepEqual(errorOf(whole('BREW /pot HTTP/1.1\r\nHost: a\r\n\r\n')), { status: 501, code: 'ERR_HTTP_METHOD', message: "method 'BREW' is not implemented", request: null });
+  assert.equal(errorOf(whole('GET / HTTP/2.0\r\nHost: a\r\n\r\n'))?.code, 'ERR_HTTP_VERSION');
+  const bad = errorOf(whole('GET /x HTTP/1.1\r\nHost: a\r\nBad Field: 1\r\n\r\n'));
+  assert.deepEqual([bad?.request?.method, bad?.request?.target], ['GET', '/x']);
+  let head: RequestHead | null = null;
+  const p = new RequestParser(LIMITS, { onHead: (h) => (head = h), onRequest: () => {}, onError: () => {} });
+  p.push(Buffer.from('GET / HTTP/1.1\r\nHost: a\r\nContent-Type: Text/Plain \r\nAccept: a\r\naccept:  b\r\ncontent-type: x/y\r\n\r\n', 'latin1'));
+  const h = head as RequestHead | null;
+  assert.ok(h !== null);
+  assert.equal(h.header('content-type'), 'Text/Plain', 'a single-valued field: the first');
+  assert.equal(h.header('accept'), 'a, b', 'a list field: joined');
+  assert.equal(h.header('host'), 'a');
+  assert.equal(h.header('authorization'), undefined);
+  assert.equal(h.hasContentLength, false);
+});
+
+test('pause() holds further requests of a read until resume(); midRequest and buffered follow the bytes', () => {
+  const seen: string[] = [];
+  const p: RequestParser = new RequestParser(LIMITS, {
+    onHead: () => {},
+    onRequest: (r) => {
+      seen.push(r.head.target);
+      p.pause();
+    },
+    onError: () => {},
+  });
+  p.push(Buffer.from('GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHo', 'latin1'));
+  assert.deepEqual(seen, ['/1']);
+  assert.ok(p.buffered > 0);
+  p.resume();
+  assert.deepEqual(seen, ['/1', '/2']);
+  p.resume();
+  assert.deepEqual(seen, ['/1', '/2'], 'the third is not complete');
+  assert.equal(p.midRequest, true);
+  assert.equal(p.readingHead, true);
+  p.push(Buffer.from('st: a\r\n\r\n', 'latin1'));
+  assert.deepEqual(seen, ['/1', '/2', '/3']);
+  p.resume();
+  assert.equal(p.midRequest, false);
+  assert.equal(p.requestsDone, 3);
+});

@@ -7,7 +7,7 @@ import type { HttpRequest } from '../../src/http/request.js';
 import { GridError } from '../../src/util/errors.js';
 
 function req(body: string | null, headers: Record<string, string> = {}): HttpRequest {
-  return { method: 'POST', segments: [], params: {}, tail: [], headers, body: body === null ? null : Buffer.from(body), remoteAddress: '127.0.0.1', client: { isGone: () => false, onGone: () => () => {} } };
+  return { method: 'POST', segments: [], params: {}, tail: [], header: (name: string) => headers[name], body: body === null ? null : Buffer.from(body), remoteAddress: '127.0.0.1', client: { isGone: () => false, onGone: () => () => {} } };
 }
 
 test('split keeps extra & in the last parameter and empty positions', () => {

@@ -8,7 +8,7 @@ import type { HttpRequest } from '../request.js';
 import { joinTail } from '../path.js';
 
 function requestContentType(req: HttpRequest): string | null {
-  const type = req.headers['content-type'];
+  const type = req.header('content-type');
   return type === undefined || type === '' ? null : type.toLowerCase();
 }
 

@@ -33,7 +33,7 @@ export function clusterVersion(_req: HttpRequest, api: MemberApi): HttpReply {
 
 /** JSON by default; the Prometheus text when the client's Accept asks for it (wantsPrometheusText). */
 export function metrics(req: HttpRequest, api: MemberApi): HttpReply {
-  const accept = req.headers.accept;
+  const accept = req.header('accept');
   if (accept !== undefined && wantsPrometheusText(accept)) return prometheusMetrics(req, api);
   return json(200, metricsJson(api.metricsSnapshot()), VARY_ACCEPT);
 }
