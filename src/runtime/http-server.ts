@@ -168,6 +168,9 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   /** The client half-closed: a request cut short is answered 400; the answers due are still written. */
   onEnd(): void {
     this.peerEnded = true;
+    // A client that sent its FIN is gone for waiting polls: an item is never handed to a poll whose
+    // client may not read it (it stays queued). Other answers due are still written.
+    this.notifyGone();
     if (this.lingering) return;
     // Requests still unread behind a hold are served first; the end is read after them.
     if (this.held) {
@@ -449,6 +452,10 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     this.inFlight = 0;
     this.queue.length = 0;
     this.parts = [];
+    this.notifyGone();
+  }
+
+  private notifyGone(): void {
     const listeners = this.goneListeners;
     this.goneListeners = null;
     if (listeners !== null) for (const l of listeners) l();
@@ -457,11 +464,11 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   // ---- ClientLiveness (for waiting polls)
 
   isGone(): boolean {
-    return this.closed || this.socket.destroyed;
+    return this.closed || this.peerEnded || this.socket.destroyed;
   }
 
   onGone(callback: () => void): () => void {
-    if (this.closed) {
+    if (this.isGone()) {
       queueMicrotask(callback);
       return () => {};
     }
