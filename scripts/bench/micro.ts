@@ -297,7 +297,12 @@ function engineCases(): Case[] {
   socket.emit('data', gets[1] as Buffer);
   if (socket.written - before < 100) throw new Error('micro: the engine did not answer a GET with the value');
   let i = 0;
+  const valueBytes = Buffer.from(value);
+  const keyNames = Array.from({ length: keys }, (_, k) => `k${k}`);
   return [
+    { name: 'engine part: member.mapGet (one member, local)', opsPerCall: 1, run: () => member.mapGet('bench', keyNames[(i = (i + 7919) % keys)] as string) },
+    { name: 'engine part: member.mapPut (one member, local)', opsPerCall: 1, run: () => member.mapPut('bench', keyNames[(i = (i + 7919) % keys)] as string, valueBytes, 'text/plain') },
+    { name: 'engine part: dispatcher.prepare (map target)', opsPerCall: 1, run: () => dispatcher.prepare('GET', `/grid/rest/maps/bench/${keyNames[(i = (i + 7919) % keys)] as string}`) },
     { name: 'engine: map GET, 100-byte value (per request)', opsPerCall: 1, run: () => (socket.emit('data', gets[(i = (i + 7919) % keys)] as Buffer), socket.written) },
     { name: 'engine: map POST, 100-byte value (per request)', opsPerCall: 1, run: () => (socket.emit('data', posts[(i = (i + 7919) % keys)] as Buffer), socket.written) },
   ];

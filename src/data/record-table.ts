@@ -247,7 +247,34 @@ export class RecordTable {
    */
   maintain(): void {
     const shrink = this.records.capacity >= SHRINK_CAPACITY_MIN && this.count * 4 < this.records.capacity;
-    if (shrink || this.slab.shouldCompact()) this.rebuild();
+    if (shrink) this.rebuild();
+    else if (this.slab.shouldCompact()) this.compactSlab();
+  }
+
+  /**
+   * Moves the live records' bytes into a new slab, leaving the garbage behind; records and index
+   * stay (an overwrite-heavy table compacts often: this is the cheap half of a rebuild).
+   */
+  private compactSlab(): void {
+    const records = this.records;
+    const oldSlab = this.slab;
+    const slab = new Slab(oldSlab.liveSharedBytes);
+    for (let i = 0; i < records.highWater; i++) {
+      if (!records.isLive(i)) continue;
+      const bytes = records.getU32(i, W_KEY_BYTES) + records.getU32(i, W_VALUE_BYTES);
+      const location = records.getU32(i, W_LOCATION);
+      const source = oldSlab.chunkAt(location);
+      const start = locationOffset(location);
+      if (isDedicatedLength(bytes)) {
+        assert(start === 0 && source.length === bytes, 'a dedicated chunk holds exactly one record');
+        slab.adopt(source);
+      } else {
+        source.copy(slab.allocate(bytes), slab.lastOffset, start, start + bytes);
+      }
+      records.setU32(i, W_LOCATION, slab.lastLocation);
+    }
+    this.slab = slab;
+    this.modCount++;
   }
 
   private rebuild(): void {

@@ -131,8 +131,10 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   /** When the request being read began (Date.now()), 0 between requests. */
   since = 0;
   private doneAtSince = 0;
-  /** Last read or write (Date.now()). */
-  lastActive = Date.now();
+  /** The server's sweep tick of the last read or write (idle timeout). */
+  lastTick: number;
+  /** When the current read arrived (performance.now(), taken at its first request); 0: not yet. */
+  private readAt = 0;
   private discarded = 0;
   /** The client's FIN came while reading was held back: read it once the held requests are in. */
   private endPending = false;
@@ -143,13 +145,15 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     readonly socket: Socket,
   ) {
     this.remoteAddress = socket.remoteAddress ?? '';
+    this.lastTick = server.tick;
     this.parser = new RequestParser({ headBytesMax: server.limits.headerBytesMax, headerCountMax: HEADER_COUNT_MAX, bodyBytesMax: server.limits.bodyBytesMax }, this);
   }
 
   // ---- reading
 
   onData(chunk: Buffer): void {
-    this.lastActive = Date.now();
+    this.lastTick = this.server.tick;
+    this.readAt = 0;
     if (this.lingering) {
       this.discarded += chunk.length;
       if (this.discarded > LINGER_BYTES_MAX) this.socket.destroy();
@@ -190,7 +194,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   private trackRequestStart(): void {
     const parser = this.parser;
     if (!parser.midRequest) this.since = 0;
-    else if (this.since === 0 || parser.requestsDone !== this.doneAtSince) this.since = this.lastActive;
+    else if (this.since === 0 || parser.requestsDone !== this.doneAtSince) this.since = Date.now();
     this.doneAtSince = parser.requestsDone;
   }
 
@@ -205,7 +209,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     const prepared = this.server.prepare(head.method, head.target);
     if (prepared.kind === 'reply') {
       this.beginRequest();
-      this.answer(performance.now(), KIND.OTHER, head.method === 'HEAD', false, { ...prepared.reply, close: true });
+      this.answer(this.arrival(), KIND.OTHER, head.method === 'HEAD', false, { ...prepared.reply, close: true });
       return;
     }
     this.expecting = prepared;
@@ -218,7 +222,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       this.parser.pause();
       return;
     }
-    const startedAt = performance.now();
+    const startedAt = this.arrival();
     const head = parsed.head;
     this.beginRequest();
     const server = this.server;
@@ -259,7 +263,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     const reply = request === null ? jsonError(e) : server.dispatcher.requestError(request.method, request.target, e);
     this.expecting = null;
     this.beginRequest();
-    this.answer(performance.now(), KIND.OTHER, false, false, { ...reply, close: true });
+    this.answer(this.arrival(), KIND.OTHER, false, false, { ...reply, close: true });
   }
 
   /** The headers or body did not arrive in time: 408, then close. */
@@ -272,6 +276,11 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     this.beginRequest();
     this.answer(performance.now(), KIND.OTHER, false, false, { ...reply, close: true });
     this.flush();
+  }
+
+  /** When the requests of the current read arrived (one clock read per read, not per request). */
+  private arrival(): number {
+    return this.readAt !== 0 ? this.readAt : (this.readAt = performance.now());
   }
 
   private beginRequest(): void {
@@ -321,11 +330,11 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     if (status < 300) counters.status2xx++;
     else if (status < 500) counters.status4xx++;
     else counters.status5xx++;
-    server.requestStats.record(kind, status, (performance.now() - startedAt) / 1000);
+    server.requestStats.record(kind, status, (server.batchClock() - startedAt) / 1000);
     const close = reply.close === true || !keepAlive || server.stopping;
     const raw = reply.body;
     const body = raw === undefined ? null : typeof raw === 'string' ? (raw.length === 0 ? null : Buffer.from(raw, 'utf8')) : raw.length === 0 ? null : raw;
-    this.append(responseHead(reply, body === null ? 0 : body.length, close ? CLOSE_TAIL : server.keepAliveTail), headRequest ? null : body);
+    this.append(server.head(reply, body === null ? 0 : body.length, close), headRequest ? null : body);
     this.inFlight--;
     if (--server.activeRequests === 0) server.answered();
     if (close) this.decideClose();
@@ -358,7 +367,8 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       const bytes = this.partsBytes;
       this.parts = [];
       this.partsBytes = 0;
-      this.lastActive = Date.now();
+      this.lastTick = this.server.tick;
+      this.server.batchEnded();
       const socket = this.socket;
       let writable: boolean;
       if (parts.length === 1) {
@@ -414,6 +424,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       this.reading = false;
     }
     this.since = 0;
+    this.readAt = 0;
     this.trackRequestStart();
     if (this.endPending && !this.held) {
       this.endPending = false;
@@ -488,6 +499,15 @@ export class RestServer {
   private idleWaiters: (() => void)[] = [];
   private sweepTimer: NodeJS.Timeout | null = null;
   readonly keepAliveTail: string;
+  /** Seconds counted by the sweep: connections note it when they read or write (idle timeout). */
+  tick = 0;
+  /** performance.now() for the answers of the batch being built; 0: not read yet. */
+  private batchNow = 0;
+  // The last answer head without extra fields, and what it was made from (most answers repeat it).
+  private cachedStatus = 0;
+  private cachedType: string | undefined = undefined;
+  private cachedLength = -1;
+  private cachedHead = '';
   /** Replies by status class, for metrics. */
   readonly counters = { requests: 0, status2xx: 0, status4xx: 0, status5xx: 0, clientErrors: 0 };
   /** Answers and latency per endpoint kind. */
@@ -519,6 +539,27 @@ export class RestServer {
 
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /** The clock for the answers being written now (one read per batch). */
+  batchClock(): number {
+    return this.batchNow !== 0 ? this.batchNow : (this.batchNow = performance.now());
+  }
+
+  batchEnded(): void {
+    this.batchNow = 0;
+  }
+
+  /** The head of an answer: kept-alive answers without extra fields repeat, and are made once. */
+  head(reply: HttpReply, bodyBytes: number, close: boolean): string {
+    if (close || reply.headers !== undefined) return responseHead(reply, bodyBytes, close ? CLOSE_TAIL : this.keepAliveTail);
+    if (reply.status === this.cachedStatus && reply.contentType === this.cachedType && bodyBytes === this.cachedLength) return this.cachedHead;
+    const head = responseHead(reply, bodyBytes, this.keepAliveTail);
+    this.cachedStatus = reply.status;
+    this.cachedType = reply.contentType;
+    this.cachedLength = bodyBytes;
+    this.cachedHead = head;
+    return head;
   }
 
   prepare(method: string, target: string): Prepared {
@@ -554,6 +595,7 @@ export class RestServer {
 
   /** Headers, body and idle timeouts. */
   private sweep(): void {
+    this.tick++;
     const now = Date.now();
     const headersMs = this.limits.headersTimeoutSeconds * 1000;
     const requestMs = Math.max(this.limits.headersTimeoutSeconds, REQUEST_TIMEOUT_SECONDS_MIN) * 1000;
@@ -562,7 +604,7 @@ export class RestServer {
       if (c.closing || c.held) continue;
       if (c.since !== 0) {
         if (now - c.since >= (c.parser.readingHead ? headersMs : requestMs)) c.timeout();
-      } else if (c.inFlight === 0 && now - c.lastActive >= idleMs) {
+      } else if (c.inFlight === 0 && (this.tick - c.lastTick - 1) * SWEEP_INTERVAL_MS >= idleMs) {
         c.closing = true;
         c.stagedClose();
       }

@@ -7,9 +7,18 @@ import { empty, type HttpReply } from '../reply.js';
 import type { HttpRequest } from '../request.js';
 import { joinTail } from '../path.js';
 
+/** The last Content-Type seen and its lower-cased form (clients repeat theirs: no new string per request). */
+let lastType = '';
+let lastTypeLower = '';
+
 function requestContentType(req: HttpRequest): string | null {
   const type = req.header('content-type');
-  return type === undefined || type === '' ? null : type.toLowerCase();
+  if (type === undefined || type === '') return null;
+  if (type !== lastType) {
+    lastType = type;
+    lastTypeLower = type.toLowerCase();
+  }
+  return lastTypeLower;
 }
 
 function valueReply(stored: StoredValue | null): HttpReply {
