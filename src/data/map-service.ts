@@ -17,7 +17,7 @@ import { MerkleTree } from './merkle-tree.js';
 
 export type { MapEntryExport, MerkleEntryDigest } from './map-store.js';
 export type { MapRecordView } from './record-table.js';
-import type { MapRecordView } from './record-table.js';
+import type { MapRecordView, StoredRecord } from './record-table.js';
 
 export const MAP_KEY_BYTES_MAX_DEFAULT = 64 * 1024;
 export const MAP_VALUE_BYTES_MAX_DEFAULT = 256 * 1024 * 1024;
@@ -61,6 +61,14 @@ export class MapService {
     const store = this.storesByName.get(mapName);
     if (store === undefined || key.length > this.keyBytesMax) return null;
     return store.get(key, partitionId, nowMs);
+  }
+
+  /** Like get, for an answer: the value and content type only. */
+  getStored(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): StoredRecord | null {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined || key.length > this.keyBytesMax) return null;
+    return store.getStored(key, partitionId, nowMs);
   }
 
   /** The record a write just stored (as `peek`, without a second lookup when it was the last write). */

@@ -17,7 +17,7 @@ import type { Random } from '../util/clock.js';
 import type { MapRecordView } from './record-table.js';
 import type { ContentTypes } from './content-types.js';
 import { assert } from '../util/assert.js';
-import { type RecordMetadata, RecordTable } from './record-table.js';
+import { type RecordMetadata, RecordTable, type StoredRecord } from './record-table.js';
 
 export type { RecordMetadata };
 import { type ExpiryPolicy, expiryEnabled, expiryPolicyOf, isExpired } from './expiry.js';
@@ -101,6 +101,16 @@ export class MapStore {
     if (index < 0) return null;
     table.touch(index, nowMs);
     return table.view(index);
+  }
+
+  /** Like get, for an answer: the value and content type only (no metadata to build). */
+  getStored(key: Uint8Array, partitionId: number, nowMs: number): StoredRecord | null {
+    const table = this.tables[partitionId];
+    if (table === null || table === undefined) return null;
+    const index = this.findLive(partitionId, table, key, indexHash(key), nowMs);
+    if (index < 0) return null;
+    table.touch(index, nowMs);
+    return table.stored(index);
   }
 
   /** Like get, but not a read: the record's hits and last access stay as they were (merge policies compare them). */

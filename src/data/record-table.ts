@@ -54,6 +54,14 @@ export interface RecordMetadata {
   readonly hits: number;
 }
 
+/** A record's value and content type, as a read answers them (read-only: `value` shares memory with the store). */
+export class StoredRecord {
+  constructor(
+    readonly value: Buffer,
+    readonly contentType: string | null,
+  ) {}
+}
+
 export class RecordTable {
   count = 0;
   /** Bumped by every structural change, so iterators can detect mutation under them. */
@@ -175,6 +183,14 @@ export class RecordTable {
   }
 
   /** A snapshot of the record whose bytes stay valid whatever happens to the table later. */
+  /** The value and content type of a record (a read's answer): what `view` gives, without the metadata. */
+  stored(index: number): StoredRecord {
+    const records = this.records;
+    const location = records.getU32(index, W_LOCATION);
+    const start = locationOffset(location) + records.getU32(index, W_KEY_BYTES);
+    return new StoredRecord(this.slab.chunkAt(location).subarray(start, start + records.getU32(index, W_VALUE_BYTES)), this.types.name(records.getU32(index, W_CONTENT_TYPE)));
+  }
+
   view(index: number): MapRecordView {
     const records = this.records;
     const location = records.getU32(index, W_LOCATION);

@@ -6,7 +6,7 @@ import { GridError, isGridError } from '../util/errors.js';
 import type { EndpointGroup } from '../config/types.js';
 import type { MemberApi } from '../member/member-api.js';
 import { classifyGroup } from './groups.js';
-import { splitTarget } from './path.js';
+import { targetSegments } from './path.js';
 import { dataError, empty, jsonError, type HttpReply } from './reply.js';
 import type { HttpRequest } from './request.js';
 import type { RouteTable, Route } from './routes.js';
@@ -48,7 +48,7 @@ export class Dispatcher {
     }
     let segments: string[];
     try {
-      segments = splitTarget(target).segments;
+      segments = targetSegments(target);
     } catch (e) {
       if (isGridError(e)) return { kind: 'reply', reply: this.pathError(method, target, e) };
       throw e;

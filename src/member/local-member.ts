@@ -36,6 +36,8 @@ import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
 import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from './metrics-snapshot.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
+/** Keys up to this many UTF-8 bytes are seen through a view of the scratch buffer made once. */
+const KEY_VIEWS = 256;
 /** Entries of a tcp-ip member list taken from another member at most. */
 const MEMBER_LIST_MAX = 10_000;
 /** clusterShutdown waits at most this long for the other members to acknowledge before it stops this one. */
@@ -95,6 +97,10 @@ export class LocalMember implements MemberApi {
   private readonly log: ComponentLogger;
   /** Keys are encoded here, not into a fresh ArrayBuffer per call: the store copies what it keeps. */
   private readonly keyScratch = Buffer.allocUnsafe(KEY_SCRATCH_BYTES);
+  /** keyViews[n]: the first n bytes of keyScratch. */
+  private readonly keyViews: readonly Buffer[] = Array.from({ length: KEY_VIEWS }, (_, n) => this.keyScratch.subarray(0, n));
+  /** The partition of the key keyOf() read last. */
+  private keyPartition = 0;
 
   constructor(
     private readonly config: Config,
@@ -195,11 +201,22 @@ export class LocalMember implements MemberApi {
 
   // ── data ─────────────────────────────────────────────────────────────────────────────────────────
 
-  /** The key's UTF-8 bytes (valid until the next call) and its partition. */
-  private keyOf(key: string): { bytes: Uint8Array; partitionId: number } {
+  /**
+   * The key's UTF-8 bytes (valid until the next call); its partition is left in `keyPartition`. Short
+   * keys are written into the scratch buffer and seen through a view made once per length (no object
+   * per call: this runs for every data call).
+   */
+  private keyOf(key: string): Uint8Array {
+    let bytes: Uint8Array;
     // A UTF-16 code unit never needs more than 3 UTF-8 bytes.
-    const bytes = key.length * 3 <= KEY_SCRATCH_BYTES ? this.keyScratch.subarray(0, this.keyScratch.write(key, 0, 'utf8')) : Buffer.from(key, 'utf8');
-    return { bytes, partitionId: partitionIdOf(keyHash(bytes), this.config.properties.partitionCount) };
+    if (key.length * 3 <= KEY_SCRATCH_BYTES) {
+      const n = this.keyScratch.write(key, 0, 'utf8');
+      bytes = n < KEY_VIEWS ? (this.keyViews[n] as Buffer) : this.keyScratch.subarray(0, n);
+    } else {
+      bytes = Buffer.from(key, 'utf8');
+    }
+    this.keyPartition = partitionIdOf(keyHash(bytes), this.config.properties.partitionCount);
+    return bytes;
   }
 
   /**
@@ -243,10 +260,10 @@ export class LocalMember implements MemberApi {
 
   mapGet(mapName: string, key: string): Awaitable<StoredValue | null> {
     this.refuseWhenNotJoined();
-    const { bytes, partitionId } = this.keyOf(key);
+    const bytes = this.keyOf(key);
+    const partitionId = this.keyPartition;
     if (this.node.isFastLocal(partitionId)) {
-      // The record view carries value and contentType: it is a StoredValue already.
-      return this.node.store.maps.get(mapName, bytes, partitionId, this.env.clock.nowMs());
+      return this.node.store.maps.getStored(mapName, bytes, partitionId, this.env.clock.nowMs());
     }
     return then(this.remote(partitionId, OP.MAP_GET, mapName, bytes, EMPTY, null), toStoredValue);
   }
@@ -254,14 +271,16 @@ export class LocalMember implements MemberApi {
   mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<void> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map put');
-    const { bytes, partitionId } = this.keyOf(key);
+    const bytes = this.keyOf(key);
+    const partitionId = this.keyPartition;
     return then(this.run(partitionId, OP.MAP_PUT, mapName, bytes, value, contentType), () => undefined);
   }
 
   mapRemove(mapName: string, key: string): Awaitable<void> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map remove');
-    const { bytes, partitionId } = this.keyOf(key);
+    const bytes = this.keyOf(key);
+    const partitionId = this.keyPartition;
     return then(this.run(partitionId, OP.MAP_REMOVE, mapName, bytes, EMPTY, null), () => undefined);
   }
 

@@ -380,11 +380,11 @@ class HttpConnection implements ParserHandler, ClientLiveness {
         for (const p of parts) at += typeof p === 'string' ? out.write(p, at, 'latin1') : p.copy(out, at);
         writable = socket.write(out);
       } else {
+        // Large bodies are not copied: the parts go out as one vector write.
         socket.cork();
-        for (const p of parts) typeof p === 'string' ? socket.write(p, 'latin1') : socket.write(p);
-        writable = socket.write(Buffer.alloc(0));
+        writable = true;
+        for (const p of parts) writable = typeof p === 'string' ? socket.write(p, 'latin1') : socket.write(p);
         socket.uncork();
-        writable = socket.writableLength < socket.writableHighWaterMark;
       }
       if (!writable && !this.heldByWrite) {
         this.heldByWrite = true;
