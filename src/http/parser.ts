@@ -376,6 +376,8 @@ export class RequestParser {
         break;
       case 17:
         if (nameIs(b, s, colon, 'transfer-encoding')) {
+          // As for Content-Length, no tab around the framing value (node:http refuses a trailing one).
+          for (let k = colon + 1; k < e; k++) if (b[k] === HTAB) refuse(400, 'a tab in a Transfer-Encoding value');
           const v = b.toString('latin1', vs, ve);
           this.transferEncoding = this.transferEncoding === null ? v : `${this.transferEncoding}, ${v}`;
         }
@@ -408,7 +410,10 @@ export class RequestParser {
     if (transferEncoding !== null) {
       if (contentLength !== -2) refuse(400, 'both Transfer-Encoding and Content-Length: the body length is ambiguous');
       if (minorVersion === 0) refuse(400, 'Transfer-Encoding in an HTTP/1.0 request');
-      const codings = transferEncoding.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '');
+      const codings = transferEncoding.split(',').map((c) => c.trim().toLowerCase());
+      // An empty list element (`chunked,`) is refused rather than skipped: framing is read exactly as
+      // strictly as node:http (and most proxies) read it, so no two readers disagree on a body.
+      if (codings.includes('')) refuse(400, `Transfer-Encoding '${clip(transferEncoding)}' has an empty element`);
       const last = codings[codings.length - 1];
       if (last !== 'chunked') refuse(400, `Transfer-Encoding '${clip(transferEncoding)}' does not end with chunked: the body length cannot be determined`);
       const before = codings.slice(0, -1);

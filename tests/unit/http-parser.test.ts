@@ -187,8 +187,8 @@ test('seeded streams of pipelined requests parse the same whatever the splits', 
 
 test('Transfer-Encoding: chunked alone frames the body; another last coding is 400; another coding before chunked is 501 naming it; chunked twice is 400', () => {
   const te = (value: string): Event[] => whole(`POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ${value}\r\n\r\n0\r\n\r\n`);
-  for (const value of ['chunked', 'Chunked', 'CHUNKED', 'chunked ', 'chunked,', ', chunked']) assert.equal(requests(te(value)).length, 1, value);
-  for (const value of ['gzip', 'identity', 'xchunked', 'chunkedx', 'gzip, identity', 'chunked, gzip', 'chunked;q=1', ',', 'chunked, chunked']) {
+  for (const value of ['chunked', 'Chunked', 'CHUNKED', 'chunked ']) assert.equal(requests(te(value)).length, 1, value);
+  for (const value of ['gzip', 'identity', 'xchunked', 'chunkedx', 'gzip, identity', 'chunked, gzip', 'chunked;q=1', ',', 'chunked, chunked', 'chunked,', ', chunked', 'gzip,,chunked']) {
     const e = errorOf(te(value));
     assert.equal(e?.status, 400, value);
     assert.equal(e?.code, 'ERR_HTTP_BAD_REQUEST', value);
