@@ -126,6 +126,8 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   private heldByCap = false;
   /** Reading is held back: the socket has more queued for writing than the kernel took. */
   private heldByWrite = false;
+  /** The head read last announced a body that has not all arrived (counted in activeRequests). */
+  private bodyPending = false;
   /** The routing of an `Expect: 100-continue` request, decided at its head. */
   private expecting: Prepared | null = null;
   /** When the request being read began (Date.now()), 0 between requests. */
@@ -203,7 +205,12 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       this.parser.pause();
       return;
     }
-    if (!head.expectContinue || (head.contentLength === 0 && !head.chunked)) return;
+    if (head.contentLength === 0 && !head.chunked) return;
+    // A request whose body is still to come counts as in flight from its head: a graceful stop waits
+    // for it (bounded), as for a request being handled.
+    this.bodyPending = true;
+    this.server.activeRequests++;
+    if (!head.expectContinue) return;
     // Decide before the body is sent: a request that will be refused gets its final answer now,
     // without a 100, and the connection closes (the body that may still come is discarded).
     const prepared = this.server.prepare(head.method, head.target);
@@ -283,7 +290,15 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     return this.readAt !== 0 ? this.readAt : (this.readAt = performance.now());
   }
 
+  /** The request whose head counted it in flight is complete, refused or gone. */
+  private endBodyPending(): void {
+    if (!this.bodyPending) return;
+    this.bodyPending = false;
+    if (--this.server.activeRequests === 0) this.server.answered();
+  }
+
   private beginRequest(): void {
+    this.endBodyPending();
     this.server.counters.requests++;
     this.inFlight++;
     this.server.activeRequests++;
@@ -362,6 +377,19 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   /** Writes the batch; then releases held reading, or closes in stages once the last answer is out. */
   flush(): void {
     if (this.closed) return;
+    this.writeBatch();
+    if (this.closing) {
+      if (this.inFlight === 0 && this.queue.length === 0) this.stagedClose();
+      return;
+    }
+    if (this.heldByCap && this.inFlight < this.server.limits.pipelineMax) {
+      this.heldByCap = false;
+      this.releaseReading();
+    }
+  }
+
+  /** Writes the answers batched so far (one write), if any. */
+  private writeBatch(): void {
     const parts = this.parts;
     if (parts.length > 0) {
       const bytes = this.partsBytes;
@@ -390,14 +418,6 @@ class HttpConnection implements ParserHandler, ClientLiveness {
         this.heldByWrite = true;
         this.holdReading();
       }
-    }
-    if (this.closing) {
-      if (this.inFlight === 0 && this.queue.length === 0) this.stagedClose();
-      return;
-    }
-    if (this.heldByCap && this.inFlight < this.server.limits.pipelineMax) {
-      this.heldByCap = false;
-      this.releaseReading();
     }
   }
 
@@ -447,6 +467,8 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     if (this.lingering || this.closed) return;
     this.lingering = true;
     this.closing = true;
+    // Answers batched but not written yet (a flush still queued) go out before the FIN.
+    this.writeBatch();
     const socket = this.socket;
     socket.end();
     if (this.peerEnded) return;
@@ -459,6 +481,10 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     if (this.closed) return;
     this.closed = true;
     this.closing = true;
+    if (this.bodyPending) {
+      this.bodyPending = false;
+      this.server.activeRequests--;
+    }
     this.server.activeRequests -= this.inFlight;
     this.inFlight = 0;
     this.queue.length = 0;
@@ -615,6 +641,8 @@ export class RestServer {
   async drain(deadlineMs: number): Promise<void> {
     this.stopping = true;
     for (const c of this.connections) {
+      // Idle connections close now (after any answer still batched); busy ones close after their
+      // last answer, which says `Connection: close`.
       if (c.inFlight === 0 && c.since === 0) {
         c.closing = true;
         c.stagedClose();
@@ -629,6 +657,9 @@ export class RestServer {
         });
       });
     }
+    // Answers still batched (their flush is queued behind this) go out before the sockets close.
+    for (const c of this.connections) c.flush();
+    await new Promise<void>((resolve) => setImmediate(resolve));
     for (const c of this.connections) c.socket.destroy();
     this.stopSweep();
   }
