@@ -145,6 +145,11 @@ export type OpOutcome =
   | { readonly kind: 'count'; readonly count: number }
   | { readonly kind: 'done' };
 
+// Outcomes without data are shared (frozen, never mutated): a write allocates none.
+const FLAG_TRUE: OpOutcome = Object.freeze({ kind: 'flag', flag: true });
+const FLAG_FALSE: OpOutcome = Object.freeze({ kind: 'flag', flag: false });
+const DONE: OpOutcome = Object.freeze({ kind: 'done' });
+
 export interface OwnerResult {
   readonly outcome: OpOutcome;
   /** What the backups must apply, or null when nothing changed. */
@@ -237,21 +242,21 @@ export class ReplicaStore {
       case OP.MAP_PUT:
       case OP.MAP_PUT_IF_ABSENT: {
         if (op.code === OP.MAP_PUT_IF_ABSENT && this.maps.get(op.name, key, partitionId, nowMs) !== null) {
-          return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'map', name: op.name } };
+          return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'map', name: op.name } };
         }
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
-        const r = this.changed(partitionId, { kind: 'flag', flag: true }, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
+        const r = this.changed(partitionId, FLAG_TRUE, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
         return r;
       }
       case OP.MAP_REMOVE:
       case OP.WAN_MAP_REMOVE: {
         const wan = op.code === OP.WAN_MAP_REMOVE;
-        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: DONE, backup: null, structure: { kind: 'map', name: op.name } };
         const removed = this.maps.remove(op.name, key, partitionId, nowMs);
         if (wan) this.noteWan(partitionId, op.contentType);
-        if (!removed) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
-        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
+        if (!removed) return { outcome: DONE, backup: null, structure: { kind: 'map', name: op.name } };
+        const r = this.changed(partitionId, DONE, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'remove', key, nowMs, wan ? originOf(op.value) : null, true));
         return r;
       }
@@ -260,18 +265,18 @@ export class ReplicaStore {
         // A clear is a write even when the partition held nothing of the map: WAN replicates it (the
         // target may hold entries this cluster never had), so it needs a version and its backups.
         const wan = op.code === OP.WAN_MAP_CLEAR;
-        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'done' }, backup: null, structure: { kind: 'map', name: op.name } };
+        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: DONE, backup: null, structure: { kind: 'map', name: op.name } };
         this.maps.clearInPartition(op.name, partitionId);
         if (wan) this.noteWan(partitionId, op.contentType);
-        const r = this.changed(partitionId, { kind: 'done' }, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
+        const r = this.changed(partitionId, DONE, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'clear', EMPTY, nowMs, wan ? originOf(op.value) : null, true));
         return r;
       }
       case OP.QUEUE_OFFER: {
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
-        if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
-        if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
-        const stored = this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+        if (r === 'full') return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'delivered') return { outcome: FLAG_TRUE, backup: null, structure: { kind: 'queue', name: op.name } };
+        const stored = this.changed(partitionId, FLAG_TRUE, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
         this.emitQueue(partitionId, op.name, 'queueStore', r, r.id, true);
         return stored;
       }
@@ -287,13 +292,13 @@ export class ReplicaStore {
         const id = mergeItemId(op.key);
         // Already here by that id, or handed back a moment ago by another replica of the merging side.
         if (this.queues.hasItem(op.name, id, op.value) || (id >= 0 && this.mergedItems.storedAs(op.name, id, op.value, nowMs) !== null)) {
-          return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+          return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
         }
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
-        if (r === 'full') return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'full') return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
         if (id >= 0) this.mergedItems.remember(op.name, id, op.value, r === 'delivered' ? -1 : r.id, nowMs);
-        if (r === 'delivered') return { outcome: { kind: 'flag', flag: true }, backup: null, structure: { kind: 'queue', name: op.name } };
-        const stored = this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
+        if (r === 'delivered') return { outcome: FLAG_TRUE, backup: null, structure: { kind: 'queue', name: op.name } };
+        const stored = this.changed(partitionId, FLAG_TRUE, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
         this.emitQueue(partitionId, op.name, 'queueStore', r, r.id, true);
         return stored;
       }
@@ -305,9 +310,9 @@ export class ReplicaStore {
           const stored = this.mergedItems.storedAs(op.name, id, op.value, nowMs);
           if (stored !== null && stored >= 0) id = stored;
         }
-        if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: { kind: 'flag', flag: false }, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
         this.queues.removeReplica(op.name, id);
-        const removed = this.changed(partitionId, { kind: 'flag', flag: true }, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
+        const removed = this.changed(partitionId, FLAG_TRUE, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
         this.emitQueue(partitionId, op.name, 'queueRemove', null, id, true);
         return removed;
       }

@@ -36,6 +36,23 @@ import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
 import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from './metrics-snapshot.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
+/** Keys up to this many characters are copied by a loop when they are ASCII (cheaper than Buffer.write). */
+const ASCII_LOOP_CHARS_MAX = 64;
+
+/**
+ * Writes `key` into `scratch` as UTF-8 and returns the byte count: a plain loop for ASCII (the
+ * common key), Buffer.write as soon as a character is not.
+ */
+function writeAscii(scratch: Buffer, key: string): number {
+  const n = key.length;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return scratch.write(key, 0, 'utf8');
+    scratch[i] = c;
+  }
+  return n;
+}
+
 /** Keys up to this many UTF-8 bytes are seen through a view of the scratch buffer made once. */
 const KEY_VIEWS = 256;
 /** Entries of a tcp-ip member list taken from another member at most. */
@@ -210,7 +227,7 @@ export class LocalMember implements MemberApi {
     let bytes: Uint8Array;
     // A UTF-16 code unit never needs more than 3 UTF-8 bytes.
     if (key.length * 3 <= KEY_SCRATCH_BYTES) {
-      const n = this.keyScratch.write(key, 0, 'utf8');
+      const n = key.length <= ASCII_LOOP_CHARS_MAX ? writeAscii(this.keyScratch, key) : this.keyScratch.write(key, 0, 'utf8');
       bytes = n < KEY_VIEWS ? (this.keyViews[n] as Buffer) : this.keyScratch.subarray(0, n);
     } else {
       bytes = Buffer.from(key, 'utf8');

@@ -400,8 +400,9 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       const socket = this.socket;
       let writable: boolean;
       if (parts.length === 1) {
+        // One answer without a body (a write's 200): the repeated head goes out as bytes made once.
         const only = parts[0] as string;
-        writable = socket.write(only, 'latin1');
+        writable = socket.write(this.server.headBytes(only));
       } else if (bytes <= COALESCE_BYTES_MAX) {
         const out = Buffer.allocUnsafe(bytes);
         let at = 0;
@@ -534,6 +535,7 @@ export class RestServer {
   private cachedType: string | undefined = undefined;
   private cachedLength = -1;
   private cachedHead = '';
+  private cachedHeadBytes: Buffer | null = null;
   /** Replies by status class, for metrics. */
   readonly counters = { requests: 0, status2xx: 0, status4xx: 0, status5xx: 0, clientErrors: 0 };
   /** Answers and latency per endpoint kind. */
@@ -576,6 +578,12 @@ export class RestServer {
     this.batchNow = 0;
   }
 
+  /** The bytes of `head`: those of the repeated head are made once. */
+  headBytes(head: string): Buffer {
+    if (head !== this.cachedHead) return Buffer.from(head, 'latin1');
+    return (this.cachedHeadBytes ??= Buffer.from(head, 'latin1'));
+  }
+
   /** The head of an answer: kept-alive answers without extra fields repeat, and are made once. */
   head(reply: HttpReply, bodyBytes: number, close: boolean): string {
     if (close || reply.headers !== undefined) return responseHead(reply, bodyBytes, close ? CLOSE_TAIL : this.keepAliveTail);
@@ -585,6 +593,7 @@ export class RestServer {
     this.cachedType = reply.contentType;
     this.cachedLength = bodyBytes;
     this.cachedHead = head;
+    this.cachedHeadBytes = null;
     return head;
   }
 
