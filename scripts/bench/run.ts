@@ -8,7 +8,8 @@
 // `node dist/member.js`, and the cluster's three members), wait for each to be ready, preload the
 // 10,000 keys into each (not the ceiling, which stores nothing), then for map GET and map POST: a
 // warm-up run per server, and rounds of alternating runs, each round starting one server later
-// (bare, net, member, cluster; net, member, cluster, bare; ...). Ratios are of the medians over the rounds: member/bare, cluster/bare and
+// (bare, net, member, cluster; net, member, cluster, bare; ...), each run starting once every
+// server's processes are quiet (settle()). Ratios are of the medians over the rounds: member/bare, cluster/bare and
 // cluster/member. Each run reports requests/s, p50/p99 latency, non-2xx answers and errors. A table
 // streams while it runs; a summary and one JSON line per benchmark end the output.
 //
@@ -21,7 +22,7 @@
 // Hygiene: loopback only; every wait has a deadline; every child process is tracked and killed in a
 // finally block, on SIGINT/SIGTERM and at exit.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { clusterBackupCount, clusterMembers, clusterSummary, runRebalanceBench, startCluster, type Cluster, type ClusterWorkloadSummary } from './cluster.js';
@@ -394,6 +395,45 @@ function summarize(rows: readonly Row[], workload: LoadMethod, bareLabel: string
   };
 }
 
+/** CPU ticks (user + system) a process has used, from /proc; null where there is no /proc. */
+function cpuTicks(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+const settleDeadlineMs = 10_000;
+const settleWindowMs = 250;
+
+/**
+ * Waits until the processes together use less than one clock tick (10 ms of CPU) in a 250 ms window,
+ * at most settleDeadlineMs; false if they never did. Without /proc it waits one window.
+ */
+async function settle(pids: readonly number[]): Promise<boolean> {
+  const total = (): number | null => {
+    let sum = 0;
+    for (const pid of pids) {
+      const t = cpuTicks(pid);
+      if (t === null) return null;
+      sum += t;
+    }
+    return sum;
+  };
+  const deadline = Date.now() + settleDeadlineMs;
+  let before = total();
+  for (;;) {
+    await delay(settleWindowMs);
+    const after = total();
+    if (before === null || after === null) return true;
+    if (after - before < 1) return true;
+    if (Date.now() > deadline) return false;
+    before = after;
+  }
+}
+
 /** The node:net ceiling against the member and the bare node:http server (medians over the rounds). */
 interface CeilingSummary {
   readonly netRps: number;
@@ -595,7 +635,12 @@ async function runHttpBench(flags: Flags, failures: string[], warnings: string[]
         );
       }
       await delay(pauseBetweenRunsMs);
+      // Every server's processes quiet before the next run: a server still busy after its own run
+      // (the cluster's replication catch-up and GC) would otherwise slow whichever server follows it.
+      const settled = await settle(serverPids());
+      if (!settled) warnings.push(`${workload} after ${target.label} round ${roundName}: the servers were still busy after ${settleDeadlineMs} ms`);
     };
+    const serverPids = (): number[] => [...servers, ...(cluster?.members ?? [])].map((s) => s.child.pid ?? 0).filter((pid) => pid > 0);
 
     say('');
     say(tableLine([...columns]));
