@@ -53,16 +53,18 @@ export function targetSegments(rawTarget: string): string[] {
     throw new GridError('ERR_HTTP_BAD_REQUEST', 'request target is not in origin-form (it must start with "/")');
   }
   const end = pathEnd(rawTarget);
-  const segments: string[] = [];
+  // The array is made at its size (a growing one allocates twice): count the slashes first.
+  let count = 1;
+  for (let i = 1; i < end; i++) if (rawTarget.charCodeAt(i) === SLASH) count++;
+  const segments = new Array<string>(count);
   // indexOf + slice is about twice as fast as slice(1).split('/') on typical targets (scripts/bench/micro.ts).
   let start = 1;
-  for (;;) {
+  for (let k = 0; k < count - 1; k++) {
     const slash = rawTarget.indexOf('/', start);
-    if (slash === -1 || slash >= end) break;
-    segments.push(rawTarget.slice(start, slash));
+    segments[k] = rawTarget.slice(start, slash);
     start = slash + 1;
   }
-  segments.push(rawTarget.slice(start, end));
+  segments[count - 1] = rawTarget.slice(start, end);
   const pct = rawTarget.indexOf(PERCENT);
   if (pct !== -1 && pct < end) {
     for (let i = 0; i < segments.length; i++) segments[i] = decodeSegment(segments[i] as string);

@@ -36,6 +36,9 @@ import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
 import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from './metrics-snapshot.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
+/** A local call that is never cancelled from outside. */
+const NO_CANCEL_HOOK = (): void => {};
+
 /** Keys up to this many characters are copied by a loop when they are ASCII (cheaper than Buffer.write). */
 const ASCII_LOOP_CHARS_MAX = 64;
 
@@ -262,7 +265,7 @@ export class LocalMember implements MemberApi {
     if (this.node.isFastLocal(partitionId)) {
       let sync: LocalResult | null = null;
       let later: ((r: LocalResult) => void) | null = null;
-      this.node.runLocal(partitionId, ClusterNode.op(code, name, key, value, contentType), (r) => (later === null ? (sync = r) : later(r)), () => {});
+      this.node.runLocal(partitionId, ClusterNode.op(code, name, key, value, contentType), (r) => (later === null ? (sync = r) : later(r)), NO_CANCEL_HOOK);
       const now = sync as LocalResult | null;
       if (now !== null) return unwrap(now) ?? this.remote(partitionId, code, name, key, value, contentType);
       return new Promise<LocalResult>((resolve) => (later = resolve)).then((r) => unwrap(r) ?? this.remote(partitionId, code, name, key, value, contentType));

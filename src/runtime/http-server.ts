@@ -65,6 +65,8 @@ const REQUEST_TIMEOUT_SECONDS_MIN = 300;
 const FLUSH_BYTES = 256 * 1024;
 /** Batches up to this size are copied into one buffer; larger ones are written as a vector. */
 const COALESCE_BYTES_MAX = 64 * 1024;
+/** Batch slots a connection keeps between batches (an answer is a head and maybe a body). */
+const PARTS_KEPT = 8;
 /** How often timeouts are checked. */
 const SWEEP_INTERVAL_MS = 1000;
 
@@ -109,7 +111,9 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   /** Answers that wait for an earlier one, in request order. */
   private readonly queue: Slot[] = [];
   /** The batch: answer heads (latin1 strings) and bodies, written together. */
-  private parts: (string | Buffer)[] = [];
+  /** parts[0, partsCount): the batch. The array is kept (no array per batch); written slots are cleared. */
+  private readonly parts: (string | Buffer | null)[] = new Array<string | Buffer | null>(PARTS_KEPT).fill(null);
+  private partsCount = 0;
   private partsBytes = 0;
   inFlight = 0;
   /** Nothing read from now on is served; the answers due are still written. */
@@ -356,10 +360,10 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   }
 
   private append(head: string, body: Buffer | null): void {
-    this.parts.push(head);
+    this.addPart(head);
     this.partsBytes += head.length;
     if (body !== null) {
-      this.parts.push(body);
+      this.addPart(body);
       this.partsBytes += body.length;
     }
     if (this.partsBytes >= FLUSH_BYTES) this.flush();
@@ -388,33 +392,50 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     }
   }
 
+  private addPart(part: string | Buffer): void {
+    const n = this.partsCount++;
+    if (n < this.parts.length) this.parts[n] = part;
+    else this.parts.push(part);
+  }
+
   /** Writes the answers batched so far (one write), if any. */
   private writeBatch(): void {
     const parts = this.parts;
-    if (parts.length > 0) {
+    const count = this.partsCount;
+    if (count > 0) {
       const bytes = this.partsBytes;
-      this.parts = [];
+      this.partsCount = 0;
       this.partsBytes = 0;
       this.lastTick = this.server.tick;
       this.server.batchEnded();
       const socket = this.socket;
       let writable: boolean;
-      if (parts.length === 1) {
+      if (count === 1) {
         // One answer without a body (a write's 200): the repeated head goes out as bytes made once.
         const only = parts[0] as string;
         writable = socket.write(this.server.headBytes(only));
       } else if (bytes <= COALESCE_BYTES_MAX) {
         const out = Buffer.allocUnsafe(bytes);
         let at = 0;
-        for (const p of parts) at += typeof p === 'string' ? out.write(p, at, 'latin1') : p.copy(out, at);
+        for (let i = 0; i < count; i++) {
+          const p = parts[i] as string | Buffer;
+          at += typeof p === 'string' ? out.write(p, at, 'latin1') : p.copy(out, at);
+        }
         writable = socket.write(out);
       } else {
         // Large bodies are not copied: the parts go out as one vector write.
         socket.cork();
         writable = true;
-        for (const p of parts) writable = typeof p === 'string' ? socket.write(p, 'latin1') : socket.write(p);
+        for (let i = 0; i < count; i++) {
+          const p = parts[i] as string | Buffer;
+          writable = typeof p === 'string' ? socket.write(p, 'latin1') : socket.write(p);
+        }
         socket.uncork();
       }
+      // Written: the batch holds no reference to the bodies any more (a long pipelined batch grew
+      // the array; it shrinks back).
+      for (let i = 0; i < count; i++) parts[i] = null;
+      if (parts.length > PARTS_KEPT) parts.length = PARTS_KEPT;
       if (!writable && !this.heldByWrite) {
         this.heldByWrite = true;
         this.holdReading();
@@ -489,7 +510,8 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     this.server.activeRequests -= this.inFlight;
     this.inFlight = 0;
     this.queue.length = 0;
-    this.parts = [];
+    this.parts.fill(null);
+    this.partsCount = 0;
     this.notifyGone();
   }
 
