@@ -14,8 +14,9 @@
 //   written with one socket write after the read; answers that arrive later (a remote call, a
 //   poll) are batched per microtask turn. A batch above FLUSH_BYTES is written at once.
 // - `inFlight` counts requests read and not yet written into a batch; `activeRequests` sums it over
-//   live connections. A connection's close releases all of its requests, so a graceful stop never
-//   waits for a request whose connection is gone.
+//   live connections, plus each request whose head announced a body that is still arriving. A
+//   connection's close releases all of its requests, so a graceful stop never waits for a request
+//   whose connection is gone.
 // - Every request that is read gets an answer or its connection closes; no malformed request is met
 //   with silence. A connection that must close (an answer marked close, a parse error, `Connection:
 //   close`, HTTP/1.0 without keep-alive, a stop) is `closing` from that moment: nothing read after
@@ -31,8 +32,9 @@
 //   headers timeout, or a body not complete within REQUEST_TIMEOUT_SECONDS_MIN (or the headers
 //   timeout when larger), is 408 and close; a connection with nothing in flight and nothing read
 //   for the idle timeout is closed. A connection held back by the limits above is not timed out.
-// - The hot path (a GET answered synchronously) allocates one request object and the answer's
-//   head string; no promise, closure or timer per request.
+// - The hot path (a GET answered synchronously) allocates the parsed head, one request object and
+//   the batch's buffer; no promise, closure or timer per request, and a repeated answer head is
+//   made once (RestServer.head).
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Prepared } from '../http/dispatch.js';
