@@ -98,7 +98,7 @@ interface Flags {
 const usage = `usage: npm run bench -- [flags]
   --duration S      seconds per measured run (default 5)
   --warmup S        seconds of warm-up per server and workload (default 2)
-  --rounds N        alternating bare/member/cluster rounds per workload (default 3)
+  --rounds N        alternating bare/net/member/cluster rounds per workload (default 5)
   --generator G     node | wrk (default: wrk when installed or installable, else node)
   --skip-memory     do not run scripts/bench/memory.ts
   --skip-micro      do not run scripts/bench/micro.ts
@@ -119,7 +119,7 @@ class UsageError extends Error {}
 function parseFlags(argv: readonly string[]): Flags {
   let durationS = 5;
   let warmupS = 2;
-  let rounds = 3;
+  let rounds = 5;
   let generator: GeneratorChoice = 'auto';
   let skipMemory = false;
   let skipMicro = false;
