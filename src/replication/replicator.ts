@@ -355,6 +355,20 @@ export class Replicator {
     for (const p of [...this.stale.keys()]) this.clearStale(p, uuid);
     for (const [id, o] of [...this.outgoing]) if (o.target === uuid) this.finishOutgoing(id, false);
     for (const [p, i] of [...this.incoming]) if (i.from === uuid) this.incoming.delete(p);
+    // Backups buffered behind a gap, waiting for the member's snapshot, will never be completed by
+    // it. Left in place they keep the partition "receiving", and a member promoted to its owner
+    // would answer every write "retry" until retryStalled gave up on them (transferAckTimeoutMs,
+    // 30 s). Those writes were never acknowledged here, so nothing acknowledged depends on them.
+    for (const [p, list] of [...this.buffered]) {
+      const kept = list.filter((b) => b.from.uuid !== uuid);
+      if (kept.length === list.length) continue;
+      if (kept.length === 0) {
+        this.buffered.delete(p);
+        this.resyncAsked.delete(p);
+      } else {
+        this.buffered.set(p, kept);
+      }
+    }
   }
 
   // ── inbound ──────────────────────────────────────────────────────────────────────────────────
