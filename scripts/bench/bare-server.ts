@@ -10,6 +10,7 @@
 // It listens on 127.0.0.1 only and prints `listening on [127.0.0.1]:PORT`, the same line the member
 // logs, then serves until SIGTERM or SIGINT.
 import http from 'node:http';
+import { portFlag } from './port-flag.js';
 
 interface StoredValue {
   readonly bytes: Buffer;
@@ -20,17 +21,6 @@ const host = '127.0.0.1';
 const bodyBytesMax = 16 * 1024 * 1024; // the member's default body limit
 const entriesMax = 1_000_000; // the benchmark uses 10,000 keys; this only guards against misuse
 const keepAliveTimeoutMs = 5 * 60 * 1000; // the member's default idle keep-alive
-
-function parsePort(argv: readonly string[]): number {
-  const index = argv.indexOf('--port');
-  const text = index >= 0 ? argv[index + 1] : '0';
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`bare-server: bad --port ${String(text)}\n`);
-    process.exit(2);
-  }
-  return port;
-}
 
 const store = new Map<string, StoredValue>();
 
@@ -95,7 +85,7 @@ function readBody(request: http.IncomingMessage, response: http.ServerResponse, 
 
 const server = http.createServer(handle);
 server.keepAliveTimeout = keepAliveTimeoutMs;
-server.listen(parsePort(process.argv), host, () => {
+server.listen(portFlag(process.argv, 'bare-server'), host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   process.stdout.write(`bare-server listening on [${host}]:${port}\n`);

@@ -9,23 +9,13 @@
 // It listens on 127.0.0.1 only and prints `net-server listening on [127.0.0.1]:PORT`, then serves
 // until SIGTERM or SIGINT. `/grid/health/ready` is answered like everything else (200).
 import net from 'node:net';
+import { portFlag } from './port-flag.js';
 
 const host = '127.0.0.1';
 const body = 'v'.repeat(100);
 const response = Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: ${body.length}\r\n\r\n${body}`, 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = /\r\ncontent-length:\s*(\d+)/i;
-
-function parsePort(argv: readonly string[]): number {
-  const index = argv.indexOf('--port');
-  const text = index >= 0 ? argv[index + 1] : '0';
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`net-server: bad --port ${String(text)}\n`);
-    process.exit(2);
-  }
-  return port;
-}
 
 const server = net.createServer({ noDelay: true }, (socket) => {
   let pending: Buffer = Buffer.alloc(0);
@@ -56,7 +46,7 @@ const server = net.createServer({ noDelay: true }, (socket) => {
   socket.on('error', () => socket.destroy());
 });
 
-server.listen(parsePort(process.argv), host, () => {
+server.listen(portFlag(process.argv, 'net-server'), host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   process.stdout.write(`net-server listening on [${host}]:${port}\n`);

@@ -66,6 +66,8 @@ export class MapStore {
   /** Where the last write stored its record (peekWritten). */
   private lastTable: RecordTable | null = null;
   private lastIndex = -1;
+  /** The record index readLive() found (valid until the next call). */
+  private readIndex = -1;
 
   constructor(
     readonly name: string,
@@ -95,25 +97,27 @@ export class MapStore {
   }
 
   get(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
-    const table = this.tables[partitionId];
-    if (table === null || table === undefined) return null;
-    const index = this.findLive(partitionId, table, key, indexHash(key), nowMs);
-    if (index < 0) return null;
-    table.touch(index, nowMs);
-    return table.view(index);
+    const table = this.readLive(key, partitionId, nowMs);
+    return table === null ? null : table.view(this.readIndex);
   }
 
   /** Like get, for an answer: the value and content type only (no metadata to build). */
   getStored(key: Uint8Array, partitionId: number, nowMs: number): StoredRecord | null {
+    const table = this.readLive(key, partitionId, nowMs);
+    return table === null ? null : table.stored(this.readIndex);
+  }
+
+  /** A read of the key: its table with the record's index in `readIndex` (hits and access time counted), or null. */
+  private readLive(key: Uint8Array, partitionId: number, nowMs: number): RecordTable | null {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return null;
     const index = this.findLive(partitionId, table, key, indexHash(key), nowMs);
     if (index < 0) return null;
     table.touch(index, nowMs);
-    return table.stored(index);
+    this.readIndex = index;
+    return table;
   }
 
-  /** Like get, but not a read: the record's hits and last access stay as they were (merge policies compare them). */
   /**
    * The record the last write stored, when it is the one of this key (the mutation listeners read
    * what a write stored right after it: no second lookup); else a lookup as `peek`.
@@ -124,6 +128,7 @@ export class MapStore {
     return this.peek(key, partitionId, nowMs);
   }
 
+  /** Like get, but not a read: the record's hits and last access stay as they were (merge policies compare them). */
   peek(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
     const table = this.tables[partitionId];
     if (table === null || table === undefined) return null;

@@ -277,17 +277,7 @@ export class RecordTable {
     const slab = new Slab(oldSlab.liveSharedBytes);
     for (let i = 0; i < records.highWater; i++) {
       if (!records.isLive(i)) continue;
-      const bytes = records.getU32(i, W_KEY_BYTES) + records.getU32(i, W_VALUE_BYTES);
-      const location = records.getU32(i, W_LOCATION);
-      const source = oldSlab.chunkAt(location);
-      const start = locationOffset(location);
-      if (isDedicatedLength(bytes)) {
-        assert(start === 0 && source.length === bytes, 'a dedicated chunk holds exactly one record');
-        slab.adopt(source);
-      } else {
-        source.copy(slab.allocate(bytes), slab.lastOffset, start, start + bytes);
-      }
-      records.setU32(i, W_LOCATION, slab.lastLocation);
+      records.setU32(i, W_LOCATION, moveBytes(records, i, oldSlab, slab));
     }
     this.slab = slab;
     this.modCount++;
@@ -302,19 +292,10 @@ export class RecordTable {
     for (let i = 0; i < old.highWater; i++) {
       if (!old.isLive(i)) continue;
       const j = records.allocate();
-      const bytes = old.getU32(i, W_KEY_BYTES) + old.getU32(i, W_VALUE_BYTES);
-      const location = old.getU32(i, W_LOCATION);
-      const source = oldSlab.chunkAt(location);
-      const start = locationOffset(location);
-      if (isDedicatedLength(bytes)) {
-        assert(start === 0 && source.length === bytes, 'a dedicated chunk holds exactly one record');
-        slab.adopt(source);
-      } else {
-        source.copy(slab.allocate(bytes), slab.lastOffset, start, start + bytes);
-      }
+      const location = moveBytes(old, i, oldSlab, slab);
       for (let word = W_HASH; word <= W_HITS; word++) records.setU32(j, word, old.getU32(i, word));
       for (let field = F_CREATED; field <= F_VERSION; field++) records.setF64(j, field, old.getF64(i, field));
-      records.setU32(j, W_LOCATION, slab.lastLocation);
+      records.setU32(j, W_LOCATION, location);
       insertSlot(slots, records.hash(j), j);
     }
     assert(records.highWater === this.count, 'rebuild kept every live record');
@@ -354,6 +335,21 @@ export class RecordTable {
     for (let k = 0; k < length; k++) if (chunk[offset + k] !== key[k]) return false;
     return true;
   }
+}
+
+/** Copies the key and value bytes of record `i` from `from` into `to` (a dedicated chunk moves as it is); returns their new location. */
+function moveBytes(records: RecordPages, i: number, from: Slab, to: Slab): number {
+  const bytes = records.getU32(i, W_KEY_BYTES) + records.getU32(i, W_VALUE_BYTES);
+  const location = records.getU32(i, W_LOCATION);
+  const source = from.chunkAt(location);
+  const start = locationOffset(location);
+  if (isDedicatedLength(bytes)) {
+    assert(start === 0 && source.length === bytes, 'a dedicated chunk holds exactly one record');
+    to.adopt(source);
+  } else {
+    source.copy(to.allocate(bytes), to.lastOffset, start, start + bytes);
+  }
+  return to.lastLocation;
 }
 
 /** Small copies in a loop beat the native call overhead of `set`. */

@@ -1,7 +1,8 @@
 // From a request line to a handler, without sockets: split and decode the target, classify its
 // endpoint group, refuse what REST or the group does not allow (403), route it (404 / 405 + Allow),
 // then run the handler and turn thrown errors into the answer rest.md §3.6 asks for. The runtime
-// feeds requests in and writes replies out.
+// feeds requests in (targets in origin form: the parser reduces an absolute-form target to its path
+// and query) and writes replies out.
 import { GridError, isGridError } from '../util/errors.js';
 import type { EndpointGroup } from '../config/types.js';
 import type { MemberApi } from '../member/member-api.js';
@@ -39,8 +40,7 @@ export class Dispatcher {
   }
 
   /** Everything that can be decided from the request line alone (before reading a body). */
-  prepare(method: string, rawTarget: string): Prepared {
-    const target = originForm(rawTarget);
+  prepare(method: string, target: string): Prepared {
     // With REST off, only the health group may be served (grid.http.healthcheck.enabled), so that
     // probes work on a member whose REST API stays closed.
     if (!this.api.restEnabled() && !(this.api.healthCheckWithoutRest() && isHealthTarget(target))) {
@@ -86,8 +86,7 @@ export class Dispatcher {
    * An error found before routing (a bad escape, broken framing): a data path still answers like a
    * data call (empty body, Grid-Error), every other path with JSON.
    */
-  requestError(method: string, rawTarget: string, e: GridError): HttpReply {
-    const target = originForm(rawTarget);
+  requestError(method: string, target: string, e: GridError): HttpReply {
     return this.errorReply(DATA_TARGET.test(target), e, method, target);
   }
 
@@ -103,16 +102,4 @@ function isHealthTarget(target: string): boolean {
   if (!target.startsWith('/grid/health')) return false;
   const next = target.charCodeAt(12);
   return Number.isNaN(next) || next === 0x2f || next === 0x3f;
-}
-
-/**
- * RFC 9112 §3.2.2: a server accepts the absolute form (`http://host:port/path`) too; only its path and
- * query matter here. Anything else is passed on unchanged (and refused by the path splitter).
- */
-export function originForm(target: string): string {
-  if (target.charCodeAt(0) === 0x2f) return target;
-  const scheme = /^https?:\/\/[^/?#]*/i.exec(target);
-  if (scheme === null) return target;
-  const rest = target.slice(scheme[0].length);
-  return rest === '' || rest.charCodeAt(0) !== 0x2f ? '/' + rest : rest;
 }

@@ -8,16 +8,17 @@
 // or a list of them; a Transfer-Encoding whose last coding is not chunked (400), or with other
 // codings before chunked (501); a bare CR anywhere in the head; obsolete line folding; whitespace
 // between a field name and its colon; NUL or other control characters in a field; a request line
-// or a chunk size that is not exactly what the grammar allows; HTTP/1.1 without one Host field.
-// A line may end in a bare LF (RFC 9112 §2.2 allows recognising it); empty lines before a request
-// line are skipped.
+// or a chunk size that is not exactly what the grammar allows; HTTP/1.1 without one Host field; a
+// line ending in a bare LF; an empty element or a tab in Transfer-Encoding. Empty lines before a
+// request line are skipped.
 //
 // Limits: the request line and fields (and a chunked body's trailer fields) at most `headBytesMax`
 // bytes (431), at most `headerCountMax` fields (431), a body at most `bodyBytesMax` bytes (413).
 //
 // Invariants: the output does not depend on how the input was split; a request is reported only
-// whole; after an error nothing more is reported; every byte is looked at a bounded number of times
-// (a head is scanned once for its end, then once to split it).
+// whole; after an error nothing more is reported; every byte of a head is looked at once, line by
+// line as lines complete, however the head was split (a read that leaves a partial head copies only
+// that part forward); pause() stops reporting mid-read and resume() goes on from there.
 
 export interface ParserLimits {
   readonly headBytesMax: number;
@@ -464,14 +465,20 @@ export class RequestParser {
     return true;
   }
 
-  private readBody(): boolean {
-    const b = this.buf;
-    const available = b.length - this.pos;
-    if (available === 0) return false;
+  /** Up to `remaining` body bytes from the buffer (a view), or null when none are buffered. */
+  private takeBody(): Buffer | null {
+    const available = this.buf.length - this.pos;
+    if (available === 0) return null;
     const take = Math.min(this.remaining, available);
-    const part = b.subarray(this.pos, this.pos + take);
+    const part = this.buf.subarray(this.pos, this.pos + take);
     this.pos += take;
     this.remaining -= take;
+    return part;
+  }
+
+  private readBody(): boolean {
+    const part = this.takeBody();
+    if (part === null) return false;
     if (this.remaining > 0) {
       this.bodyParts.push(part);
       return false;
@@ -517,14 +524,10 @@ export class RequestParser {
   }
 
   private readChunkData(): boolean {
-    const b = this.buf;
-    const available = b.length - this.pos;
-    if (available === 0) return false;
-    const take = Math.min(this.remaining, available);
-    this.bodyParts.push(b.subarray(this.pos, this.pos + take));
-    this.bodyBytes += take;
-    this.pos += take;
-    this.remaining -= take;
+    const part = this.takeBody();
+    if (part === null) return false;
+    this.bodyParts.push(part);
+    this.bodyBytes += part.length;
     if (this.remaining > 0) return false;
     this.state = 'chunkDataEnd';
     return true;

@@ -60,7 +60,7 @@ const STATUS_LINES: readonly string[] = (() => {
 
 export const CONTINUE_HEAD = 'HTTP/1.1 100 Continue\r\n\r\n';
 
-export function statusLine(status: number): string {
+function statusLine(status: number): string {
   return STATUS_LINES[status] ?? `HTTP/1.1 ${status} \r\n`;
 }
 

@@ -82,10 +82,8 @@ class Slot {
     readonly startedAt: number,
     readonly headRequest: boolean,
     readonly keepAlive: boolean,
-    /** A `100 Continue` to write when its turn comes (no final answer). */
+    /** A `100 Continue` to write when its turn comes (no final answer, not counted in flight). */
     readonly interim: boolean,
-    /** Counted in `requests` / `inFlight` (an interim answer is not). */
-    readonly counted: boolean,
   ) {}
 }
 
@@ -227,7 +225,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     }
     this.expecting = prepared;
     if (this.queue.length === 0) this.append(CONTINUE_HEAD, null);
-    else this.queue.push(new Slot(KIND.OTHER, 0, false, true, true, false));
+    else this.queue.push(new Slot(KIND.OTHER, 0, false, true, true));
   }
 
   onRequest(parsed: ParsedRequest): void {
@@ -248,9 +246,9 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     } else {
       const kind = resolveKind(prepared.route.kind, prepared.tail);
       const request = new Request(head.method, prepared.segments, prepared.params, prepared.tail, parsed.body, this.remoteAddress, this, head);
-      const out = server.run(prepared as Routed, request);
+      const out = server.dispatcher.run(prepared as Routed, request);
       if (out instanceof Promise) {
-        const slot = new Slot(kind, startedAt, headRequest, keepAlive, false, true);
+        const slot = new Slot(kind, startedAt, headRequest, keepAlive, false);
         this.queue.push(slot);
         void out.then((reply) => this.complete(slot, reply));
       } else {
@@ -296,18 +294,13 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     return this.readAt !== 0 ? this.readAt : (this.readAt = performance.now());
   }
 
-  /** The request whose head counted it in flight is complete, refused or gone. */
-  private endBodyPending(): void {
-    if (!this.bodyPending) return;
-    this.bodyPending = false;
-    if (--this.server.activeRequests === 0) this.server.answered();
-  }
-
   private beginRequest(): void {
-    this.endBodyPending();
     this.server.counters.requests++;
     this.inFlight++;
-    this.server.activeRequests++;
+    // A request counted in flight from its head (its body was to come) stays counted: a graceful
+    // stop waiting for it must not see it drop to 0 on the way.
+    if (this.bodyPending) this.bodyPending = false;
+    else this.server.activeRequests++;
   }
 
   // ---- answering
@@ -318,7 +311,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       this.writeReply(startedAt, kind, headRequest, keepAlive, reply);
       return;
     }
-    const slot = new Slot(kind, startedAt, headRequest, keepAlive, false, true);
+    const slot = new Slot(kind, startedAt, headRequest, keepAlive, false);
     slot.reply = reply;
     this.queue.push(slot);
     if (reply.close === true) this.decideClose();
@@ -627,10 +620,6 @@ export class RestServer {
     } catch (e) {
       return { kind: 'reply', reply: this.dispatcher.errorReply(false, e, method, target) };
     }
-  }
-
-  run(routed: Routed, request: HttpRequest): HttpReply | Promise<HttpReply> {
-    return this.dispatcher.run(routed, request);
   }
 
   private onClose(connection: HttpConnection): void {
