@@ -10,7 +10,7 @@
 // warm-up run per server, and rounds of alternating runs, each round starting one server later
 // (bare, net, member, cluster; net, member, cluster, bare; ...), each run starting once every
 // server's processes are quiet (settle()). Ratios are of the medians over the rounds: member/bare, cluster/bare and
-// cluster/member. Each run reports requests/s, p50/p99 latency, non-2xx answers and errors. A table
+// cluster/member; member/bare also as the median of each round's own ratio (both must meet #14's targets). Each run reports requests/s, p50/p99 latency, non-2xx answers and errors. A table
 // streams while it runs; a summary and one JSON line per benchmark end the output.
 //
 // Exit code: 0 when everything ran (targets missed or not: this is a measurement, not a test); 1 when
@@ -98,7 +98,7 @@ interface Flags {
 const usage = `usage: npm run bench -- [flags]
   --duration S      seconds per measured run (default 5)
   --warmup S        seconds of warm-up per server and workload (default 2)
-  --rounds N        alternating bare/net/member/cluster rounds per workload (default 5)
+  --rounds N        alternating bare/net/member/cluster rounds per workload (default 7)
   --generator G     node | wrk (default: wrk when installed or installable, else node)
   --skip-memory     do not run scripts/bench/memory.ts
   --skip-micro      do not run scripts/bench/micro.ts
@@ -119,7 +119,7 @@ class UsageError extends Error {}
 function parseFlags(argv: readonly string[]): Flags {
   let durationS = 5;
   let warmupS = 2;
-  let rounds = 5;
+  let rounds = 7;
   let generator: GeneratorChoice = 'auto';
   let skipMemory = false;
   let skipMicro = false;
@@ -358,8 +358,17 @@ function formatRow(row: Row): string {
 interface WorkloadSummary {
   readonly memberRps: number;
   readonly bareRps: number;
+  /** Median member rps over median bare rps. */
   readonly ratio: number;
+  /**
+   * Median of the rounds' own ratios (member / bare of the same round). A slow phase of the machine
+   * (this VM has some, of a minute or so) hits both runs of a round alike, so this figure moves less
+   * than the ratio of medians when one server's rounds fall into one and the other's do not.
+   */
+  readonly pairedRatio: number;
+  readonly roundRatios: readonly number[];
   readonly target: number;
+  /** Both ratios meet the target. */
   readonly pass: boolean;
   readonly memberP99Ms: number;
   readonly bareP99Ms: number;
@@ -369,23 +378,42 @@ interface WorkloadSummary {
   readonly errors: number;
 }
 
+/** Rounds of the cluster phase: half the single servers' (at least 3); it has no target to check. */
+function clusterRounds(rounds: number): number {
+  return Math.max(3, Math.ceil(rounds / 2));
+}
+
+/** A measured run of phase 1 (the single servers): not a warm-up, not of the cluster phase. */
+function phaseOne(row: Row): boolean {
+  return row.round !== 'warm' && !row.round.startsWith('c');
+}
+
 function summarize(rows: readonly Row[], workload: LoadMethod, bareLabel: string, otherLabel: string): WorkloadSummary {
-  const measured = rows.filter((row) => row.workload === workload && row.round !== 'warm');
+  const measured = rows.filter((row) => row.workload === workload && phaseOne(row));
   const of = (label: string): RunResult[] => measured.filter((row) => row.server === label).map((row) => row.result);
   const bare = of(bareLabel);
   const member = of(otherLabel);
   const bareRps = median(bare.map((r) => r.rps));
   const memberRps = median(member.map((r) => r.rps));
   const ratio = bareRps > 0 ? memberRps / bareRps : 0;
+  const roundRatios: number[] = [];
+  for (const row of measured) {
+    if (row.server !== otherLabel) continue;
+    const pair = measured.find((other) => other.server === bareLabel && other.round === row.round);
+    if (pair !== undefined && pair.result.rps > 0) roundRatios.push(row.result.rps / pair.result.rps);
+  }
+  const pairedRatio = median(roundRatios);
   const all = rows
-    .filter((row) => row.workload === workload && (row.server === bareLabel || row.server === otherLabel))
+    .filter((row) => row.workload === workload && !row.round.startsWith('c') && (row.server === bareLabel || row.server === otherLabel))
     .map((row) => row.result);
   return {
     memberRps: Math.round(memberRps),
     bareRps: Math.round(bareRps),
     ratio: round(ratio, 3),
+    pairedRatio: round(pairedRatio, 3),
+    roundRatios: roundRatios.map((r) => round(r, 3)),
     target: targets[workload],
-    pass: ratio >= targets[workload],
+    pass: ratio >= targets[workload] && pairedRatio >= targets[workload],
     memberP99Ms: round(median(member.map((r) => r.p99Ms)), 3),
     bareP99Ms: round(median(bare.map((r) => r.p99Ms)), 3),
     memberRpsRounds: member.map((r) => Math.round(r.rps)),
@@ -444,7 +472,7 @@ interface CeilingSummary {
 }
 
 function ceilingSummary(rows: readonly Row[], workload: LoadMethod, netLabel: string, bareLabel: string, memberLabel: string): CeilingSummary {
-  const measured = rows.filter((row) => row.workload === workload && row.round !== 'warm');
+  const measured = rows.filter((row) => row.workload === workload && phaseOne(row));
   const of = (label: string): RunResult[] => measured.filter((row) => row.server === label).map((row) => row.result);
   const net = of(netLabel);
   const netRps = median(net.map((r) => r.rps));
@@ -592,26 +620,15 @@ async function runHttpBench(flags: Flags, failures: string[], warnings: string[]
     servers.push(net);
     const member = await startServer(otherLabel, memberArgs, flags.verbose);
     servers.push(member);
-    let clusterTarget: Target | null = null;
-    if (!flags.skipCluster) {
-      cluster = await startCluster(clusterMembers, 'c', flags.verbose);
-      clusterTarget = { label: clusterLabel, port: cluster.members[0]!.port };
-    }
-    const targetsInRound: Target[] = clusterTarget === null ? [bare, net, member] : [bare, net, member, clusterTarget];
+    const targetsInRound: Target[] = [bare, net, member];
 
     say(
       `http bench: node ${process.version}, ${cpus().length} cpus, generator ${generator.name}` +
         `${generator.name === 'wrk' ? ` (-t${wrkThreads})` : ''}, ${connections} connections, ` +
         `${valueBytes}-byte values, ${keys} keys, ${durationS} s per run, ${warmupS} s warm-up, ${flags.rounds} rounds`,
     );
-    say(
-      `servers: ${bareLabel} ${host}:${bare.port}, ${netLabel} ${host}:${net.port}, ${otherLabel} ${host}:${member.port}` +
-        (cluster === null
-          ? ''
-          : `, ${clusterLabel}: ${clusterMembers} members (backup-count ${clusterBackupCount}) ` +
-            `${cluster.members.map((m) => `${m.label} ${host}:${m.port}`).join(' ')}, loaded through ${cluster.members[0]!.label}`),
-    );
-    say(`preloading ${keys} keys into ${cluster === null ? 'both servers' : 'each server and the cluster'}`);
+    say(`servers: ${bareLabel} ${host}:${bare.port}, ${netLabel} ${host}:${net.port}, ${otherLabel} ${host}:${member.port}`);
+    say(`preloading ${keys} keys into ${bareLabel} and ${otherLabel}`);
     // The ceiling stores nothing: it answers every request with the same 100 bytes.
     for (const target of targetsInRound) if (target !== net) await preload(target);
 
@@ -642,17 +659,24 @@ async function runHttpBench(flags: Flags, failures: string[], warnings: string[]
     };
     const serverPids = (): number[] => [...servers, ...(cluster?.members ?? [])].map((s) => s.child.pid ?? 0).filter((pid) => pid > 0);
 
+    const runRounds = async (targets: readonly Target[], rounds: number, prefix: string): Promise<void> => {
+      for (const workload of ['GET', 'POST'] as const) {
+        if (warmupS > 0) for (const target of targets) await measure(workload, target, `${prefix}warm`, warmupS);
+        for (let roundIndex = 1; roundIndex <= rounds; roundIndex++) {
+          // Each round starts one server later: no server always runs first.
+          const shift = (roundIndex - 1) % targets.length;
+          for (const target of [...targets.slice(shift), ...targets.slice(0, shift)]) await measure(workload, target, `${prefix}${roundIndex}`, durationS);
+        }
+      }
+    };
+
+    // Phase 1: the single servers, while no cluster process exists. With the cluster's three members
+    // alive (even idle, even stopped with SIGSTOP) the bare node:http server ran about 20% slower
+    // (72,000 against 91,000 GETs/s), the member about 6% and the ceiling 2%; the cause is not known,
+    // so the targets are measured without them.
     say('');
     say(tableLine([...columns]));
-    for (const workload of ['GET', 'POST'] as const) {
-      if (warmupS > 0) for (const target of targetsInRound) await measure(workload, target, 'warm', warmupS);
-      for (let roundIndex = 1; roundIndex <= flags.rounds; roundIndex++) {
-        // Each round starts one server later: no server always runs right after the same one (the
-        // cluster keeps its members busy for a while after its load ends: replication catch-up, GC).
-        const shift = (roundIndex - 1) % targetsInRound.length;
-        for (const target of [...targetsInRound.slice(shift), ...targetsInRound.slice(0, shift)]) await measure(workload, target, String(roundIndex), durationS);
-      }
-    }
+    await runRounds(targetsInRound, flags.rounds, '');
 
     const get = summarize(rows, 'GET', bareLabel, otherLabel);
     const post = summarize(rows, 'POST', bareLabel, otherLabel);
@@ -661,8 +685,9 @@ async function runHttpBench(flags: Flags, failures: string[], warnings: string[]
     say('');
     for (const [name, summary, ceiling] of [['GET', get, getNet], ['POST', post, postNet]] as const) {
       say(
-        `summary:  ${name.padEnd(4)} ${otherLabel}/bare = ${summary.ratio.toFixed(2)} ` +
-          `(target ≥ ${summary.target.toFixed(2)}: ${summary.pass ? 'PASS' : 'MISS'})  ` +
+        `summary:  ${name.padEnd(4)} ${otherLabel}/bare = ${summary.ratio.toFixed(2)}, by round ${summary.pairedRatio.toFixed(2)} ` +
+          `[${summary.roundRatios.map((r) => r.toFixed(2)).join(' ')}] ` +
+          `(target ≥ ${summary.target.toFixed(2)} for both: ${summary.pass ? 'PASS' : 'MISS'})  ` +
           `p99 ${otherLabel} ${summary.memberP99Ms.toFixed(2)} ms, bare ${summary.bareP99Ms.toFixed(2)} ms ` +
           `(${summary.memberP99Ms <= summary.bareP99Ms ? 'no worse' : 'WORSE'})  ` +
           `req/s ${otherLabel} ${summary.memberRps} [${summary.memberRpsRounds.join(' ')}], ` +
@@ -691,9 +716,25 @@ async function runHttpBench(flags: Flags, failures: string[], warnings: string[]
       }),
     );
 
-    if (cluster !== null) {
+    if (!flags.skipCluster) {
+      // Phase 2: the cluster, in rounds with the member and bare of its own (cluster.ts). The net
+      // ceiling is not run again: it has no part in the cluster's ratios.
+      say('');
+      cluster = await startCluster(clusterMembers, 'c', flags.verbose);
+      const clusterTarget: Target = { label: clusterLabel, port: cluster.members[0]!.port };
+      say(
+        `${clusterLabel}: ${clusterMembers} members (backup-count ${clusterBackupCount}) ` +
+          `${cluster.members.map((m) => `${m.label} ${host}:${m.port}`).join(' ')}, loaded through ${cluster.members[0]!.label}; ` +
+          `rounds c1..c${clusterRounds(flags.rounds)} with ${bareLabel} and ${otherLabel}`,
+      );
+      say(`preloading ${keys} keys into the cluster`);
+      await preload(clusterTarget);
+      say('');
+      say(tableLine([...columns]));
+      await runRounds([bare, member, clusterTarget], clusterRounds(flags.rounds), 'c');
+      say('');
       const clusterOf = (workload: LoadMethod): ClusterWorkloadSummary => {
-        const measured = rows.filter((row) => row.workload === workload && row.round !== 'warm');
+        const measured = rows.filter((row) => row.workload === workload && row.round !== 'cwarm' && row.round.startsWith('c'));
         const of = (label: string): RunResult[] => measured.filter((row) => row.server === label).map((row) => row.result);
         const all = rows.filter((row) => row.workload === workload && row.server === clusterLabel).map((row) => row.result);
         return clusterSummary(of(clusterLabel), of(otherLabel), of(bareLabel), {
@@ -723,7 +764,7 @@ async function runHttpBench(flags: Flags, failures: string[], warnings: string[]
           keys,
           durationS,
           warmupS,
-          rounds: flags.rounds,
+          rounds: clusterRounds(flags.rounds),
           get: clusterGet,
           post: clusterPost,
         }),

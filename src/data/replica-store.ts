@@ -154,8 +154,9 @@ export interface OwnerResult {
   readonly outcome: OpOutcome;
   /** What the backups must apply, or null when nothing changed. */
   readonly backup: BackupOpWire | null;
-  /** Which structure's backup counts apply. */
-  readonly structure: { readonly kind: 'map' | 'queue'; readonly name: string };
+  /** The kind and name of the structure written (whose backup count applies). */
+  readonly kind: 'map' | 'queue';
+  readonly name: string;
 }
 
 export interface ReplicaStoreOptions {
@@ -237,12 +238,12 @@ export class ReplicaStore {
     switch (op.code) {
       case OP.MAP_GET: {
         const v = this.maps.get(op.name, key, partitionId, nowMs);
-        return { outcome: { kind: 'value', value: v === null ? null : v.value, contentType: v?.contentType ?? null }, backup: null, structure: { kind: 'map', name: op.name } };
+        return { outcome: { kind: 'value', value: v === null ? null : v.value, contentType: v?.contentType ?? null }, backup: null, kind: 'map', name: op.name };
       }
       case OP.MAP_PUT:
       case OP.MAP_PUT_IF_ABSENT: {
         if (op.code === OP.MAP_PUT_IF_ABSENT && this.maps.get(op.name, key, partitionId, nowMs) !== null) {
-          return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'map', name: op.name } };
+          return { outcome: FLAG_FALSE, backup: null, kind: 'map', name: op.name };
         }
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
         const r = this.changed(partitionId, FLAG_TRUE, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
@@ -252,10 +253,10 @@ export class ReplicaStore {
       case OP.MAP_REMOVE:
       case OP.WAN_MAP_REMOVE: {
         const wan = op.code === OP.WAN_MAP_REMOVE;
-        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: DONE, backup: null, structure: { kind: 'map', name: op.name } };
+        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: DONE, backup: null, kind: 'map', name: op.name };
         const removed = this.maps.remove(op.name, key, partitionId, nowMs);
         if (wan) this.noteWan(partitionId, op.contentType);
-        if (!removed) return { outcome: DONE, backup: null, structure: { kind: 'map', name: op.name } };
+        if (!removed) return { outcome: DONE, backup: null, kind: 'map', name: op.name };
         const r = this.changed(partitionId, DONE, 'map', op.name, wan ? BACKUP.WAN_MAP_REMOVE : BACKUP.MAP_REMOVE, key, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'remove', key, nowMs, wan ? originOf(op.value) : null, true));
         return r;
@@ -265,7 +266,7 @@ export class ReplicaStore {
         // A clear is a write even when the partition held nothing of the map: WAN replicates it (the
         // target may hold entries this cluster never had), so it needs a version and its backups.
         const wan = op.code === OP.WAN_MAP_CLEAR;
-        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: DONE, backup: null, structure: { kind: 'map', name: op.name } };
+        if (wan && this.staleWan(partitionId, op.contentType)) return { outcome: DONE, backup: null, kind: 'map', name: op.name };
         this.maps.clearInPartition(op.name, partitionId);
         if (wan) this.noteWan(partitionId, op.contentType);
         const r = this.changed(partitionId, DONE, 'map', op.name, wan ? BACKUP.WAN_MAP_CLEAR : BACKUP.MAP_CLEAR, EMPTY, wan ? op.value : EMPTY, wan ? op.contentType : null, 0, nowMs);
@@ -274,30 +275,30 @@ export class ReplicaStore {
       }
       case OP.QUEUE_OFFER: {
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
-        if (r === 'full') return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
-        if (r === 'delivered') return { outcome: FLAG_TRUE, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'full') return { outcome: FLAG_FALSE, backup: null, kind: 'queue', name: op.name };
+        if (r === 'delivered') return { outcome: FLAG_TRUE, backup: null, kind: 'queue', name: op.name };
         const stored = this.changed(partitionId, FLAG_TRUE, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
         this.emitQueue(partitionId, op.name, 'queueStore', r, r.id, true);
         return stored;
       }
       case OP.QUEUE_POLL: {
         const item = this.queues.poll(op.name);
-        if (item === null) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (item === null) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, kind: 'queue', name: op.name };
         return this.polled(partitionId, op.name, item, nowMs);
       }
       case OP.QUEUE_SIZE:
-        return { outcome: { kind: 'count', count: this.queues.size(op.name) }, backup: null, structure: { kind: 'queue', name: op.name } };
+        return { outcome: { kind: 'count', count: this.queues.size(op.name) }, backup: null, kind: 'queue', name: op.name };
       case OP.QUEUE_MERGE_ADD: {
         this.queuePartitions.set(op.name, partitionId);
         const id = mergeItemId(op.key);
         // Already here by that id, or handed back a moment ago by another replica of the merging side.
         if (this.queues.hasItem(op.name, id, op.value) || (id >= 0 && this.mergedItems.storedAs(op.name, id, op.value, nowMs) !== null)) {
-          return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
+          return { outcome: FLAG_FALSE, backup: null, kind: 'queue', name: op.name };
         }
         const r = this.queues.offerItem(op.name, op.value, op.contentType);
-        if (r === 'full') return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'full') return { outcome: FLAG_FALSE, backup: null, kind: 'queue', name: op.name };
         if (id >= 0) this.mergedItems.remember(op.name, id, op.value, r === 'delivered' ? -1 : r.id, nowMs);
-        if (r === 'delivered') return { outcome: FLAG_TRUE, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (r === 'delivered') return { outcome: FLAG_TRUE, backup: null, kind: 'queue', name: op.name };
         const stored = this.changed(partitionId, FLAG_TRUE, 'queue', op.name, BACKUP.QUEUE_STORE, EMPTY, r.value, r.contentType, r.id, nowMs);
         this.emitQueue(partitionId, op.name, 'queueStore', r, r.id, true);
         return stored;
@@ -310,7 +311,7 @@ export class ReplicaStore {
           const stored = this.mergedItems.storedAs(op.name, id, op.value, nowMs);
           if (stored !== null && stored >= 0) id = stored;
         }
-        if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: FLAG_FALSE, backup: null, structure: { kind: 'queue', name: op.name } };
+        if (!this.queues.hasItem(op.name, id, op.value)) return { outcome: FLAG_FALSE, backup: null, kind: 'queue', name: op.name };
         this.queues.removeReplica(op.name, id);
         const removed = this.changed(partitionId, FLAG_TRUE, 'queue', op.name, BACKUP.QUEUE_REMOVE, EMPTY, op.value, null, id, nowMs);
         this.emitQueue(partitionId, op.name, 'queueRemove', null, id, true);
@@ -319,7 +320,7 @@ export class ReplicaStore {
       case OP.MAP_MERGE:
         return this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, null);
       case OP.WAN_MAP_MERGE: {
-        if (this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name: op.name } };
+        if (this.staleWan(partitionId, op.contentType)) return { outcome: { kind: 'count', count: 0 }, backup: null, kind: 'map', name: op.name };
         const r = this.mergeEntries(partitionId, op.name, decodeMapMerge(op.value), nowMs, originOf(op.key), op.contentType);
         this.noteWan(partitionId, op.contentType);
         return r;
@@ -334,7 +335,7 @@ export class ReplicaStore {
           hashes.push(tree.node(n));
         }
         const value = encodeWith(MERKLE_NODES_ANSWER, { depth: tree.depth, hashes }, 64 + hashes.length * 4);
-        return { outcome: { kind: 'value', value, contentType: null }, backup: null, structure: { kind: 'map', name: op.name } };
+        return { outcome: { kind: 'value', value, contentType: null }, backup: null, kind: 'map', name: op.name };
       }
       case OP.WAN_LEAF_DIGESTS: {
         const req = decodeWith(LEAF_DIGESTS_REQUEST, op.value, 'leaf digests request');
@@ -343,7 +344,7 @@ export class ReplicaStore {
         }
         const digests = this.maps.leafDigests(op.name, partitionId, req.depth, req.leaves, nowMs);
         const value = encodeWith(LEAF_DIGESTS_ANSWER, { keyHashes: digests.map((d) => d.keyHash | 0), entryHashes: digests.map((d) => d.entryHash | 0) }, 64 + digests.length * 8);
-        return { outcome: { kind: 'value', value, contentType: null }, backup: null, structure: { kind: 'map', name: op.name } };
+        return { outcome: { kind: 'value', value, contentType: null }, backup: null, kind: 'map', name: op.name };
       }
       default:
         throw new GridError('ERR_PROTOCOL_MALFORMED', `unknown operation code ${op.code}`);
@@ -381,7 +382,7 @@ export class ReplicaStore {
       this.maps.importRecord(partitionId, name, record.key, record.value, record.contentType, record, nowMs);
       stored.push(record);
     }
-    if (stored.length === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, structure: { kind: 'map', name } };
+    if (stored.length === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, kind: 'map', name };
     const originBytes = origin === null ? EMPTY : Buffer.from(origin, 'utf8');
     const r = this.changed(partitionId, { kind: 'count', count: stored.length }, 'map', name, origin === null ? BACKUP.MAP_MERGE : BACKUP.WAN_MAP_MERGE, originBytes, encodeMergedRecords(stored), origin === null ? null : guard, 0, nowMs);
     if (this.mutationListener !== null) {
@@ -453,7 +454,7 @@ export class ReplicaStore {
     nowMs: number,
   ): OwnerResult {
     this.versions[partitionId] = (this.versions[partitionId] ?? 0) + 1;
-    return { outcome, backup: { code, name, key, value, contentType, itemId, timeMs: nowMs }, structure: { kind, name } };
+    return { outcome, backup: { code, name, key, value, contentType, itemId, timeMs: nowMs }, kind, name };
   }
 
   /**

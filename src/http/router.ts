@@ -52,6 +52,12 @@ interface Route<H, M> {
 
 class TrieNode<H, M> {
   statics: Map<string, TrieNode<H, M>> | null = null;
+  /**
+   * The static children as parallel arrays while there are few: the segments a request brings are
+   * new strings, and comparing a few of them costs less than hashing them for a Map lookup.
+   */
+  staticNames: string[] | null = null;
+  staticNodes: TrieNode<H, M>[] | null = null;
   param: TrieNode<H, M> | null = null;
   tail: TrieNode<H, M> | null = null;
   /** method → route; null while no route ends at this node. */
@@ -93,7 +99,12 @@ export class Router<H, M = undefined> {
       } else {
         node.statics ??= new Map();
         let child = node.statics.get(part);
-        if (child === undefined) node.statics.set(part, (child = new TrieNode()));
+        if (child === undefined) {
+          node.statics.set(part, (child = new TrieNode()));
+          const few = node.statics.size <= STATIC_SCAN_MAX;
+          node.staticNames = few ? [...node.statics.keys()] : null;
+          node.staticNodes = few ? [...node.statics.values()] : null;
+        }
         node = child;
       }
     }
@@ -137,7 +148,7 @@ export class Router<H, M = undefined> {
       if (here !== undefined) return here;
     } else {
       const seg = segs[i] as string;
-      const child = node.statics?.get(seg);
+      const child = staticChild(node, seg);
       if (child !== undefined) {
         const r = this.match(child, segs, i + 1, method);
         if (r !== null) return r;
@@ -183,6 +194,16 @@ export class Router<H, M = undefined> {
     }
     return { kind: 'found', handler: route.handler, meta: route.meta, pattern: route.pattern, params, tail };
   }
+}
+
+/** Static children compared one by one up to this many; a Map lookup beyond. */
+const STATIC_SCAN_MAX = 16;
+
+function staticChild<H, M>(node: TrieNode<H, M>, seg: string): TrieNode<H, M> | undefined {
+  const names = node.staticNames;
+  if (names === null) return node.statics?.get(seg);
+  for (let k = 0; k < names.length; k++) if (names[k] === seg) return (node.staticNodes as TrieNode<H, M>[])[k];
+  return undefined;
 }
 
 function checkName(name: string, pattern: string, taken: readonly string[]): string {

@@ -138,6 +138,8 @@ const REPLAY_BYTES_IN_FLIGHT_MAX = 8 * 1024 * 1024;
 const REPLAY_RETRY_DELAY_MS = 1000;
 /** A clusterShutdown resends its stop message this often to members that have not acknowledged it. */
 const SHUTDOWN_RESEND_MS = 500;
+/** The answer 'not the owner here (any more): ask again', shared (it carries nothing). */
+const RETRY: LocalResult = Object.freeze({ kind: 'retry' });
 /** Bytes of one MAP_MERGE batch (also at most half a member-protocol frame). */
 const MERGE_BATCH_BYTES_MAX = 1024 * 1024;
 
@@ -461,9 +463,13 @@ export class ClusterNode implements TransportHandler {
 
   /** Wraps an owner's answer so it goes out only once the operation's records are persisted. */
   private afterPersisted(cb: (r: LocalResult) => void): (r: LocalResult) => void {
+    const ticket = (this.persistence as NodePersistence).takeTicket();
+    return ticket === 0 ? cb : this.afterTicket(ticket, cb);
+  }
+
+  /** `cb`, called once the records logged up to `ticket` are on disk (a write error answers as an error). */
+  private afterTicket(ticket: number, cb: (r: LocalResult) => void): (r: LocalResult) => void {
     const p = this.persistence as NodePersistence;
-    const ticket = p.takeTicket();
-    if (ticket === 0) return cb;
     return (r) =>
       p.whenDone(ticket, (error) => {
         if (error === null || r.kind !== 'ok') return cb(r);
@@ -991,17 +997,23 @@ export class ClusterNode implements TransportHandler {
   }
 
   runLocal(partitionId: number, op: OpWire, cb: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void {
-    if (this.recovery !== null) {
-      cb({ kind: 'error', error: recoveringError() });
-      return;
-    }
-    if (!this.membership.joined || this.partitions.table.owner(partitionId) !== this.o.uuid || this.replicator.isReceiving(partitionId)) {
-      cb({ kind: 'retry' });
-      return;
-    }
+    const r = this.runLocalNow(partitionId, op, () => cb, cancelHook);
+    if (r !== null) cb(r);
+  }
+
+  /**
+   * Runs an operation on this member as its partition's owner. When the answer is ready at once
+   * (no backup to wait for, nothing to persist first) it is returned and `defer` is never called,
+   * so the hot path of a local call makes no callback. Otherwise runLocalNow calls `defer()` once,
+   * before it returns null, and answers later through the callback `defer` gave.
+   */
+  runLocalNow(partitionId: number, op: OpWire, defer: () => (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): LocalResult | null {
+    if (this.recovery !== null) return { kind: 'error', error: recoveringError() };
+    if (!this.membership.joined || this.partitions.table.owner(partitionId) !== this.o.uuid || this.replicator.isReceiving(partitionId)) return RETRY;
     if (this.partitions.isHeld(partitionId)) {
+      const cb = defer();
       this.partitions.whenReleased(partitionId, () => this.runLocal(partitionId, op, cb, cancelHook));
-      return;
+      return null;
     }
     let r;
     try {
@@ -1009,21 +1021,22 @@ export class ClusterNode implements TransportHandler {
       r = this.store.runOwnerOp(partitionId, op, this.o.clock.nowMs());
     } catch (e) {
       if (!isGridError(e)) throw e;
-      cb({ kind: 'error', error: e });
-      return;
+      return { kind: 'error', error: e };
     }
     if (op.code === OP.QUEUE_POLL && r.backup === null && op.timeoutMs > 0 && !this.stopped) {
-      this.waitForItem(partitionId, op, cb, cancelHook);
-      return;
+      this.waitForItem(partitionId, op, defer(), cancelHook);
+      return null;
     }
-    if (this.persistence !== null) cb = this.afterPersisted(cb);
+    const ticket = this.persistence === null ? 0 : this.persistence.takeTicket();
     const outcome = r.outcome;
     if (r.backup === null || !this.replicator.hasTargets(partitionId)) {
-      cb({ kind: 'ok', outcome });
-      return;
+      if (ticket === 0) return { kind: 'ok', outcome };
+      this.afterTicket(ticket, defer())({ kind: 'ok', outcome });
+      return null;
     }
-    const now = this.replicator.replicate(partitionId, this.store.version(partitionId), r.backup, r.structure.kind, r.structure.name, () => cb({ kind: 'ok', outcome }));
-    if (now) cb({ kind: 'ok', outcome });
+    const cb = ticket === 0 ? defer() : this.afterTicket(ticket, defer());
+    if (this.replicator.replicate(partitionId, this.store.version(partitionId), r.backup, r.kind, r.name, () => cb({ kind: 'ok', outcome }))) cb({ kind: 'ok', outcome });
+    return null;
   }
 
   private waitForItem(partitionId: number, op: OpWire, cb: (r: LocalResult) => void, cancelHook: (cancel: () => void) => void): void {

@@ -38,6 +38,8 @@ import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from '
 const KEY_SCRATCH_BYTES = 64 * 1024;
 /** A local call that is never cancelled from outside. */
 const NO_CANCEL_HOOK = (): void => {};
+const NO_RESULT = (): void => {};
+const TO_UNDEFINED = (): undefined => undefined;
 
 /** Keys up to this many characters are copied by a loop when they are ASCII (cheaper than Buffer.write). */
 const ASCII_LOOP_CHARS_MAX = 64;
@@ -263,15 +265,24 @@ export class LocalMember implements MemberApi {
    */
   private run(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null): Awaitable<OpOutcome> {
     if (this.node.isFastLocal(partitionId)) {
-      let sync: LocalResult | null = null;
-      let later: ((r: LocalResult) => void) | null = null;
-      this.node.runLocal(partitionId, ClusterNode.op(code, name, key, value, contentType), (r) => (later === null ? (sync = r) : later(r)), NO_CANCEL_HOOK);
-      const now = sync as LocalResult | null;
+      const now = this.node.runLocalNow(partitionId, ClusterNode.op(code, name, key, value, contentType), this.defer, NO_CANCEL_HOOK);
       if (now !== null) return unwrap(now) ?? this.remote(partitionId, code, name, key, value, contentType);
-      return new Promise<LocalResult>((resolve) => (later = resolve)).then((r) => unwrap(r) ?? this.remote(partitionId, code, name, key, value, contentType));
+      const later = this.deferred as Promise<LocalResult>;
+      this.deferred = null;
+      // The key may live in the scratch buffer, which the next call overwrites.
+      const keyKept = Buffer.from(key);
+      return later.then((r) => unwrap(r) ?? this.remote(partitionId, code, name, keyKept, value, contentType));
     }
     return this.remote(partitionId, code, name, key, value, contentType);
   }
+
+  /** For runLocalNow: an answer that comes later settles the promise left in `deferred` (made only then). */
+  private deferred: Promise<LocalResult> | null = null;
+  private readonly defer = (): ((r: LocalResult) => void) => {
+    let settle: (r: LocalResult) => void = NO_RESULT;
+    this.deferred = new Promise<LocalResult>((resolve) => (settle = resolve));
+    return settle;
+  };
 
   private remote(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null): Promise<OpOutcome> {
     // The key may live in the scratch buffer: copy it before the call leaves this tick.
@@ -293,7 +304,7 @@ export class LocalMember implements MemberApi {
     this.refuseWriteWhenPassive('map put');
     const bytes = this.keyOf(key);
     const partitionId = this.keyPartition;
-    return then(this.run(partitionId, OP.MAP_PUT, mapName, bytes, value, contentType), () => undefined);
+    return then(this.run(partitionId, OP.MAP_PUT, mapName, bytes, value, contentType), TO_UNDEFINED);
   }
 
   mapRemove(mapName: string, key: string): Awaitable<void> {
@@ -301,7 +312,7 @@ export class LocalMember implements MemberApi {
     this.refuseWriteWhenPassive('map remove');
     const bytes = this.keyOf(key);
     const partitionId = this.keyPartition;
-    return then(this.run(partitionId, OP.MAP_REMOVE, mapName, bytes, EMPTY, null), () => undefined);
+    return then(this.run(partitionId, OP.MAP_REMOVE, mapName, bytes, EMPTY, null), TO_UNDEFINED);
   }
 
   mapClear(mapName: string): Awaitable<void> {

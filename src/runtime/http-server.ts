@@ -411,10 +411,19 @@ class HttpConnection implements ParserHandler, ClientLiveness {
         writable = socket.write(this.server.headBytes(only));
       } else if (bytes <= COALESCE_BYTES_MAX) {
         const out = Buffer.allocUnsafe(bytes);
+        const server = this.server;
         let at = 0;
         for (let i = 0; i < count; i++) {
           const p = parts[i] as string | Buffer;
-          at += typeof p === 'string' ? out.write(p, at, 'latin1') : p.copy(out, at);
+          // TypedArray set copies without the native call of write() and copy(): the repeated head
+          // goes in as its bytes made once, a body as it is.
+          const b = typeof p === 'string' ? server.cachedBytesOf(p) : p;
+          if (b === null) {
+            at += out.write(p as string, at, 'latin1');
+          } else {
+            out.set(b, at);
+            at += b.length;
+          }
         }
         writable = socket.write(out);
       } else {
@@ -597,7 +606,12 @@ export class RestServer {
 
   /** The bytes of `head`: those of the repeated head are made once. */
   headBytes(head: string): Buffer {
-    if (head !== this.cachedHead) return Buffer.from(head, 'latin1');
+    return this.cachedBytesOf(head) ?? Buffer.from(head, 'latin1');
+  }
+
+  /** The bytes of the repeated head when `head` is it, else null. */
+  cachedBytesOf(head: string): Buffer | null {
+    if (head !== this.cachedHead) return null;
     return (this.cachedHeadBytes ??= Buffer.from(head, 'latin1'));
   }
 
