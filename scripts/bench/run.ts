@@ -4,14 +4,17 @@
 // cluster.ts), and the memory, micro, failover (kill -9 of one of 3 members, failover.ts) and WAN
 // (wan.ts: a cluster of 3 replicating to one of 2) benchmarks, when their scripts exist.
 //
-// Flow: start the servers as child processes (bare-server.ts, net-server.ts (the node:net ceiling),
-// `node dist/member.js`, and the cluster's three members), wait for each to be ready, preload the
-// 10,000 keys into each (not the ceiling, which stores nothing), then for map GET and map POST: a
-// warm-up run per server, and rounds of alternating runs, each round starting one server later
-// (bare, net, member, cluster; net, member, cluster, bare; ...), each run starting once every
-// server's processes are quiet (settle()). Ratios are of the medians over the rounds: member/bare, cluster/bare and
-// cluster/member; member/bare also as the median of each round's own ratio (both must meet #14's targets). Each run reports requests/s, p50/p99 latency, non-2xx answers and errors. A table
-// streams while it runs; a summary and one JSON line per benchmark end the output.
+// Flow: start the servers as child processes (bare-server.ts, net-server.ts (the node:net ceiling)
+// and `node dist/member.js`), wait for each to be ready, preload the 10,000 keys into bare and the
+// member (not the ceiling, which stores nothing), then for map GET and map POST: a warm-up run per
+// server, and rounds of alternating runs, each round starting one server later (bare, net, member;
+// net, member, bare; ...), each run starting once every server's processes are quiet (settle()).
+// Then, unless skipped, the cluster phase: start the 3-member cluster, preload it, and run rounds of
+// bare, member and cluster the same way (named c1, c2, ...). Ratios are of the medians over the
+// rounds: member/bare and member/net from the first phase (member/bare also as the median of each
+// round's own ratio; both must meet #14's targets), cluster/bare and cluster/member from the second.
+// Each run reports requests/s, p50/p99 latency, non-2xx answers and errors. A table streams while
+// it runs; a summary and one JSON line per benchmark end the output.
 //
 // Exit code: 0 when everything ran (targets missed or not: this is a measurement, not a test); 1 when
 // something failed to run (a server missing or dying, a generator failing, non-2xx answers or socket
