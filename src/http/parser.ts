@@ -449,7 +449,7 @@ export class RequestParser {
     this.head = head;
     this.handler.onHead(head);
     if (this.state === 'failed') return false;
-    this.bodyParts = [];
+    if (this.bodyParts.length !== 0) this.bodyParts = [];
     this.bodyBytes = 0;
     this.trailers = NO_FIELDS;
     if (chunked) {
