@@ -1,0 +1,142 @@
+// The serialized form (Data) the official clients send and expect for keys and values, and its
+// mapping to what Grid stores: bytes plus an optional content type, the form REST writes
+// (spec/client.md "Keys and values"; facts in reference/client-protocol.md §5 and §8). I/O-free.
+//
+// Data = int32 BE partition hash (0: compute it from the payload) + int32 BE serializer type id +
+// payload (big-endian). Grid names three types: String (-11: int32 BE length of the UTF-8 bytes,
+// then the bytes), byte[] (-12: int32 BE length, then the bytes) and HazelcastJsonValue (-130: a
+// String payload). Every other type is kept whole (its Data bytes) under the content type
+// application/x-grid-serialized, so a client reads back exactly what it wrote.
+//
+// Invariants:
+// - A client String key is the REST key with the same characters and lands in the same partition:
+//   the partition hash of a String Data (MurmurHash3 over bytes 8..end, seed 0x01000193) equals
+//   keyHash() of its UTF-8 bytes, which hashes the same length-prefixed form.
+// - Decoding never trusts a length: every one is checked against the bytes present.
+import { GridError } from '../util/errors.js';
+import { murmurHash3x86 } from '../partition/murmur3.js';
+import { PARTITION_HASH_SEED } from '../partition/partition-id.js';
+import { isUtf8 } from './message.js';
+
+export const DATA_HEADER_BYTES = 8;
+export const TYPE_STRING = -11;
+export const TYPE_BYTE_ARRAY = -12;
+export const TYPE_JSON = -130;
+
+export const CONTENT_TYPE_TEXT = 'text/plain; charset=utf-8';
+export const CONTENT_TYPE_JSON = 'application/json';
+export const CONTENT_TYPE_BYTES = 'application/octet-stream';
+export const CONTENT_TYPE_SERIALIZED = 'application/x-grid-serialized';
+
+/** A value as the store keeps it (what a REST write stores). */
+export interface StoredForm {
+  readonly value: Buffer;
+  readonly contentType: string | null;
+}
+
+function malformed(message: string): GridError {
+  return new GridError('ERR_CLIENT_PROTOCOL', message);
+}
+
+/** The serializer type id of a Data frame. */
+export function dataType(data: Uint8Array): number {
+  if (data.length < DATA_HEADER_BYTES) throw malformed(`a serialized value of ${data.length} bytes (at least ${DATA_HEADER_BYTES})`);
+  return Buffer.from(data.buffer, data.byteOffset, data.length).readInt32BE(4);
+}
+
+/** The partition hash of a Data frame, as the clients compute it. */
+export function dataPartitionHash(data: Uint8Array): number {
+  const view = Buffer.from(data.buffer, data.byteOffset, data.length);
+  if (data.length < DATA_HEADER_BYTES) throw malformed(`a serialized value of ${data.length} bytes (at least ${DATA_HEADER_BYTES})`);
+  const given = view.readInt32BE(0);
+  return given !== 0 ? given : murmurHash3x86(data, PARTITION_HASH_SEED, DATA_HEADER_BYTES, data.length);
+}
+
+/** The payload bytes of a length-prefixed payload (String, byte[], JSON): a view. */
+function lengthPrefixed(data: Uint8Array, what: string): Buffer {
+  const view = Buffer.from(data.buffer, data.byteOffset, data.length);
+  if (data.length < DATA_HEADER_BYTES + 4) throw malformed(`${what}: ${data.length} bytes, too short for its length`);
+  const length = view.readInt32BE(DATA_HEADER_BYTES);
+  if (length < 0) throw malformed(`${what}: a null or negative length (${length})`);
+  if (DATA_HEADER_BYTES + 4 + length !== data.length) throw malformed(`${what}: a length of ${length} in ${data.length - DATA_HEADER_BYTES - 4} payload bytes`);
+  return view.subarray(DATA_HEADER_BYTES + 4);
+}
+
+/**
+ * The key a client sent, as Grid names keys: a String key's characters. Any other type has no REST
+ * spelling and is refused (client error 23, ILLEGAL_ARGUMENT).
+ */
+export function keyOfData(data: Uint8Array): string {
+  const type = dataType(data);
+  if (type !== TYPE_STRING) {
+    throw new GridError('ERR_CLIENT_KEY_TYPE', `Grid keys are strings: a key of serializer type ${type} cannot be stored (use a String key)`);
+  }
+  const bytes = lengthPrefixed(data, 'a String key');
+  if (!isUtf8(bytes)) throw malformed('a String key that is not valid UTF-8');
+  return bytes.toString('utf8');
+}
+
+/** What the store keeps for a value a client sent (copies: the frame's memory is the read's). */
+export function storedFormOfData(data: Uint8Array): StoredForm {
+  const type = dataType(data);
+  switch (type) {
+    case TYPE_STRING:
+      return { value: Buffer.from(lengthPrefixed(data, 'a String value')), contentType: CONTENT_TYPE_TEXT };
+    case TYPE_JSON:
+      return { value: Buffer.from(lengthPrefixed(data, 'a JSON value')), contentType: CONTENT_TYPE_JSON };
+    case TYPE_BYTE_ARRAY:
+      return { value: Buffer.from(lengthPrefixed(data, 'a byte[] value')), contentType: CONTENT_TYPE_BYTES };
+    default:
+      return { value: Buffer.from(data), contentType: CONTENT_TYPE_SERIALIZED };
+  }
+}
+
+/** The Data a client reads for a stored value (the mapping of spec/client.md). */
+export function dataOfStored(value: Uint8Array, contentType: string | null): Buffer {
+  if (contentType !== null) {
+    if (contentType === CONTENT_TYPE_SERIALIZED) {
+      // Written by a client as some other type: handed back whole when it still looks like Data.
+      if (value.length >= DATA_HEADER_BYTES) return Buffer.from(value);
+    } else {
+      const kind = textKind(contentType);
+      if (kind !== null && isUtf8(value)) return lengthPrefixedData(kind === 'json' ? TYPE_JSON : TYPE_STRING, value);
+    }
+  }
+  return lengthPrefixedData(TYPE_BYTE_ARRAY, value);
+}
+
+/** A String Data of `text` (a key or value a test or an event sends). */
+export function stringData(text: string): Buffer {
+  return lengthPrefixedData(TYPE_STRING, Buffer.from(text, 'utf8'));
+}
+
+function lengthPrefixedData(type: number, payload: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(DATA_HEADER_BYTES + 4 + payload.length);
+  out.writeInt32BE(0, 0);
+  out.writeInt32BE(type, 4);
+  out.writeInt32BE(payload.length, 8);
+  out.set(payload, 12);
+  return out;
+}
+
+/**
+ * 'text' for text/plain whose charset (if any) names UTF-8 or US-ASCII, 'json' for
+ * application/json (same charset rule), null for anything else. Content types are compared without
+ * case; parameters other than charset are ignored.
+ */
+export function textKind(contentType: string): 'text' | 'json' | null {
+  const parts = contentType.split(';');
+  const media = (parts[0] as string).trim().toLowerCase();
+  const kind = media === 'text/plain' ? 'text' : media === 'application/json' ? 'json' : null;
+  if (kind === null) return null;
+  for (let i = 1; i < parts.length; i++) {
+    const eq = (parts[i] as string).indexOf('=');
+    if (eq < 0) continue;
+    const name = (parts[i] as string).slice(0, eq).trim().toLowerCase();
+    if (name !== 'charset') continue;
+    let value = (parts[i] as string).slice(eq + 1).trim().toLowerCase();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    if (value !== 'utf-8' && value !== 'utf8' && value !== 'us-ascii') return null;
+  }
+  return kind;
+}

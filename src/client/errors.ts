@@ -1,0 +1,93 @@
+// The error response of the client protocol (spec/client.md "Errors and moves"; facts in
+// reference/client-protocol.md §7) and how Grid's own errors map onto its codes. I/O-free.
+//
+// Error response = message type 0, a response initial frame, then a list (begin, items, end) of
+// one ErrorHolder: begin frame; a frame holding `int32 errorCode`; `String className`; nullable
+// `String message`; a list of stack frames (always empty here); end frame.
+//
+// The codes the official clients retry (until their invocation timeout) are 19, 33, 39, 46, 47 and
+// 53; Grid answers a call that must go back to the client while a partition moves with 39 or 46,
+// never with a code that makes a client give up.
+import { GridError, isGridError, type ErrorCode } from '../util/errors.js';
+import { MessageWriter } from './message.js';
+
+export const CLIENT_ERROR = {
+  AUTHENTICATION: 3,
+  INSTANCE_NOT_ACTIVE: 19,
+  SERIALIZATION: 21,
+  ILLEGAL_ARGUMENT: 23,
+  ILLEGAL_STATE: 24,
+  MEMBER_LEFT: 33,
+  OPERATION_TIMEOUT: 38,
+  PARTITION_MIGRATING: 39,
+  RETRYABLE: 46,
+  UNSUPPORTED_OPERATION: 61,
+} as const;
+
+/** The codes the official clients retry on. */
+export const RETRIED_CODES: ReadonlySet<number> = new Set([19, 33, 39, 46, 47, 53]);
+
+/** Class names the error response carries: the clients show them, they route on the code. */
+const CLASS_NAMES: Readonly<Record<number, string>> = {
+  3: 'grid.AuthenticationError',
+  19: 'grid.MemberNotActive',
+  21: 'grid.SerializationError',
+  23: 'grid.IllegalArgument',
+  24: 'grid.IllegalState',
+  33: 'grid.MemberLeft',
+  38: 'grid.OperationTimeout',
+  39: 'grid.PartitionMigrating',
+  46: 'grid.RetryableError',
+  61: 'grid.UnsupportedOperation',
+};
+
+export const ERROR_MESSAGE_TYPE = 0;
+
+/** The error response to the request with this correlation id. */
+export function encodeErrorResponse(correlationId: bigint, code: number, message: string): Buffer {
+  const writer = MessageWriter.response(ERROR_MESSAGE_TYPE, correlationId);
+  const codeFrame = Buffer.alloc(4);
+  codeFrame.writeInt32LE(code, 0);
+  return writer
+    .begin()
+    .begin()
+    .fixedFrame(codeFrame)
+    .string(CLASS_NAMES[code] ?? 'grid.Error')
+    .string(message)
+    .begin()
+    .end()
+    .end()
+    .end()
+    .build();
+}
+
+/**
+ * The client code for a failure of a call. Only the failures a retry can cure get a retried code:
+ * a member not yet joined or shutting down, a partition moving, an owner out of reach; bad input
+ * gets 23; a member-side bug 24 (a retry would fail the same way).
+ */
+export function clientCodeOf(error: unknown): number {
+  if (!isGridError(error)) return CLIENT_ERROR.ILLEGAL_STATE;
+  return CODE_BY_GRID_ERROR[error.code] ?? CLIENT_ERROR.ILLEGAL_STATE;
+}
+
+const CODE_BY_GRID_ERROR: Partial<Record<ErrorCode, number>> = {
+  ERR_CLUSTER_UNAVAILABLE: CLIENT_ERROR.RETRYABLE,
+  ERR_DATA_RECOVERING: CLIENT_ERROR.RETRYABLE,
+  ERR_DATA_CLUSTER_PASSIVE: CLIENT_ERROR.ILLEGAL_STATE,
+  ERR_CLUSTER_INDETERMINATE: CLIENT_ERROR.ILLEGAL_STATE,
+  ERR_DATA_QUEUE_FULL: CLIENT_ERROR.ILLEGAL_STATE,
+  ERR_DATA_ENTRY_TOO_LARGE: CLIENT_ERROR.ILLEGAL_ARGUMENT,
+  ERR_DATA_MISSING_KEY: CLIENT_ERROR.ILLEGAL_ARGUMENT,
+  ERR_DATA_MISSING_NAME: CLIENT_ERROR.ILLEGAL_ARGUMENT,
+  ERR_CLIENT_KEY_TYPE: CLIENT_ERROR.ILLEGAL_ARGUMENT,
+  ERR_CLIENT_PROTOCOL: CLIENT_ERROR.SERIALIZATION,
+  ERR_WAN_QUEUE_FULL: CLIENT_ERROR.ILLEGAL_STATE,
+  ERR_PERSISTENCE_IO: CLIENT_ERROR.ILLEGAL_STATE,
+};
+
+/** A GridError's message as the client sees it (the code's meaning when the message is empty). */
+export function clientMessageOf(error: unknown): string {
+  if (error instanceof GridError) return error.message === '' ? error.code : `${error.message} (${error.code})`;
+  return 'internal error';
+}

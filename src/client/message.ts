@@ -1,0 +1,298 @@
+// Reading a client message's fields and writing answers and events (framing in frames.ts). I/O-free.
+//
+// MessageReader walks the frames of one request: the fixed-size parameters of the initial frame by
+// offset, then the variable-size ones frame by frame. Every read is bounds-checked and throws
+// ERR_CLIENT_PROTOCOL naming what was missing; trailing fields a newer client appends are skipped
+// (the protocol's compatibility rule: parameters are only ever appended).
+//
+// MessageWriter builds one unfragmented message as one buffer: the initial frame carries
+// BEGIN|END_FRAGMENT (and EVENT for events), the last frame FINAL.
+import { GridError } from '../util/errors.js';
+import {
+  FLAG_BEGIN_STRUCT,
+  FLAG_END_STRUCT,
+  FLAG_EVENT,
+  FLAG_FINAL,
+  FLAG_NULL,
+  FLAG_UNFRAGMENTED,
+  FRAME_HEADER_BYTES,
+  OFFSET_BACKUP_ACKS,
+  OFFSET_CORRELATION,
+  OFFSET_PARTITION,
+  OFFSET_TYPE,
+  REQUEST_FIXED,
+  RESPONSE_FIXED,
+  type ClientFrame,
+  type ClientMessage,
+} from './frames.js';
+
+export const UUID_BYTES = 17;
+
+/** A UUID as the protocol carries it: null, or two signed 64-bit halves. */
+export type Uuid = { readonly most: bigint; readonly least: bigint } | null;
+
+function malformed(message: string): GridError {
+  return new GridError('ERR_CLIENT_PROTOCOL', message);
+}
+
+/** Parses `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` into the protocol's two halves. */
+export function uuidFromString(text: string): Uuid {
+  const hex = text.replace(/-/g, '');
+  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new Error(`not a UUID: ${text}`);
+  return { most: BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`)), least: BigInt.asIntN(64, BigInt(`0x${hex.slice(16)}`)) };
+}
+
+export function uuidToString(uuid: Uuid): string | null {
+  if (uuid === null) return null;
+  const hex = BigInt.asUintN(64, uuid.most).toString(16).padStart(16, '0') + BigInt.asUintN(64, uuid.least).toString(16).padStart(16, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Reads one request (or any message) field by field. */
+export class MessageReader {
+  readonly type: number;
+  readonly correlationId: bigint;
+  readonly partitionId: number;
+  private readonly initial: Buffer;
+  private next = 1;
+
+  constructor(private readonly message: ClientMessage) {
+    const initial = message.frames[0];
+    if (initial === undefined || initial.content.length < REQUEST_FIXED) throw malformed('a message without a whole initial frame');
+    this.initial = initial.content;
+    this.type = this.initial.readInt32LE(OFFSET_TYPE);
+    this.correlationId = this.initial.readBigInt64LE(OFFSET_CORRELATION);
+    this.partitionId = this.initial.readInt32LE(OFFSET_PARTITION);
+  }
+
+  /** Whether the request's flags ask for backup acknowledgements (smart clients set it). */
+  get flags(): number {
+    return (this.message.frames[0] as ClientFrame).flags;
+  }
+
+  private fixed(offset: number, bytes: number, what: string): number {
+    const at = REQUEST_FIXED + offset;
+    if (at + bytes > this.initial.length) throw malformed(`${what}: the initial frame ends at ${this.initial.length - REQUEST_FIXED} bytes of parameters`);
+    return at;
+  }
+
+  byte(offset: number, what: string): number {
+    return this.initial.readUInt8(this.fixed(offset, 1, what));
+  }
+
+  boolean(offset: number, what: string): boolean {
+    return this.byte(offset, what) !== 0;
+  }
+
+  int(offset: number, what: string): number {
+    return this.initial.readInt32LE(this.fixed(offset, 4, what));
+  }
+
+  /** A long as a number; beyond ±2^53 it is clamped (timeouts and TTLs: larger means forever). */
+  long(offset: number, what: string): number {
+    const v = this.initial.readBigInt64LE(this.fixed(offset, 8, what));
+    if (v > BigInt(Number.MAX_SAFE_INTEGER)) return Number.MAX_SAFE_INTEGER;
+    if (v < BigInt(Number.MIN_SAFE_INTEGER)) return Number.MIN_SAFE_INTEGER;
+    return Number(v);
+  }
+
+  uuid(offset: number, what: string): Uuid {
+    const at = this.fixed(offset, UUID_BYTES, what);
+    if (this.initial[at] !== 0) return null;
+    return { most: this.initial.readBigInt64LE(at + 1), least: this.initial.readBigInt64LE(at + 9) };
+  }
+
+  private frame(what: string): ClientFrame {
+    const frame = this.message.frames[this.next];
+    if (frame === undefined) throw malformed(`${what}: the message has no more frames`);
+    this.next++;
+    return frame;
+  }
+
+  /** The next frame's bytes (a view of the message). */
+  bytes(what: string): Buffer {
+    const frame = this.frame(what);
+    if ((frame.flags & (FLAG_NULL | FLAG_BEGIN_STRUCT | FLAG_END_STRUCT)) !== 0) throw malformed(`${what}: expected a value frame`);
+    return frame.content;
+  }
+
+  /** The next frame's bytes, or null for a null frame. */
+  nullableBytes(what: string): Buffer | null {
+    const frame = this.message.frames[this.next];
+    if (frame !== undefined && (frame.flags & FLAG_NULL) !== 0) {
+      this.next++;
+      return null;
+    }
+    return this.bytes(what);
+  }
+
+  /** A String frame: strict UTF-8. */
+  string(what: string): string {
+    return decodeUtf8(this.bytes(what), what);
+  }
+
+  nullableString(what: string): string | null {
+    const b = this.nullableBytes(what);
+    return b === null ? null : decodeUtf8(b, what);
+  }
+
+  /** A list of Strings: begin frame, items, end frame. */
+  stringList(what: string, itemsMax: number): string[] {
+    const begin = this.frame(what);
+    if ((begin.flags & FLAG_BEGIN_STRUCT) === 0) throw malformed(`${what}: expected the begin frame of a list`);
+    const out: string[] = [];
+    for (;;) {
+      const frame = this.frame(what);
+      if ((frame.flags & FLAG_END_STRUCT) !== 0) return out;
+      if ((frame.flags & (FLAG_NULL | FLAG_BEGIN_STRUCT)) !== 0 || out.length >= itemsMax) throw malformed(`${what}: a list item that is not a string, or more than ${itemsMax}`);
+      out.push(decodeUtf8(frame.content, what));
+    }
+  }
+
+  /** Frames left unread (fields a newer client appended). */
+  get framesLeft(): number {
+    return this.message.frames.length - this.next;
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export function decodeUtf8(bytes: Uint8Array, what: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw malformed(`${what}: not valid UTF-8`);
+  }
+}
+
+/** True when `bytes` is valid UTF-8. */
+export function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    utf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface PendingFrame {
+  flags: number;
+  content: Uint8Array;
+}
+
+/**
+ * Builds one message. Start with response() or event(), write the fixed fields into the initial
+ * frame's buffer through the setters, add variable frames, then build().
+ */
+export class MessageWriter {
+  private readonly frames: PendingFrame[] = [];
+  private readonly initial: Buffer;
+  private readonly fixedStart: number;
+
+  private constructor(type: number, correlationId: bigint, fixedBytes: number, event: boolean) {
+    this.fixedStart = event ? REQUEST_FIXED : RESPONSE_FIXED;
+    this.initial = Buffer.alloc(this.fixedStart + fixedBytes);
+    this.initial.writeInt32LE(type, OFFSET_TYPE);
+    this.initial.writeBigInt64LE(correlationId, OFFSET_CORRELATION);
+    if (event) this.initial.writeInt32LE(-1, OFFSET_PARTITION);
+    else this.initial.writeUInt8(0, OFFSET_BACKUP_ACKS);
+    this.frames.push({ flags: FLAG_UNFRAGMENTED | (event ? FLAG_EVENT : 0), content: this.initial });
+  }
+
+  /** A response (backupAcks 0: the member finishes its sync backups before it answers). */
+  static response(type: number, correlationId: bigint, fixedBytes = 0): MessageWriter {
+    return new MessageWriter(type, correlationId, fixedBytes, false);
+  }
+
+  /** An event on a listener registration (its correlation id), partition id -1. */
+  static event(type: number, correlationId: bigint, fixedBytes = 0): MessageWriter {
+    return new MessageWriter(type, correlationId, fixedBytes, true);
+  }
+
+  setByte(offset: number, value: number): this {
+    this.initial.writeUInt8(value, this.fixedStart + offset);
+    return this;
+  }
+
+  setBoolean(offset: number, value: boolean): this {
+    return this.setByte(offset, value ? 1 : 0);
+  }
+
+  setInt(offset: number, value: number): this {
+    this.initial.writeInt32LE(value, this.fixedStart + offset);
+    return this;
+  }
+
+  setLong(offset: number, value: bigint): this {
+    this.initial.writeBigInt64LE(value, this.fixedStart + offset);
+    return this;
+  }
+
+  setUuid(offset: number, uuid: Uuid): this {
+    writeUuid(this.initial, this.fixedStart + offset, uuid);
+    return this;
+  }
+
+  bytes(content: Uint8Array): this {
+    this.frames.push({ flags: 0, content });
+    return this;
+  }
+
+  string(text: string): this {
+    return this.bytes(Buffer.from(text, 'utf8'));
+  }
+
+  nullFrame(): this {
+    this.frames.push({ flags: FLAG_NULL, content: EMPTY });
+    return this;
+  }
+
+  nullableBytes(content: Uint8Array | null): this {
+    return content === null ? this.nullFrame() : this.bytes(content);
+  }
+
+  begin(): this {
+    this.frames.push({ flags: FLAG_BEGIN_STRUCT, content: EMPTY });
+    return this;
+  }
+
+  end(): this {
+    this.frames.push({ flags: FLAG_END_STRUCT, content: EMPTY });
+    return this;
+  }
+
+  /** A frame of fixed-size fields (the initial frame of a custom type, or a packed list). */
+  fixedFrame(content: Uint8Array): this {
+    return this.bytes(content);
+  }
+
+  build(): Buffer {
+    const frames = this.frames;
+    let total = 0;
+    for (const f of frames) total += FRAME_HEADER_BYTES + f.content.length;
+    const out = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (let i = 0; i < frames.length; i++) {
+      const f = frames[i] as PendingFrame;
+      const length = FRAME_HEADER_BYTES + f.content.length;
+      out.writeInt32LE(length, at);
+      out.writeUInt16LE(i === frames.length - 1 ? f.flags | FLAG_FINAL : f.flags, at + 4);
+      out.set(f.content, at + FRAME_HEADER_BYTES);
+      at += length;
+    }
+    return out;
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+
+export function writeUuid(target: Buffer, at: number, uuid: Uuid): void {
+  if (uuid === null) {
+    target.fill(0, at, at + UUID_BYTES);
+    target[at] = 1;
+    return;
+  }
+  target[at] = 0;
+  target.writeBigInt64LE(uuid.most, at + 1);
+  target.writeBigInt64LE(uuid.least, at + 9);
+}

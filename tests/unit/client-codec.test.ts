@@ -1,0 +1,361 @@
+// The client protocol's codec core (src/client/): framing, fields, Data and its mapping to the
+// stored form, the connect messages and the error response. Requests are built here the way the
+// official clients lay them out (reference/client-protocol.md), independently of the member's
+// own writer.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClientFrameReader, FLAG_BEGIN_STRUCT, FLAG_END_STRUCT, FLAG_FINAL, FLAG_NULL, FLAG_UNFRAGMENTED, PREAMBLE, type ClientMessage } from '../../src/client/frames.js';
+import { MessageReader, uuidFromString, uuidToString } from '../../src/client/message.js';
+import { AUTH_STATUS, decodeAuthentication, encodeAuthenticationResponse, encodeMembersView, encodePartitionsView, MESSAGE } from '../../src/client/codecs.js';
+import {
+  CONTENT_TYPE_BYTES,
+  CONTENT_TYPE_JSON,
+  CONTENT_TYPE_SERIALIZED,
+  CONTENT_TYPE_TEXT,
+  dataOfStored,
+  dataPartitionHash,
+  dataType,
+  keyOfData,
+  storedFormOfData,
+  stringData,
+  textKind,
+  TYPE_BYTE_ARRAY,
+  TYPE_JSON,
+  TYPE_STRING,
+} from '../../src/client/data.js';
+import { clientCodeOf, encodeErrorResponse, RETRIED_CODES } from '../../src/client/errors.js';
+import { keyHash, partitionIdOf } from '../../src/partition/partition-id.js';
+import { GridError } from '../../src/util/errors.js';
+
+// ── a client-side encoder, written from the documented layout ─────────────────────────────────
+
+interface F {
+  flags: number;
+  content: Buffer;
+}
+
+function frame(content: Buffer | string, flags = 0): F {
+  return { flags, content: typeof content === 'string' ? Buffer.from(content, 'utf8') : content };
+}
+
+function encodeFrames(frames: F[]): Buffer {
+  const parts: Buffer[] = [];
+  frames.forEach((f, i) => {
+    const header = Buffer.alloc(6);
+    header.writeInt32LE(6 + f.content.length, 0);
+    header.writeUInt16LE(f.flags | (i === frames.length - 1 ? FLAG_FINAL : 0), 4);
+    parts.push(header, f.content);
+  });
+  return Buffer.concat(parts);
+}
+
+function requestInitial(type: number, correlationId: bigint, partitionId: number, fixed: Buffer): F {
+  const content = Buffer.alloc(16 + fixed.length);
+  content.writeInt32LE(type, 0);
+  content.writeBigInt64LE(correlationId, 4);
+  content.writeInt32LE(partitionId, 12);
+  fixed.copy(content, 16);
+  return { flags: FLAG_UNFRAGMENTED, content };
+}
+
+function uuidBytes(text: string | null): Buffer {
+  const b = Buffer.alloc(17);
+  if (text === null) {
+    b[0] = 1;
+    return b;
+  }
+  const hex = text.replace(/-/g, '');
+  b.writeBigInt64LE(BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`)), 1);
+  b.writeBigInt64LE(BigInt.asIntN(64, BigInt(`0x${hex.slice(16)}`)), 9);
+  return b;
+}
+
+const CLIENT_UUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
+
+function authRequest(clusterName: string, extra: F[] = [], extraFixed = Buffer.alloc(0)): Buffer {
+  const fixed = Buffer.concat([uuidBytes(CLIENT_UUID), Buffer.from([1]), extraFixed]);
+  return encodeFrames([
+    requestInitial(MESSAGE.AUTHENTICATION, 7n, -1, fixed),
+    frame(clusterName),
+    frame(Buffer.alloc(0), FLAG_NULL),
+    frame(Buffer.alloc(0), FLAG_NULL),
+    frame('NJS'),
+    frame('5.7.0'),
+    frame('hz.client_0'),
+    frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT),
+    frame('label-a'),
+    frame('label-é'),
+    frame(Buffer.alloc(0), FLAG_END_STRUCT),
+    ...extra,
+  ]);
+}
+
+/** The frames of an encoded message, as a client would split them. */
+function splitFrames(bytes: Buffer): F[] {
+  const out: F[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    const length = bytes.readInt32LE(at);
+    out.push({ flags: bytes.readUInt16LE(at + 4), content: bytes.subarray(at + 6, at + length) });
+    at += length;
+  }
+  return out;
+}
+
+function readAll(reader: ClientFrameReader, bytes: Buffer, splits: number[]): ClientMessage[] {
+  const out: ClientMessage[] = [];
+  let from = 0;
+  for (const to of [...splits, bytes.length]) {
+    reader.append(bytes.subarray(from, to));
+    for (let m = reader.next(); m !== null; m = reader.next()) out.push(m);
+    from = to;
+  }
+  return out;
+}
+
+function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 0x100000000;
+  };
+}
+
+// ── framing ───────────────────────────────────────────────────────────────────────────────────
+
+test('an authentication request split at every byte reads the same, after CP2', () => {
+  const stream = Buffer.concat([PREAMBLE, authRequest('dev'), authRequest('other')]);
+  for (let cut = 1; cut < stream.length; cut++) {
+    const messages = readAll(new ClientFrameReader({ frameBytesMax: 1024 }), stream, [cut]);
+    assert.equal(messages.length, 2, `cut ${cut}`);
+    assert.equal(decodeAuthentication(new MessageReader(messages[1] as ClientMessage)).clusterName, 'other');
+  }
+  // One byte at a time.
+  const reader = new ClientFrameReader({ frameBytesMax: 1024 });
+  const messages = readAll(reader, stream, Array.from({ length: stream.length - 1 }, (_, i) => i + 1));
+  assert.equal(messages.length, 2);
+  assert.equal(reader.bufferedBytes, 0);
+});
+
+test('the fields of an authentication request', () => {
+  const [message] = readAll(new ClientFrameReader({ frameBytesMax: 1024 }), Buffer.concat([PREAMBLE, authRequest('dev')]), []);
+  const r = new MessageReader(message as ClientMessage);
+  assert.equal(r.type, MESSAGE.AUTHENTICATION);
+  assert.equal(r.correlationId, 7n);
+  assert.equal(r.partitionId, -1);
+  const a = decodeAuthentication(r);
+  assert.equal(uuidToString(a.clientUuid), CLIENT_UUID);
+  assert.equal(a.serializationVersion, 1);
+  assert.deepEqual([a.clusterName, a.username, a.password, a.clientType, a.clientVersion, a.clientName], ['dev', null, null, 'NJS', '5.7.0', 'hz.client_0']);
+  assert.deepEqual(a.labels, ['label-a', 'label-é']);
+});
+
+test('fields a newer client appends are skipped (fixed bytes and trailing frames)', () => {
+  const bytes = Buffer.concat([PREAMBLE, authRequest('dev', [frame('future-field')], Buffer.from([2, 1]))]);
+  const [message] = readAll(new ClientFrameReader({ frameBytesMax: 1024 }), bytes, []);
+  const r = new MessageReader(message as ClientMessage);
+  assert.equal(decodeAuthentication(r).clusterName, 'dev');
+  assert.equal(r.framesLeft, 1);
+});
+
+test('a frame longer than the limit is refused from its 4 length bytes, before its content', () => {
+  const reader = new ClientFrameReader({ frameBytesMax: 4096, preamble: false });
+  const header = Buffer.alloc(4);
+  header.writeInt32LE(1 << 30, 0);
+  reader.append(header);
+  assert.throws(() => reader.next(), (e: unknown) => e instanceof GridError && e.code === 'ERR_CLIENT_FRAME_TOO_LARGE' && /1073741824/.test(e.message));
+  assert.equal(reader.bufferedBytes, 0);
+  // Sticky: the connection is done.
+  assert.throws(() => reader.append(Buffer.alloc(1)), /1073741824/);
+});
+
+test('a message whose frames together pass the message limit is refused', () => {
+  const reader = new ClientFrameReader({ frameBytesMax: 1024, messageBytesMax: 2048, preamble: false });
+  const frames = [requestInitial(MESSAGE.PING, 1n, -1, Buffer.alloc(0)), ...Array.from({ length: 5 }, () => frame(Buffer.alloc(500)))];
+  assert.throws(() => readAll(reader, encodeFrames(frames), []), (e: unknown) => e instanceof GridError && e.code === 'ERR_CLIENT_FRAME_TOO_LARGE');
+});
+
+test('bad framing is refused with ERR_CLIENT_PROTOCOL', () => {
+  const cases: [string, Buffer, RegExp][] = [
+    ['not CP2', Buffer.from('CP1xxxxxxxx'), /CP2/],
+    ['HTTP', Buffer.from('GET / HTTP/1.1\r\n'), /CP2/],
+    ['a frame length below 6', Buffer.concat([PREAMBLE, Buffer.from([5, 0, 0, 0, 0, 0])]), /frame length of 5/],
+    ['a negative frame length', Buffer.concat([PREAMBLE, Buffer.from([0xff, 0xff, 0xff, 0xff])]), /frame length of -1/],
+    ['a fragment', Buffer.concat([PREAMBLE, encodeFrames([{ flags: 0x8000, content: Buffer.alloc(16) }])]), /fragment/],
+    ['a short initial frame', Buffer.concat([PREAMBLE, encodeFrames([{ flags: FLAG_UNFRAGMENTED, content: Buffer.alloc(10) }])]), /initial frame of 10 bytes/],
+  ];
+  for (const [name, bytes, pattern] of cases) {
+    const reader = new ClientFrameReader({ frameBytesMax: 1024 });
+    assert.throws(() => readAll(reader, bytes, []), (e: unknown) => e instanceof GridError && e.code === 'ERR_CLIENT_PROTOCOL' && pattern.test(e.message), name);
+  }
+  // Garbage is refused as soon as its first byte differs, without waiting for three.
+  const early = new ClientFrameReader({ frameBytesMax: 1024 });
+  early.append(Buffer.from('X'));
+  assert.throws(() => early.next(), /CP2/);
+});
+
+test('a truncated authentication request is refused naming the missing field, never read wrong', () => {
+  const frames = splitFrames(authRequest('dev'));
+  for (let keep = 1; keep < frames.length; keep++) {
+    const message: ClientMessage = { frames: frames.slice(0, keep).map((f) => ({ flags: f.flags, content: f.content })), bytes: 0 };
+    assert.throws(() => decodeAuthentication(new MessageReader(message)), (e: unknown) => e instanceof GridError && e.code === 'ERR_CLIENT_PROTOCOL', `kept ${keep} frames`);
+  }
+  // The initial frame cut inside the fixed parameters.
+  const initial = frames[0] as F;
+  for (let cut = 16; cut < initial.content.length; cut++) {
+    const message: ClientMessage = { frames: [{ flags: initial.flags, content: initial.content.subarray(0, cut) }, ...frames.slice(1)], bytes: 0 };
+    assert.throws(() => decodeAuthentication(new MessageReader(message)), /clientUuid|serializationVersion/);
+  }
+});
+
+test('bit flips in a stream of requests: a GridError or messages, never a crash or a wrong frame count', () => {
+  const random = seeded(20261127);
+  const good = Buffer.concat([PREAMBLE, authRequest('dev'), authRequest('x')]);
+  for (let run = 0; run < 2000; run++) {
+    const bytes = Buffer.from(good);
+    const flips = 1 + Math.floor(random() * 3);
+    for (let k = 0; k < flips; k++) bytes[Math.floor(random() * bytes.length)]! ^= 1 << Math.floor(random() * 8);
+    const reader = new ClientFrameReader({ frameBytesMax: 4096 });
+    try {
+      const messages = readAll(reader, bytes, [Math.floor(random() * bytes.length)]);
+      for (const m of messages) {
+        let total = 0;
+        for (const f of m.frames) total += 6 + f.content.length;
+        assert.equal(total, m.bytes);
+        try {
+          decodeAuthentication(new MessageReader(m));
+        } catch (e) {
+          assert.ok(e instanceof GridError, `run ${run}: ${String(e)}`);
+        }
+      }
+    } catch (e) {
+      assert.ok(e instanceof GridError, `run ${run}: ${String(e)}`);
+    }
+  }
+});
+
+// ── answers ───────────────────────────────────────────────────────────────────────────────────
+
+test('the authentication answer has the fields where the clients read them', () => {
+  const memberUuid = uuidFromString('11111111-2222-3333-4444-555555555555');
+  const clusterId = uuidFromString('aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee');
+  const bytes = encodeAuthenticationResponse(9n, { status: AUTH_STATUS.AUTHENTICATED, address: { host: '127.0.0.1', port: 5701 }, memberUuid, serializationVersion: 1, partitionCount: 271, clusterId, serverVersion: '5.3.0' });
+  const frames = splitFrames(bytes);
+  const initial = (frames[0] as F).content;
+  assert.equal((frames[0] as F).flags & FLAG_UNFRAGMENTED, FLAG_UNFRAGMENTED);
+  assert.equal(initial.readInt32LE(0), MESSAGE.AUTHENTICATION_RESPONSE);
+  assert.equal(initial.readBigInt64LE(4), 9n);
+  assert.equal(initial[12], 0, 'backup acks');
+  assert.equal(initial[13], 0, 'status');
+  assert.equal(initial[14], 0, 'member uuid not null');
+  assert.equal(initial.readBigInt64LE(15), (memberUuid as { most: bigint }).most);
+  assert.equal(initial[31], 1, 'serialization version');
+  assert.equal(initial.readInt32LE(32), 271);
+  assert.equal(initial[36], 0, 'cluster id not null');
+  assert.equal(initial.readBigInt64LE(45), (clusterId as { least: bigint }).least);
+  assert.equal(initial[53], 0, 'failover');
+  // Address: begin, port, host, end; then the version, final.
+  assert.deepEqual(frames.slice(1).map((f) => f.flags & 0x1c00), [FLAG_BEGIN_STRUCT, 0, 0, FLAG_END_STRUCT, 0]);
+  assert.equal((frames[2] as F).content.readInt32LE(0), 5701);
+  assert.equal((frames[3] as F).content.toString(), '127.0.0.1');
+  assert.equal((frames[5] as F).content.toString(), '5.3.0');
+  assert.ok(((frames[5] as F).flags & FLAG_FINAL) !== 0);
+  assert.equal(uuidToString(uuidFromString('11111111-2222-3333-4444-555555555555')), '11111111-2222-3333-4444-555555555555');
+});
+
+test('the cluster view events: member list and partition table', () => {
+  const a = uuidFromString('00000000-0000-0000-0000-00000000000a');
+  const members = encodeMembersView(3n, 5, [{ uuid: a, lite: false, host: 'h', port: 1, version: [5, 3, 0] }]);
+  const mf = splitFrames(members);
+  assert.equal((mf[0] as F).flags & 0x0200, 0x0200, 'event flag');
+  assert.equal((mf[0] as F).content.readInt32LE(12), -1, 'partition id');
+  assert.equal((mf[0] as F).content.readInt32LE(16), 5, 'version');
+  // list begin, member begin, fixed, address(begin, port, host, end), attributes(begin, end), version(begin, fixed, end), map(begin, end), member end, list end
+  assert.equal(mf.length, 1 + 16);
+  assert.equal((mf[3] as F).content.length, 18);
+  const partitions = encodePartitionsView(3n, 8, [{ uuid: a, partitions: [0, 1, 270] }]);
+  const pf = splitFrames(partitions);
+  assert.equal((pf[0] as F).content.readInt32LE(16), 8);
+  assert.deepEqual([(pf[2] as F).content.readInt32LE(0), (pf[2] as F).content.readInt32LE(8)], [0, 270]);
+  assert.equal((pf[4] as F).content.length, 17);
+  assert.ok(((pf[4] as F).flags & FLAG_FINAL) !== 0);
+});
+
+test('the error response: one error holder with code, class name and message', () => {
+  const frames = splitFrames(encodeErrorResponse(4n, 61, 'message type 0x123400 is not supported'));
+  assert.equal((frames[0] as F).content.readInt32LE(0), 0);
+  assert.equal((frames[0] as F).content.readBigInt64LE(4), 4n);
+  assert.deepEqual(frames.slice(1).map((f) => f.flags & 0x1c00), [FLAG_BEGIN_STRUCT, FLAG_BEGIN_STRUCT, 0, 0, 0, FLAG_BEGIN_STRUCT, FLAG_END_STRUCT, FLAG_END_STRUCT, FLAG_END_STRUCT]);
+  assert.equal((frames[3] as F).content.readInt32LE(0), 61);
+  assert.equal((frames[5] as F).content.toString(), 'message type 0x123400 is not supported');
+  // Retryable only where a retry can help.
+  assert.ok(RETRIED_CODES.has(clientCodeOf(new GridError('ERR_CLUSTER_UNAVAILABLE', 'x'))));
+  assert.ok(!RETRIED_CODES.has(clientCodeOf(new GridError('ERR_CLIENT_KEY_TYPE', 'x'))));
+  assert.equal(clientCodeOf(new GridError('ERR_CLIENT_KEY_TYPE', 'x')), 23);
+});
+
+// ── Data and the stored form ──────────────────────────────────────────────────────────────────
+
+test('a client String key lands in the partition of the same REST key', () => {
+  const random = seeded(7);
+  const alphabet = ['a', 'Z', '0', '/', ' ', 'é', '漢', '😀', '%'];
+  for (let i = 0; i < 500; i++) {
+    let key = '';
+    const n = Math.floor(random() * 40);
+    for (let k = 0; k < n; k++) key += alphabet[Math.floor(random() * alphabet.length)];
+    const data = stringData(key);
+    assert.equal(keyOfData(data), key);
+    assert.equal(dataPartitionHash(data), keyHash(Buffer.from(key, 'utf8')), key);
+    assert.equal(partitionIdOf(dataPartitionHash(data), 271), partitionIdOf(keyHash(Buffer.from(key, 'utf8')), 271));
+  }
+});
+
+test('a key that is not a String is refused; a lying length is refused', () => {
+  const bytesKey = Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf4, 0, 0, 0, 1, 7]);
+  assert.equal(dataType(bytesKey), TYPE_BYTE_ARRAY);
+  assert.throws(() => keyOfData(bytesKey), (e: unknown) => e instanceof GridError && e.code === 'ERR_CLIENT_KEY_TYPE' && /strings/.test(e.message));
+  const good = stringData('key');
+  for (let cut = 0; cut < good.length; cut++) assert.throws(() => keyOfData(good.subarray(0, cut)), GridError, `cut ${cut}`);
+  const longer = Buffer.concat([good, Buffer.from([0x41])]);
+  assert.throws(() => keyOfData(longer), /length of 3/);
+});
+
+test('values: client types to the stored form and back', () => {
+  const text = storedFormOfData(stringData('héllo'));
+  assert.deepEqual([text.value.toString('utf8'), text.contentType], ['héllo', CONTENT_TYPE_TEXT]);
+  assert.equal(dataType(dataOfStored(text.value, text.contentType)), TYPE_STRING);
+
+  const jsonData = Buffer.from(stringData('{"a":1}'));
+  jsonData.writeInt32BE(TYPE_JSON, 4);
+  const json = storedFormOfData(jsonData);
+  assert.deepEqual([json.value.toString(), json.contentType], ['{"a":1}', CONTENT_TYPE_JSON]);
+  assert.deepEqual(dataOfStored(json.value, json.contentType), jsonData);
+
+  const raw = Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf4, 0, 0, 0, 3, 0xff, 0, 1]);
+  const bytes = storedFormOfData(raw);
+  assert.deepEqual([bytes.value, bytes.contentType], [Buffer.from([0xff, 0, 1]), CONTENT_TYPE_BYTES]);
+  assert.deepEqual(dataOfStored(bytes.value, bytes.contentType), raw);
+
+  // Another serializer type (a double, -10) is kept whole and handed back whole.
+  const double = Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf6, 0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18]);
+  const kept = storedFormOfData(double);
+  assert.equal(kept.contentType, CONTENT_TYPE_SERIALIZED);
+  assert.deepEqual(dataOfStored(kept.value, kept.contentType), double);
+});
+
+test('values: what REST stored, as a client reads it', () => {
+  const utf8 = Buffer.from('plain é', 'utf8');
+  for (const type of ['text/plain', 'text/plain; charset=utf-8', 'text/plain;charset="UTF-8"', 'TEXT/PLAIN; charset=us-ascii', 'text/plain; format=flowed']) {
+    assert.equal(dataType(dataOfStored(utf8, type)), TYPE_STRING, type);
+  }
+  for (const type of ['text/plain; charset=iso-8859-1', 'text/html', 'application/octet-stream', 'image/png']) {
+    assert.equal(dataType(dataOfStored(utf8, type)), TYPE_BYTE_ARRAY, type);
+  }
+  assert.equal(dataType(dataOfStored(utf8, null)), TYPE_BYTE_ARRAY);
+  assert.equal(dataType(dataOfStored(Buffer.from('{}'), 'application/json')), TYPE_JSON);
+  // Invalid UTF-8 under a text type reads as bytes, intact.
+  const bad = Buffer.from([0x61, 0xc3, 0x28]);
+  const asBytes = dataOfStored(bad, 'text/plain');
+  assert.equal(dataType(asBytes), TYPE_BYTE_ARRAY);
+  assert.deepEqual(asBytes.subarray(12), bad);
+  assert.equal(textKind('application/json; charset=utf-16'), null);
+});
