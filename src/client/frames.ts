@@ -67,6 +67,8 @@ export interface ClientFrameReaderOptions {
   readonly messageBytesMax?: number;
   /** Expect the 3 bytes `CP2` before the first frame (default true; false when a sniffer consumed them). */
   readonly preamble?: boolean;
+  /** The least content of an initial frame: 16 for requests (default), 13 for a reader of answers. */
+  readonly initialFrameBytesMin?: number;
 }
 
 function malformed(message: string): GridError {
@@ -78,6 +80,7 @@ export class ClientFrameReader {
   private readonly frameBytesMax: number;
   private readonly messageBytesMax: number;
   private preambleLeft: number;
+  private readonly initialFrameBytesMin: number;
   private chunks: Buffer[] = [];
   private buffered = 0;
   /** Frames of the message being read. */
@@ -91,6 +94,7 @@ export class ClientFrameReader {
     this.messageBytesMax = options.messageBytesMax ?? options.frameBytesMax + 64 * 1024;
     assert(this.messageBytesMax >= this.frameBytesMax, 'messageBytesMax below frameBytesMax');
     this.preambleLeft = options.preamble === false ? 0 : PREAMBLE.length;
+    this.initialFrameBytesMin = options.initialFrameBytesMin ?? REQUEST_FIXED;
   }
 
   /** Bytes received that no returned message holds yet. */
@@ -149,7 +153,7 @@ export class ClientFrameReader {
       const content = frame.subarray(FRAME_HEADER_BYTES);
       if (this.frames.length === 0) {
         if ((flags & FLAG_UNFRAGMENTED) !== FLAG_UNFRAGMENTED) throw malformed('a fragmented message (fragments are not supported)');
-        if (content.length < REQUEST_FIXED) throw malformed(`an initial frame of ${content.length} bytes (at least ${REQUEST_FIXED})`);
+        if (content.length < this.initialFrameBytesMin) throw malformed(`an initial frame of ${content.length} bytes (at least ${this.initialFrameBytesMin})`);
       }
       this.frames.push({ flags, content });
       this.messageBytes += length;

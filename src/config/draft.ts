@@ -150,6 +150,7 @@ export function defaultDraft(): Draft {
       interfaces: { enabled: false, interfaces: [] },
       join: { tcpIp: { enabled: false, connectionTimeoutSeconds: 5, members: [] } },
       restApi: { enabled: false, groups: defaultGroups() },
+      clientProtocol: { enabled: true },
       ssl: defaultSsl(),
     },
     advancedNetwork: { enabled: false, memberEndpoint: null, restEndpoint: null, wanEndpoints: [] },

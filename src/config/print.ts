@@ -96,6 +96,7 @@ function network(c: Config): Out {
       ]),
     ]),
     el('rest-api', { enabled: n.restApi.enabled }, groups(n.restApi.groups)),
+    el('client-protocol', { enabled: n.clientProtocol.enabled }),
     ssl(n.ssl),
   );
   return el('network', {}, children);

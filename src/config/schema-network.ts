@@ -36,6 +36,8 @@ export function readNetwork(network: ElementReader, draft: Draft, origins: Origi
     n.restApi.enabled = rest.typedAttr('enabled', parseBoolean, false);
     readGroups(rest, n.restApi.groups);
   }
+  const client = network.child('client-protocol', { attrs: ['enabled'] });
+  if (client !== undefined) n.clientProtocol.enabled = client.typedAttr('enabled', parseBoolean, true);
   const ssl = network.child('ssl', SSL_SHAPE);
   if (ssl !== undefined) {
     n.ssl = readSsl(ssl);

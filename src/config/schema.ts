@@ -61,7 +61,7 @@ export function applyXml(draft: Draft, input: SchemaInput): void {
     draft.logging.level = logging.typedAttr('level', (raw) => parseEnum(raw, LOG_LEVELS), draft.logging.level);
     draft.logging.format = logging.typedAttr('format', (raw) => parseEnum<LogFormat>(raw.toLowerCase(), ['text', 'json']), draft.logging.format);
   }
-  const network = grid.child('network', { one: ['public-address', 'port', 'interfaces', 'join', 'rest-api', 'ssl'] });
+  const network = grid.child('network', { one: ['public-address', 'port', 'interfaces', 'join', 'rest-api', 'client-protocol', 'ssl'] });
   if (network !== undefined) readNetwork(network, draft, input.origins);
   const advanced = grid.child('advanced-network', {
     attrs: ['enabled'],

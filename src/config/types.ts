@@ -48,6 +48,8 @@ export interface NetworkConfig {
   readonly interfaces: InterfacesConfig;
   readonly join: { readonly tcpIp: TcpIpJoinConfig };
   readonly restApi: { readonly enabled: boolean; readonly groups: EndpointGroups };
+  /** The reference's client protocol (`CP2`) on the member port (spec/client.md); on by default. */
+  readonly clientProtocol: { readonly enabled: boolean };
   readonly ssl: SslConfig;
 }
 
@@ -195,6 +197,9 @@ export interface GridProperties {
   readonly queuePollTimeoutSecondsMax: number; // grid.queue.poll.timeout.seconds.max (300)
   readonly queueWaitersMax: number; // grid.queue.waiters.max (100000 waiting polls per member)
   readonly memberFrameBytesMax: number; // grid.member.frame.bytes.max (64 MiB)
+  readonly clientFrameBytesMax: number; // grid.client.frame.bytes.max (16 MiB + 1 KiB): larger client frames close the connection before they are buffered
+  readonly clientHeartbeatTimeoutSeconds: number; // grid.client.heartbeat.timeout.seconds (60): a client connection without traffic this long is closed
+  readonly clientConnectionsMax: number; // grid.client.connections.max (10000 client connections per member)
   readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (20: a stop without hand-off fits Kubernetes' 30 s grace)
   readonly sniffTimeoutMs: number; // grid.socket.sniff.timeout.millis (10000): first bytes must arrive by then
   readonly socketBindAny: boolean; // grid.socket.bind.any (true): false binds only the chosen address

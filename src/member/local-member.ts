@@ -25,6 +25,7 @@ import type {
   ClientLiveness,
   WanControl,
   ClusterInfo,
+  ClientView,
   ClusterState,
   Credentials,
   HealthInfo,
@@ -397,6 +398,28 @@ export class LocalMember implements MemberApi {
       members: list.map((m) => ({ host: m.host, port: m.port, uuid: m.uuid, liteMember: m.lite, localMember: m.uuid === this.uuid, memberVersion: m.version })),
       connectionCount: c.http,
       allConnectionCount: c.http + c.member,
+    };
+  }
+
+  clientView(): ClientView {
+    const membership = this.node.membership;
+    const joined = membership.joined;
+    const table = this.node.partitions.table;
+    const count = this.config.properties.partitionCount;
+    const owners = new Array<string | null>(count);
+    for (let p = 0; p < count; p++) owners[p] = joined ? table.owner(p) : null;
+    const list = joined ? membership.list : [];
+    return {
+      joined,
+      memberUuid: this.uuid,
+      host: this.host,
+      port: this.port,
+      clusterId: joined ? membership.id : '',
+      partitionCount: count,
+      membersVersion: joined ? membership.version : 0,
+      members: list.map((m) => ({ uuid: m.uuid, host: m.host, port: m.port, lite: m.lite, version: m.version })),
+      partitionsVersion: joined ? table.version : 0,
+      owners,
     };
   }
 

@@ -65,6 +65,25 @@ export interface HealthInfo {
   readonly ready: boolean;
 }
 
+/** What a client-protocol connection is told about the cluster (spec/client.md). */
+export interface ClientView {
+  /** false until the member has joined a cluster: clients are then refused. */
+  readonly joined: boolean;
+  readonly memberUuid: string;
+  readonly host: string;
+  readonly port: number;
+  /** One id for the whole cluster, the same on every member. */
+  readonly clusterId: string;
+  readonly partitionCount: number;
+  /** Grows with every member-list change (the cluster's members version). */
+  readonly membersVersion: number;
+  readonly members: readonly { readonly uuid: string; readonly host: string; readonly port: number; readonly lite: boolean; readonly version: string }[];
+  /** Grows with every partition table change (the table's version). */
+  readonly partitionsVersion: number;
+  /** Owner UUID per partition id; null while unassigned. */
+  readonly owners: readonly (string | null)[];
+}
+
 export interface Credentials {
   readonly user: string;
   readonly password: string;
@@ -84,6 +103,8 @@ export interface MemberApi {
 
   // Information.
   clusterInfo(): ClusterInfo;
+  /** The member list and partition table as the client protocol's cluster view sends them. */
+  clientView(): ClientView;
   health(): HealthInfo;
   instanceName(): string;
   clusterName(): string;

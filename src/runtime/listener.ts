@@ -19,6 +19,10 @@ export interface ListenerOptions {
   readonly connectionsMax: number;
   readonly http: ProtocolHandler | null;
   readonly member: ProtocolHandler | null;
+  /** The client protocol (`CP2`); null: such connections are closed with a log line saying why. */
+  readonly client: ProtocolHandler | null;
+  /** Why a `CP2` connection is closed when `client` is null. */
+  readonly clientOffReason?: string;
   /** Set: the port speaks TLS only; plain connections are closed, decrypted ones are sniffed again. */
   readonly tls: TlsOptions | null;
   readonly log: ComponentLogger;
@@ -33,6 +37,7 @@ export class Listener {
   private readonly sniffing = new Set<Socket>();
   private boundPort = 0;
   readonly counters = { accepted: 0, refusedUnknown: 0, refusedTls: 0, refusedTimeout: 0, refusedProtocolOff: 0 };
+  private clientOffLoggedAt = -Infinity;
   private readonly terminator: TlsTerminator | null;
 
   constructor(private readonly options: ListenerOptions) {
@@ -125,7 +130,7 @@ export class Listener {
   }
 
   private route(kind: Exclude<SniffResult, 'need-more'>, socket: Socket, head: Buffer, secured: boolean): void {
-    const handler = kind === 'http' ? this.options.http : kind === 'member' ? this.options.member : null;
+    const handler = kind === 'http' ? this.options.http : kind === 'member' ? this.options.member : kind === 'client' ? this.options.client : null;
     if (handler !== null) {
       // Errors after the hand-off belong to the new owner; keep one listener so none is unhandled.
       socket.on('error', () => socket.destroy());
@@ -135,6 +140,11 @@ export class Listener {
     if (kind === 'unknown') this.counters.refusedUnknown++;
     else if (kind === 'tls') this.counters.refusedTls++;
     else this.counters.refusedProtocolOff++;
+    if (kind === 'client' && Date.now() - this.clientOffLoggedAt >= 10_000) {
+      // At most one line per 10 s: a client retrying in a loop does not flood the log.
+      this.clientOffLoggedAt = Date.now();
+      this.options.log.info(`closed a client-protocol connection from ${socket.remoteAddress ?? '?'} on ${this.options.name}: ${this.options.clientOffReason ?? 'this port does not serve the client protocol'}`);
+    }
     this.options.log.fine(`closed a ${kind} connection from ${socket.remoteAddress ?? '?'} on ${this.options.name}`);
     socket.destroy();
   }

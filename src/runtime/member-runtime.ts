@@ -13,6 +13,7 @@ import { Dispatcher } from '../http/dispatch.js';
 import { LocalMember } from '../member/local-member.js';
 import { systemClock } from './clock.js';
 import { RestServer } from './http-server.js';
+import { ClientServer } from './client-server.js';
 import { Listener } from './listener.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
 import { MemberPort } from './member-port.js';
@@ -31,6 +32,8 @@ export class MemberRuntime {
   /** The member; replaced when it must start over as a new one (reincarnate). */
   member!: LocalMember;
   private readonly rest: RestServer;
+  /** Client-protocol connections (spec/client.md); null when `network > client-protocol` is off. */
+  private readonly clients: ClientServer | null;
   private memberPort!: MemberPort;
   private readonly dispatcher: Dispatcher;
   private readonly listeners: Listener[] = [];
@@ -72,6 +75,16 @@ export class MemberRuntime {
       },
       logger.component('http'),
     );
+    this.clients = config.network.clientProtocol.enabled
+      ? new ClientServer({
+          api: () => this.member,
+          clusterName: () => this.config.clusterName,
+          frameBytesMax: p.clientFrameBytesMax,
+          heartbeatTimeoutMs: p.clientHeartbeatTimeoutSeconds * 1000,
+          connectionsMax: p.clientConnectionsMax,
+          log: logger.component('client'),
+        })
+      : null;
   }
 
   /**
@@ -180,18 +193,21 @@ export class MemberRuntime {
     const base = { host: bindHost, sniffTimeoutMs: p.sniffTimeoutMs, connectionsMax: p.restConnectionsMax };
     const http = (socket: import('node:net').Socket, head: Buffer): void => this.rest.accept(socket, head);
     const member = (socket: import('node:net').Socket, head: Buffer): void => this.memberPort.accept(socket, head);
+    const clients = this.clients;
+    const client = clients === null ? null : (socket: import('node:net').Socket, head: Buffer): void => clients.accept(socket, head);
+    const clientOffReason = 'the client protocol is off (network > client-protocol enabled="false")';
     const advanced = c.advancedNetwork.enabled ? c.advancedNetwork : null;
     let memberPortNumber: number;
     if (advanced !== null) {
       // Without a REST endpoint, grid.http.healthcheck.enabled serves the health group on the member
       // endpoint, so probes still have a port to call.
       const healthOnMember = advanced.restEndpoint === null && p.httpHealthcheckEnabled ? http : null;
-      const memberListener = new Listener({ ...base, name: 'member endpoint', port: advanced.memberEndpoint?.port ?? c.network.port, http: healthOnMember, member, tls: null, log: this.log });
+      const memberListener = new Listener({ ...base, name: 'member endpoint', port: advanced.memberEndpoint?.port ?? c.network.port, http: healthOnMember, member, client, clientOffReason, tls: null, log: this.log });
       const restSsl = advanced.restEndpoint?.ssl;
       memberPortNumber = await this.bind(memberListener);
       if (advanced.restEndpoint !== null) {
         const tls = restSsl?.enabled === true ? tlsOptions(restSsl, process.cwd()) : null;
-        const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, tls, log: this.log });
+        const restListener = new Listener({ ...base, name: 'REST endpoint', port: advanced.restEndpoint.port, http, member: null, client: null, tls, log: this.log });
         const restPort = await this.bind(restListener);
         if (tls !== null && restSsl !== undefined) this.tlsListeners.push({ listener: restListener, ssl: restSsl });
         this.log.info(`REST listening on [${host}]:${restPort}${tls === null ? '' : ' (TLS only)'}; ${bound}`);
@@ -199,13 +215,13 @@ export class MemberRuntime {
       this.log.info(`member protocol listening on [${host}]:${memberPortNumber}; ${bound}`);
       // WAN endpoints: other clusters' publishers dial here (the member protocol, this cluster's name).
       for (const w of advanced.wanEndpoints) {
-        const wanListener = new Listener({ ...base, name: `WAN endpoint ${w.name}`, port: w.port, http: null, member, tls: null, log: this.log });
+        const wanListener = new Listener({ ...base, name: `WAN endpoint ${w.name}`, port: w.port, http: null, member, client: null, tls: null, log: this.log });
         const wanPort = await this.bind(wanListener);
         this.log.info(`WAN endpoint ${w.name} listening on [${host}]:${wanPort}; ${bound}`);
       }
     } else {
       const tls = c.network.ssl.enabled ? tlsOptions(c.network.ssl, process.cwd()) : null;
-      const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, tls, log: this.log });
+      const unified = new Listener({ ...base, name: 'member port', port: c.network.port, http, member, client, clientOffReason, tls, log: this.log });
       memberPortNumber = await this.bind(unified);
       if (tls !== null) this.tlsListeners.push({ listener: unified, ssl: c.network.ssl });
       this.log.info(`Grid member listening on [${host}]:${memberPortNumber} (REST and member protocol on one port${tls === null ? '' : ', TLS only'}); ${bound}`);
@@ -353,6 +369,7 @@ export class MemberRuntime {
       if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
       this.processMetrics.stop();
       const closing = this.listeners.map((l) => l.close());
+      this.clients?.stop();
       await this.rest.drain(this.config.properties.shutdownInflightWaitSeconds * 1000);
       this.memberPort.closeAll();
       await Promise.all(closing);

@@ -25,3 +25,13 @@ test('member preamble, TLS and garbage', () => {
   assert.equal(sniff(b('ABCDEFGHIJKLMNOPQRSTUVWXYZ')), 'unknown');
   assert.equal(sniff(Buffer.alloc(0)), 'need-more');
 });
+
+test('the client protocol: CP2, alone or with its first frame; CP followed by more letters is a method', () => {
+  assert.equal(sniff(b('CP2')), 'client');
+  assert.equal(sniff(Buffer.concat([b('CP2'), Buffer.from([0x40, 0, 0, 0, 0, 0xc0])])), 'client');
+  assert.equal(sniff(b('C')), 'need-more');
+  assert.equal(sniff(b('CP')), 'need-more');
+  assert.equal(sniff(b('CPX /')), 'http');
+  assert.equal(sniff(b('CONNECT host:1 HTTP/1.1')), 'http');
+  assert.equal(sniff(b('CP3')), 'unknown');
+});

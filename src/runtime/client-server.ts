@@ -1,0 +1,338 @@
+// The client protocol's connections (spec/client.md "Connection"): the unified port hands a
+// connection that starts with `CP2` here. Codecs are in src/client/ (no I/O); this file owns the
+// sockets, the timers and the cluster-view registrations.
+//
+// Per connection: nothing but authentication before it succeeds (anything else closes the
+// connection), closed unauthenticated after AUTH_TIMEOUT_MS; then ping, statistics, proxies, the
+// local backup listener and the cluster view listener are answered, and every other message type
+// gets error 61 naming it, the connection kept. A connection without traffic for
+// grid.client.heartbeat.timeout.seconds is closed; a frame over grid.client.frame.bytes.max closes
+// it before it is buffered, with a log line naming the client.
+//
+// Cluster view: a registered connection gets the member list and the partition table at once, and
+// again whenever the cluster's members version or the table's version grows (checked every
+// VIEW_CHECK_MS while any registration exists; both versions are the cluster's own, so they only
+// grow and agree between members).
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { ClientView, MemberApi } from '../member/member-api.js';
+import type { ComponentLogger } from '../util/logger.js';
+import { GridError } from '../util/errors.js';
+import { ClientFrameReader, type ClientMessage } from '../client/frames.js';
+import { MessageReader, uuidFromString, type Uuid } from '../client/message.js';
+import {
+  AUTH_STATUS,
+  decodeAuthentication,
+  encodeAuthenticationResponse,
+  encodeEmptyResponse,
+  encodeMembersView,
+  encodePartitionsView,
+  encodeUuidResponse,
+  MESSAGE,
+} from '../client/codecs.js';
+import { CLIENT_ERROR, encodeErrorResponse } from '../client/errors.js';
+
+export const AUTH_TIMEOUT_MS = 10_000;
+const SWEEP_MS = 1000;
+const VIEW_CHECK_MS = 250;
+/** The version the member reports to clients: a 5.x the clients' feature checks accept. */
+export const CLIENT_SERVER_VERSION = '5.3.0';
+const SERIALIZATION_VERSION = 1;
+
+export interface ClientServerOptions {
+  readonly api: () => MemberApi;
+  readonly clusterName: () => string;
+  readonly frameBytesMax: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly connectionsMax: number;
+  readonly log: ComponentLogger;
+}
+
+export class ClientServer {
+  private readonly connections = new Set<ClientConnection>();
+  private readonly viewers = new Set<ClientConnection>();
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private viewTimer: NodeJS.Timeout | null = null;
+  private lastView: { members: number; partitions: number } = { members: -1, partitions: -1 };
+  private refusedLoggedAt = -Infinity;
+  stopping = false;
+  readonly counters = { accepted: 0, refusedLimit: 0, authenticated: 0, authFailed: 0, calls: 0, errors: 0, closedIdle: 0, closedProtocol: 0 };
+
+  constructor(readonly o: ClientServerOptions) {}
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Takes over a sniffed connection; `head` holds the bytes already read (`CP2` and maybe more). */
+  accept(socket: Socket, head: Buffer): void {
+    if (this.stopping || this.connections.size >= this.o.connectionsMax) {
+      this.counters.refusedLimit++;
+      if (Date.now() - this.refusedLoggedAt >= 10_000) {
+        this.refusedLoggedAt = Date.now();
+        this.o.log.warning(`closed a client connection from ${socket.remoteAddress ?? '?'}: ${this.stopping ? 'the member is stopping' : `${this.o.connectionsMax} client connections (grid.client.connections.max)`}`);
+      }
+      socket.destroy();
+      return;
+    }
+    this.counters.accepted++;
+    const connection = new ClientConnection(this, socket);
+    this.connections.add(connection);
+    socket.on('data', (chunk: Buffer) => connection.onData(chunk));
+    socket.on('error', () => socket.destroy());
+    socket.once('close', () => this.onClose(connection));
+    this.startSweep();
+    if (head.length > 0) connection.onData(head);
+    socket.resume();
+  }
+
+  private onClose(connection: ClientConnection): void {
+    connection.closed = true;
+    this.connections.delete(connection);
+    this.viewers.delete(connection);
+    if (this.viewers.size === 0) this.stopViewChecks();
+    if (this.connections.size === 0 && this.sweepTimer !== null) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = null;
+    }
+  }
+
+  private startSweep(): void {
+    if (this.sweepTimer !== null) return;
+    this.sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweepTimer.unref();
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const c of this.connections) {
+      if (!c.authenticated && now - c.openedAt >= AUTH_TIMEOUT_MS) {
+        c.close(`not authenticated within ${AUTH_TIMEOUT_MS / 1000} s`);
+      } else if (now - c.lastReadAt >= this.o.heartbeatTimeoutMs) {
+        this.counters.closedIdle++;
+        c.close(`no traffic for ${this.o.heartbeatTimeoutMs / 1000} s (grid.client.heartbeat.timeout.seconds)`);
+      }
+    }
+  }
+
+  /** A connection registered the cluster view listener: it gets the view now and on every change. */
+  addViewer(connection: ClientConnection): void {
+    this.viewers.add(connection);
+    connection.sendView(this.o.api().clientView());
+    if (this.viewTimer === null) {
+      const view = this.o.api().clientView();
+      this.lastView = { members: view.membersVersion, partitions: view.partitionsVersion };
+      this.viewTimer = setInterval(() => this.checkView(), VIEW_CHECK_MS);
+      this.viewTimer.unref();
+    }
+  }
+
+  private stopViewChecks(): void {
+    if (this.viewTimer !== null) clearInterval(this.viewTimer);
+    this.viewTimer = null;
+  }
+
+  private checkView(): void {
+    const view = this.o.api().clientView();
+    if (!view.joined) return;
+    const members = view.membersVersion !== this.lastView.members;
+    const partitions = view.partitionsVersion !== this.lastView.partitions;
+    if (!members && !partitions) return;
+    this.lastView = { members: view.membersVersion, partitions: view.partitionsVersion };
+    for (const c of this.viewers) c.sendView(view, members, partitions);
+  }
+
+  /** Stop: new connections are refused, the open ones closed. */
+  stop(): void {
+    this.stopping = true;
+    this.stopViewChecks();
+    for (const c of [...this.connections]) c.close('the member is stopping');
+  }
+}
+
+export class ClientConnection {
+  readonly openedAt = Date.now();
+  lastReadAt = Date.now();
+  authenticated = false;
+  closed = false;
+  private readonly reader: ClientFrameReader;
+  private readonly remote: string;
+  /** The correlation id of this connection's cluster view registration, once it registered. */
+  private viewCorrelation: bigint | null = null;
+
+  constructor(
+    private readonly server: ClientServer,
+    private readonly socket: Socket,
+  ) {
+    this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.reader = new ClientFrameReader({ frameBytesMax: server.o.frameBytesMax, preamble: true });
+  }
+
+  onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.lastReadAt = Date.now();
+    try {
+      this.reader.append(chunk);
+      for (let m = this.reader.next(); m !== null && !this.closed; m = this.reader.next()) this.handle(m);
+    } catch (e) {
+      if (!(e instanceof GridError)) throw e;
+      this.server.counters.closedProtocol++;
+      this.server.o.log.warning(`closed the client connection from ${this.remote}: ${e.message} (${e.code})`);
+      this.close(null);
+    }
+  }
+
+  close(why: string | null): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (why !== null) this.server.o.log.info(`closed the client connection from ${this.remote}: ${why}`);
+    this.socket.destroy();
+  }
+
+  private write(bytes: Buffer): void {
+    if (!this.closed) this.socket.write(bytes);
+  }
+
+  private handle(message: ClientMessage): void {
+    const r = new MessageReader(message);
+    if (!this.authenticated) {
+      if (r.type === MESSAGE.AUTHENTICATION) {
+        this.authenticate(r);
+        return;
+      }
+      if (r.type === MESSAGE.AUTHENTICATION_CUSTOM) {
+        // Token or custom credentials: Grid's realm knows user names and passwords only.
+        this.write(this.refusal(r.correlationId, AUTH_STATUS.CREDENTIALS_FAILED));
+        this.server.counters.authFailed++;
+        return;
+      }
+      this.close(`message type 0x${r.type.toString(16).padStart(6, '0')} before authentication`);
+      return;
+    }
+    this.server.counters.calls++;
+    switch (r.type) {
+      case MESSAGE.PING:
+      case MESSAGE.STATISTICS:
+      case MESSAGE.CREATE_PROXY:
+      case MESSAGE.DESTROY_PROXY:
+        this.write(encodeEmptyResponse(r.type, r.correlationId));
+        return;
+      case MESSAGE.LOCAL_BACKUP_LISTENER:
+        // Backups are acknowledged before a write is answered: no backup event will ever come.
+        this.write(encodeUuidResponse(r.type, r.correlationId, uuidFromString(randomUUID())));
+        return;
+      case MESSAGE.ADD_CLUSTER_VIEW_LISTENER:
+        this.viewCorrelation = r.correlationId;
+        this.write(encodeEmptyResponse(r.type, r.correlationId));
+        this.server.addViewer(this);
+        return;
+      case MESSAGE.AUTHENTICATION:
+      case MESSAGE.AUTHENTICATION_CUSTOM:
+        this.close('a second authentication on one connection');
+        return;
+      default:
+        this.server.counters.errors++;
+        this.write(encodeErrorResponse(r.correlationId, CLIENT_ERROR.UNSUPPORTED_OPERATION, `message type 0x${r.type.toString(16).padStart(6, '0')} is not supported by this member`));
+    }
+  }
+
+  private authenticate(r: MessageReader): void {
+    const request = decodeAuthentication(r);
+    const api = this.server.o.api();
+    const view = api.clientView();
+    let status: number = AUTH_STATUS.AUTHENTICATED;
+    let why = '';
+    if (request.serializationVersion !== SERIALIZATION_VERSION) {
+      status = AUTH_STATUS.SERIALIZATION_VERSION_MISMATCH;
+      why = `serialization version ${request.serializationVersion} (this member speaks ${SERIALIZATION_VERSION})`;
+    } else if (request.clusterName !== this.server.o.clusterName()) {
+      status = AUTH_STATUS.CREDENTIALS_FAILED;
+      why = `cluster name '${request.clusterName}' is not this cluster's`;
+    } else if (api.securityEnabled()) {
+      const ok = request.username !== null && request.password !== null && api.authenticate({ user: request.username, password: request.password }, 'client protocol', this.remote);
+      if (!ok) {
+        if (request.username === null || request.password === null) api.auditMissingCredentials('client protocol', this.remote);
+        status = AUTH_STATUS.CREDENTIALS_FAILED;
+        why = 'wrong or missing credentials';
+      }
+    } else if (request.username !== null || request.password !== null) {
+      status = AUTH_STATUS.CREDENTIALS_FAILED;
+      why = 'credentials given while security is off';
+    }
+    if (status === AUTH_STATUS.AUTHENTICATED && !view.joined) {
+      status = AUTH_STATUS.NOT_ALLOWED_IN_CLUSTER;
+      why = 'this member has not joined a cluster yet';
+    }
+    if (status !== AUTH_STATUS.AUTHENTICATED) {
+      this.server.counters.authFailed++;
+      this.server.o.log.info(`refused the client ${request.clientType} '${request.clientName}' from ${this.remote}: ${why}`);
+      // The connection stays: the client reads the answer and closes it.
+      this.write(this.refusal(r.correlationId, status));
+      return;
+    }
+    this.authenticated = true;
+    this.server.counters.authenticated++;
+    this.server.o.log.info(`client ${request.clientType} '${request.clientName}' ${request.clientVersion} connected from ${this.remote}`);
+    this.write(
+      encodeAuthenticationResponse(r.correlationId, {
+        status,
+        address: { host: view.host, port: view.port },
+        memberUuid: uuidFromString(view.memberUuid),
+        serializationVersion: SERIALIZATION_VERSION,
+        partitionCount: view.partitionCount,
+        clusterId: uuidFromString(view.clusterId),
+        serverVersion: CLIENT_SERVER_VERSION,
+      }),
+    );
+  }
+
+  private refusal(correlationId: bigint, status: number): Buffer {
+    const view = this.server.o.api().clientView();
+    const clusterId: Uuid = view.joined ? uuidFromString(view.clusterId) : null;
+    return encodeAuthenticationResponse(correlationId, {
+      status,
+      address: null,
+      memberUuid: uuidFromString(view.memberUuid),
+      serializationVersion: SERIALIZATION_VERSION,
+      partitionCount: view.partitionCount,
+      clusterId,
+      serverVersion: CLIENT_SERVER_VERSION,
+    });
+  }
+
+  /** Sends the member list and/or the partition table to this connection's view registration. */
+  sendView(view: ClientView, members = true, partitions = true): void {
+    const correlation = this.viewCorrelation;
+    if (correlation === null || this.closed || !view.joined) return;
+    if (members) {
+      this.write(
+        encodeMembersView(
+          correlation,
+          view.membersVersion,
+          view.members.map((m) => ({ uuid: uuidFromString(m.uuid), lite: m.lite, host: m.host, port: m.port, version: versionParts(m.version) })),
+        ),
+      );
+    }
+    if (partitions) {
+      const byOwner = new Map<string, number[]>();
+      let complete = true;
+      view.owners.forEach((owner, p) => {
+        if (owner === null) {
+          complete = false;
+          return;
+        }
+        let list = byOwner.get(owner);
+        if (list === undefined) byOwner.set(owner, (list = []));
+        list.push(p);
+      });
+      // As the reference does: no table while a partition has no owner (the client would route into a hole).
+      if (!complete) return;
+      this.write(encodePartitionsView(correlation, view.partitionsVersion, [...byOwner].map(([uuid, ids]) => ({ uuid: uuidFromString(uuid), partitions: ids }))));
+    }
+  }
+}
+
+function versionParts(version: string): [number, number, number] {
+  const parts = version.split(/[.-]/).map((p) => Number.parseInt(p, 10));
+  return [parts[0] || 0, parts[1] || 0, parts[2] || 0];
+}

@@ -1,0 +1,177 @@
+// The client protocol's connection handling against real member processes (spec/client.md
+// "Connection"): CP2 on the unified port, authentication (cluster id the same on every member,
+// member UUID as REST lists it, 271 partitions), a wrong cluster name refused with the connection
+// kept, ping, error 61 for a type the member does not serve (connection kept), the cluster view
+// (member list and a complete partition table), and bad input: garbage after CP2, a frame over the
+// limit, a call before authentication, the protocol switched off. The member keeps serving REST.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClientMessage } from '../../src/client/frames.js';
+import { PREAMBLE } from '../../src/client/frames.js';
+import { request } from '../harness/raw-http.js';
+import { clusterOf, freePorts, memberXml, startClusterMembers, startClusterMember, until, sizeIs } from '../harness/cluster.js';
+import { authRequest, bareRequest, RawClient, uuidAt } from '../harness/client-wire.js';
+import { startMember, type MemberProcess } from '../harness/member-process.js';
+
+const AUTH_RESPONSE = 0x000101;
+
+interface AuthAnswer {
+  status: number;
+  memberUuid: string | null;
+  partitionCount: number;
+  clusterId: string | null;
+  port: number | null;
+}
+
+function readAuth(m: ClientMessage): AuthAnswer {
+  const initial = m.frames[0]!.content;
+  const address = m.frames[1]!;
+  const isNull = (address.flags & 0x0400) !== 0;
+  return {
+    status: initial[13]!,
+    memberUuid: uuidAt(initial, 14),
+    partitionCount: initial.readInt32LE(32),
+    clusterId: uuidAt(initial, 36),
+    port: isNull ? null : m.frames[2]!.content.readInt32LE(0),
+  };
+}
+
+async function connectAndAuth(port: number, clusterName = 'dev'): Promise<{ client: RawClient; auth: AuthAnswer }> {
+  const client = await RawClient.connect(port);
+  client.send(Buffer.concat([PREAMBLE, authRequest(clusterName, { correlationId: 1n })]));
+  const auth = readAuth(await client.answer(AUTH_RESPONSE, 1n));
+  return { client, auth };
+}
+
+test('clients authenticate on every member of a cluster, see its view, and get 61 for what is not served', { timeout: 120_000 }, async () => {
+  const ports = await freePorts(3);
+  const members = await startClusterMembers(ports);
+  const clients: RawClient[] = [];
+  try {
+    await until('three members', 30_000, () => sizeIs(ports, 3));
+    await until('cluster-safe', 30_000, async () => ((await request(ports[0]!, 'GET', '/grid/health/cluster-safe')).status === 200 ? true : null));
+    const view = await clusterOf(ports[0]!);
+
+    // Authentication on each member: status 0, that member's UUID, one cluster id for all.
+    const clusterIds = new Set<string>();
+    for (const [i, port] of ports.entries()) {
+      const { client, auth } = await connectAndAuth(port);
+      clients.push(client);
+      assert.equal(auth.status, 0, `member ${i}`);
+      const self = (await clusterOf(port)).members.find((m) => m.localMember);
+      assert.equal(auth.memberUuid, self?.uuid);
+      assert.equal(auth.partitionCount, 271);
+      assert.equal(auth.port, port);
+      assert.ok(auth.clusterId !== null && auth.clusterId !== self?.uuid);
+      clusterIds.add(auth.clusterId);
+    }
+    assert.equal(clusterIds.size, 1, 'the cluster id is the same on every member');
+
+    const client = clients[0]!;
+    // Ping.
+    client.send(bareRequest(0x000b00, 2n));
+    assert.equal((await client.answer(0x000b01, 2n)).frames.length, 1);
+    // An unsupported type: error 61 naming it, the connection kept (a ping still answers).
+    client.send(bareRequest(0x123400, 3n));
+    const error = await client.answer(0, 3n);
+    assert.equal(error.frames[3]!.content.readInt32LE(0), 61);
+    assert.match(error.frames[5]!.content.toString(), /0x123400/);
+    client.send(bareRequest(0x000b00, 4n));
+    await client.answer(0x000b01, 4n);
+
+    // The cluster view: the answer, then the member list and the partition table as events.
+    client.send(bareRequest(0x000300, 5n));
+    await client.answer(0x000301, 5n);
+    const membersEvent = await client.answer(0x000302, 5n);
+    assert.ok((membersEvent.frames[0]!.flags & 0x0200) !== 0, 'an event');
+    assert.ok(membersEvent.frames[0]!.content.readInt32LE(16) > 0, 'members version');
+    const memberUuids = membersEvent.frames.filter((f) => f.content.length === 18).map((f) => uuidAt(f.content, 0));
+    assert.deepEqual(memberUuids, view.members.map((m) => m.uuid));
+    const partitions = await client.answer(0x000303, 5n);
+    const frames = partitions.frames;
+    const owners = frames[frames.length - 1]!.content;
+    const ownerUuids = Array.from({ length: owners.length / 17 }, (_, i) => uuidAt(owners, 17 * i));
+    const ids: number[] = [];
+    for (const f of frames.slice(2, 2 + ownerUuids.length)) for (let at = 0; at < f.content.length; at += 4) ids.push(f.content.readInt32LE(at));
+    assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: 271 }, (_, i) => i), 'every partition exactly once');
+    for (const u of ownerUuids) assert.ok(view.members.some((m) => m.uuid === u), `owner ${u} is a member`);
+
+    // A member leaving: the registered connection gets a new member list with a higher version.
+    const before = membersEvent.frames[0]!.content.readInt32LE(16);
+    await members[2]!.stop('SIGTERM', 60_000);
+    await client.until('a member list of two', 30_000, () =>
+      client.messages.some((m) => m.frames[0]!.content.readInt32LE(0) === 0x000302 && m.frames[0]!.content.readInt32LE(16) > before && m.frames.filter((f) => f.content.length === 18).length === 2),
+    );
+  } finally {
+    for (const c of clients) c.close();
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('refusals and bad input: wrong cluster name, garbage, an oversized frame, a call before authentication, the protocol off', { timeout: 90_000 }, async () => {
+  const [port, offPort] = await freePorts(2);
+  const member = await startClusterMember(port!, [port!], { properties: { 'grid.client.heartbeat.timeout.seconds': 2 } });
+  let off: MemberProcess | null = null;
+  try {
+    await until('joined', 20_000, () => sizeIs([port!], 1));
+    // Opened now, checked at the end: one that never authenticates (it trickles a frame a byte a
+    // second, so it is not idle: closed at the 10 s authentication deadline), one that authenticates
+    // and then stays silent (closed after the 2 s heartbeat timeout set above).
+    const silentOpenedAt = Date.now();
+    const silent = await RawClient.connect(port!);
+    const trickleHeader = Buffer.alloc(4);
+    trickleHeader.writeInt32LE(200, 0);
+    silent.send(Buffer.concat([PREAMBLE, trickleHeader]));
+    const trickle = setInterval(() => silent.send(Buffer.from([0])), 1000);
+    trickle.unref();
+    const { client: idle, auth: idleAuth } = await connectAndAuth(port!);
+    assert.equal(idleAuth.status, 0);
+    await idle.until('the idle client closed', 10_000, () => idle.closed);
+    // A wrong cluster name: status 1, no address, and the connection stays open.
+    const { client: wrong, auth } = await connectAndAuth(port!, 'not-dev');
+    assert.equal(auth.status, 1);
+    assert.equal(auth.port, null);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(wrong.closed, false, 'the client closes a refused connection itself');
+    wrong.close();
+
+    // Garbage after CP2: a frame length of 3.
+    const garbage = await RawClient.connect(port!);
+    garbage.send(Buffer.concat([PREAMBLE, Buffer.from([3, 0, 0, 0, 0, 0])]));
+    await garbage.until('garbage closed', 5000, () => garbage.closed);
+    // A frame announcing 1 GiB: closed from its length alone.
+    const huge = await RawClient.connect(port!);
+    const header = Buffer.alloc(6);
+    header.writeInt32LE(1 << 30, 0);
+    huge.send(Buffer.concat([PREAMBLE, header]));
+    await huge.until('oversized frame closed', 5000, () => huge.closed);
+    // A ping before authentication.
+    const early = await RawClient.connect(port!);
+    early.send(Buffer.concat([PREAMBLE, bareRequest(0x000b00, 1n)]));
+    await early.until('early call closed', 5000, () => early.closed);
+    // The member still serves REST and new clients.
+    assert.equal((await request(port!, 'GET', '/grid/health/ready')).status, 200);
+    const { client: ok, auth: okAuth } = await connectAndAuth(port!);
+    assert.equal(okAuth.status, 0);
+    ok.close();
+    await until('log lines for the closed connections', 5000, async () => (/frame of 1073741824 bytes/.test(member.stdout()) && /before authentication/.test(member.stdout()) ? true : null));
+    assert.match(member.stdout(), /closed the client connection from 127\.0\.0\.1:\d+: a frame of 1073741824 bytes is larger than grid\.client\.frame\.bytes\.max/);
+
+    // The protocol switched off: a CP2 connection is closed at once, and the log says why.
+    off = await startMember({ xml: memberXml(offPort!, [offPort!]), args: ['--port', String(offPort)], env: { GRID_NETWORK_CLIENTPROTOCOL_ENABLED: 'false' } });
+    const refused = await RawClient.connect(offPort!);
+    refused.send(Buffer.concat([PREAMBLE, authRequest('dev')]));
+    await refused.until('closed with the protocol off', 5000, () => refused.closed);
+    assert.equal(refused.messages.length, 0);
+    await until('the log line', 5000, async () => (/the client protocol is off/.test(off!.stdout()) ? true : null));
+
+    await silent.until('the unauthenticated client closed', 20_000, () => silent.closed);
+    clearInterval(trickle);
+    assert.ok(Date.now() - silentOpenedAt >= 9_000, 'not before the 10 s authentication deadline');
+    assert.match(member.stdout(), /not authenticated within 10 s/);
+    assert.match(member.stdout(), /no traffic for 2 s/);
+  } finally {
+    await member.stop('SIGKILL', 5000).catch(() => null);
+    if (off !== null) await off.stop('SIGKILL', 5000).catch(() => null);
+  }
+});
