@@ -15,7 +15,8 @@
 // grow and agree between members).
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import type { ClientView, MemberApi } from '../member/member-api.js';
+import type { ClientLiveness, ClientView, MemberApi } from '../member/member-api.js';
+import { isServedCall, runCall } from '../client/calls.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { GridError } from '../util/errors.js';
 import { ClientFrameReader, type ClientMessage } from '../client/frames.js';
@@ -41,6 +42,8 @@ const SERIALIZATION_VERSION = 1;
 
 export interface ClientServerOptions {
   readonly api: () => MemberApi;
+  /** grid.queue.poll.timeout.seconds.max */
+  readonly pollSecondsMax: number;
   readonly clusterName: () => string;
   readonly frameBytesMax: number;
   readonly heartbeatTimeoutMs: number;
@@ -87,7 +90,7 @@ export class ClientServer {
   }
 
   private onClose(connection: ClientConnection): void {
-    connection.closed = true;
+    connection.notifyGone();
     this.connections.delete(connection);
     this.viewers.delete(connection);
     if (this.viewers.size === 0) this.stopViewChecks();
@@ -150,7 +153,7 @@ export class ClientServer {
   }
 }
 
-export class ClientConnection {
+export class ClientConnection implements ClientLiveness {
   readonly openedAt = Date.now();
   lastReadAt = Date.now();
   authenticated = false;
@@ -159,6 +162,8 @@ export class ClientConnection {
   private readonly remote: string;
   /** The correlation id of this connection's cluster view registration, once it registered. */
   private viewCorrelation: bigint | null = null;
+  /** Told when the connection closes (waiting polls cancel themselves). */
+  private readonly goneListeners = new Set<() => void>();
 
   constructor(
     private readonly server: ClientServer,
@@ -187,6 +192,28 @@ export class ClientConnection {
     this.closed = true;
     if (why !== null) this.server.o.log.info(`closed the client connection from ${this.remote}: ${why}`);
     this.socket.destroy();
+    this.notifyGone();
+  }
+
+  /** The socket closed (by either side): waiting polls stop waiting, nothing more is written. */
+  notifyGone(): void {
+    this.closed = true;
+    const listeners = [...this.goneListeners];
+    this.goneListeners.clear();
+    for (const l of listeners) l();
+  }
+
+  isGone(): boolean {
+    return this.closed;
+  }
+
+  onGone(callback: () => void): () => void {
+    if (this.closed) {
+      callback();
+      return () => {};
+    }
+    this.goneListeners.add(callback);
+    return () => this.goneListeners.delete(callback);
   }
 
   private write(bytes: Buffer): void {
@@ -231,6 +258,17 @@ export class ClientConnection {
         this.close('a second authentication on one connection');
         return;
       default:
+        if (isServedCall(r.type)) {
+          const out = runCall(r, {
+            api: this.server.o.api(),
+            client: this,
+            pollSecondsMax: this.server.o.pollSecondsMax,
+            internalError: (e, type) => this.server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
+          });
+          if (out instanceof Promise) void out.then((bytes) => this.write(bytes));
+          else this.write(out);
+          return;
+        }
         this.server.counters.errors++;
         this.write(encodeErrorResponse(r.correlationId, CLIENT_ERROR.UNSUPPORTED_OPERATION, `message type 0x${r.type.toString(16).padStart(6, '0')} is not supported by this member`));
     }

@@ -78,6 +78,7 @@ export class MemberRuntime {
     this.clients = config.network.clientProtocol.enabled
       ? new ClientServer({
           api: () => this.member,
+          pollSecondsMax: p.queuePollTimeoutSecondsMax,
           clusterName: () => this.config.clusterName,
           frameBytesMax: p.clientFrameBytesMax,
           heartbeatTimeoutMs: p.clientHeartbeatTimeoutSeconds * 1000,

@@ -26,6 +26,8 @@ import {
 import { clientCodeOf, encodeErrorResponse, RETRIED_CODES } from '../../src/client/errors.js';
 import { keyHash, partitionIdOf } from '../../src/partition/partition-id.js';
 import { GridError } from '../../src/util/errors.js';
+import { CALL, runCall } from '../../src/client/calls.js';
+import type { MemberApi } from '../../src/member/member-api.js';
 
 // ── a client-side encoder, written from the documented layout ─────────────────────────────────
 
@@ -358,4 +360,73 @@ test('values: what REST stored, as a client reads it', () => {
   assert.equal(dataType(asBytes), TYPE_BYTE_ARRAY);
   assert.deepEqual(asBytes.subarray(12), bad);
   assert.equal(textKind('application/json; charset=utf-16'), null);
+});
+
+// ── calls (on a fake member API) ──────────────────────────────────────────────────────────────
+
+
+function callMessage(type: number, fixed: Buffer, frames: F[]): ClientMessage {
+  const bytes = encodeFrames([requestInitial(type, 11n, 0, fixed), ...frames]);
+  return { frames: splitFrames(bytes).map((f) => ({ flags: f.flags, content: f.content })), bytes: bytes.length };
+}
+
+function longs(...values: bigint[]): Buffer {
+  const b = Buffer.alloc(8 * values.length);
+  values.forEach((v, i) => b.writeBigInt64LE(v, 8 * i));
+  return b;
+}
+
+async function answerOf(out: Buffer | Promise<Buffer>): Promise<F[]> {
+  return splitFrames(await out);
+}
+
+test('calls: set and get through the member API, errors as the clients read them', async () => {
+  const store = new Map<string, { value: Buffer; contentType: string | null }>();
+  let polledSeconds = -1;
+  const api = {
+    mapPut: (name: string, key: string, value: Buffer, contentType: string | null) => void store.set(`${name}/${key}`, { value, contentType }),
+    mapGet: (name: string, key: string) => {
+      if (key === 'unavailable') throw new GridError('ERR_CLUSTER_UNAVAILABLE', 'owner out of reach');
+      if (key === 'bug') return Promise.reject(new TypeError('boom'));
+      return store.get(`${name}/${key}`) ?? null;
+    },
+    queuePoll: (_name: string, seconds: number) => {
+      polledSeconds = seconds;
+      return null;
+    },
+  } as unknown as MemberApi;
+  const logged: string[] = [];
+  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, internalError: (e: unknown) => void logged.push(String(e)) };
+  const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
+
+  const set = await run(CALL.MAP_SET, longs(1n, -1n), [frame('m'), frame(stringData('k')), frame(stringData('v é'))]);
+  assert.equal((set[0] as F).content.readInt32LE(0), CALL.MAP_SET + 1);
+  assert.deepEqual(store.get('m/k'), { value: Buffer.from('v é'), contentType: CONTENT_TYPE_TEXT });
+  const got = await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(stringData('k'))]);
+  assert.deepEqual((got[1] as F).content, stringData('v é'));
+  const absent = await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(stringData('nothing'))]);
+  assert.ok(((absent[1] as F).flags & FLAG_NULL) !== 0);
+
+  const codeOf = (frames: F[]): number => (frames[3] as F).content.readInt32LE(0);
+  // The owner out of reach: 46, which the clients retry.
+  assert.equal(codeOf(await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(stringData('unavailable'))])), 46);
+  // A member-side bug: 24, logged with the error.
+  assert.equal(codeOf(await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(stringData('bug'))])), 24);
+  assert.match(logged.join(), /boom/);
+  // A TTL per entry: 61, nothing stored.
+  const ttl = await run(CALL.MAP_SET, longs(1n, 5000n), [frame('m'), frame(stringData('t')), frame(stringData('v'))]);
+  assert.equal(codeOf(ttl), 61);
+  assert.equal(store.has('m/t'), false);
+  // A key that is not a String: 23. A truncated call: 21, naming the missing field.
+  assert.equal(codeOf(await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf9, 0, 0, 0, 1]))])), 23);
+  const truncated = await run(CALL.MAP_SET, longs(1n, -1n), [frame('m'), frame(stringData('k'))]);
+  assert.equal(codeOf(truncated), 21);
+  assert.match((truncated[5] as F).content.toString(), /value/);
+  // A poll: milliseconds become seconds, a take (-1) and anything longer wait at most the limit.
+  await run(CALL.QUEUE_POLL, longs(250n), [frame('q')]);
+  assert.equal(polledSeconds, 0.25);
+  await run(CALL.QUEUE_POLL, longs(-1n), [frame('q')]);
+  assert.equal(polledSeconds, 300);
+  await run(CALL.QUEUE_POLL, longs(10_000_000n), [frame('q')]);
+  assert.equal(polledSeconds, 300);
 });

@@ -1,0 +1,130 @@
+// The data calls of the client protocol that Grid serves so far, through the same member API (and so
+// the same invocation path: forwarding, retries, backups, cluster states, WAN events, persistence)
+// as REST (spec/client.md "Calls"; wire layout in docs/client-calls.md). I/O-free: a call is decoded,
+// run on the MemberApi, and its answer encoded; errors become the error response.
+//
+// Served: map get, set (with the map's own TTL), delete, containsKey, clear; queue offer, poll,
+// size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
+import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
+import { then } from '../member/member-api.js';
+import { GridError } from '../util/errors.js';
+import { dataOfStored, keyOfData, storedFormOfData } from './data.js';
+import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
+import { MessageWriter, type MessageReader } from './message.js';
+
+export const CALL = {
+  MAP_GET: 0x010200,
+  MAP_CONTAINS_KEY: 0x010600,
+  MAP_DELETE: 0x010900,
+  MAP_SET: 0x010f00,
+  MAP_CLEAR: 0x012d00,
+  QUEUE_OFFER: 0x030100,
+  QUEUE_SIZE: 0x030300,
+  QUEUE_POLL: 0x030500,
+  QUEUE_IS_EMPTY: 0x031400,
+} as const;
+
+const SERVED: ReadonlySet<number> = new Set(Object.values(CALL));
+
+export function isServedCall(type: number): boolean {
+  return SERVED.has(type);
+}
+
+export interface CallContext {
+  readonly api: MemberApi;
+  /** The connection, for waiting polls: an item is never handed to a closed connection. */
+  readonly client: ClientLiveness;
+  /** grid.queue.poll.timeout.seconds.max: the longest a poll waits. */
+  readonly pollSecondsMax: number;
+  /** A failure that is no GridError (a bug): logged with its stack; the client gets error 24. */
+  readonly internalError: (error: unknown, type: number) => void;
+}
+
+/** Runs one served call; the answer (or the error response) as bytes, now or later. Never throws. */
+export function runCall(r: MessageReader, c: CallContext): Awaitable<Buffer> {
+  const correlationId = r.correlationId;
+  try {
+    const out = answer(r, c);
+    if (!(out instanceof Promise)) return out;
+    return out.catch((e: unknown) => errorAnswer(correlationId, e, r.type, c));
+  } catch (e) {
+    return errorAnswer(correlationId, e, r.type, c);
+  }
+}
+
+function errorAnswer(correlationId: bigint, e: unknown, type: number, c: CallContext): Buffer {
+  if (!(e instanceof GridError)) c.internalError(e, type);
+  return encodeErrorResponse(correlationId, clientCodeOf(e), clientMessageOf(e));
+}
+
+function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
+  const id = r.correlationId;
+  const api = c.api;
+  const type = r.type;
+  switch (type) {
+    case CALL.MAP_GET: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      return then(api.mapGet(name, key), (v) => nullableDataAnswer(type, id, v));
+    }
+    case CALL.MAP_CONTAINS_KEY: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      return then(api.mapGet(name, key), (v) => booleanAnswer(type, id, v !== null));
+    }
+    case CALL.MAP_SET: {
+      const ttl = r.long(8, 'ttl');
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      const value = storedFormOfData(r.bytes('value'));
+      if (ttl !== -1) {
+        // -1: the map's own TTL. A TTL per entry is not stored yet; refusing beats ignoring it.
+        throw new GridError('ERR_CLIENT_UNSUPPORTED', `a TTL per entry (${ttl} ms) is not supported yet: configure the map's <time-to-live-seconds> and write without one`);
+      }
+      return then(api.mapPut(name, key, value.value, value.contentType), () => emptyAnswer(type, id));
+    }
+    case CALL.MAP_DELETE: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      return then(api.mapRemove(name, key), () => emptyAnswer(type, id));
+    }
+    case CALL.MAP_CLEAR:
+      return then(api.mapClear(r.string('name')), () => emptyAnswer(type, id));
+    case CALL.QUEUE_OFFER: {
+      const name = r.string('name');
+      const value = storedFormOfData(r.bytes('value'));
+      return then(api.queueOffer(name, value.value, value.contentType), (ok) => booleanAnswer(type, id, ok));
+    }
+    case CALL.QUEUE_POLL: {
+      const timeoutMs = r.long(0, 'timeoutMillis');
+      const name = r.string('name');
+      // A negative timeout (take) and one past the limit wait for the limit.
+      const seconds = timeoutMs < 0 ? c.pollSecondsMax : Math.min(timeoutMs / 1000, c.pollSecondsMax);
+      return then(api.queuePoll(name, seconds, c.client), (v) => nullableDataAnswer(type, id, v));
+    }
+    case CALL.QUEUE_SIZE:
+      return then(api.queueSize(r.string('name')), (n) => intAnswer(type, id, n));
+    case CALL.QUEUE_IS_EMPTY:
+      return then(api.queueSize(r.string('name')), (n) => booleanAnswer(type, id, n === 0));
+    default:
+      throw new GridError('ERR_CLIENT_PROTOCOL', `message type 0x${type.toString(16)} is not a served call`);
+  }
+}
+
+function emptyAnswer(type: number, id: bigint): Buffer {
+  return MessageWriter.response(type + 1, id).build();
+}
+
+function booleanAnswer(type: number, id: bigint, value: boolean): Buffer {
+  return MessageWriter.response(type + 1, id, 1).setBoolean(0, value).build();
+}
+
+function intAnswer(type: number, id: bigint, value: number): Buffer {
+  return MessageWriter.response(type + 1, id, 4).setInt(0, value).build();
+}
+
+function nullableDataAnswer(type: number, id: bigint, value: StoredValue | null): Buffer {
+  return MessageWriter.response(type + 1, id)
+    .nullableBytes(value === null ? null : dataOfStored(value.value, value.contentType))
+    .build();
+}
