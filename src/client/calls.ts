@@ -3,8 +3,8 @@
 // as REST (spec/client.md "Calls"; wire layout in docs/client-calls.md). I/O-free: a call is decoded,
 // run on the MemberApi, and its answer encoded; errors become the error response.
 //
-// Served: map get, set (with the map's own TTL), delete, containsKey, clear; queue offer, poll,
-// size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
+// Served: map put, get, remove, putIfAbsent, set (put, putIfAbsent and set with the map's own TTL),
+// delete, containsKey, clear; queue offer, poll, size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
@@ -13,7 +13,10 @@ import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js'
 import { MessageWriter, type MessageReader } from './message.js';
 
 export const CALL = {
+  MAP_PUT: 0x010100,
   MAP_GET: 0x010200,
+  MAP_REMOVE: 0x010300,
+  MAP_PUT_IF_ABSENT: 0x010e00,
   MAP_CONTAINS_KEY: 0x010600,
   MAP_DELETE: 0x010900,
   MAP_SET: 0x010f00,
@@ -72,7 +75,9 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const key = keyOfData(r.bytes('key'));
       return then(api.mapGet(name, key), (v) => booleanAnswer(type, id, v !== null));
     }
-    case CALL.MAP_SET: {
+    case CALL.MAP_SET:
+    case CALL.MAP_PUT:
+    case CALL.MAP_PUT_IF_ABSENT: {
       const ttl = r.long(8, 'ttl');
       const name = r.string('name');
       const key = keyOfData(r.bytes('key'));
@@ -81,7 +86,14 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
         // -1: the map's own TTL. A TTL per entry is not stored yet; refusing beats ignoring it.
         throw new GridError('ERR_CLIENT_UNSUPPORTED', `a TTL per entry (${ttl} ms) is not supported yet: configure the map's <time-to-live-seconds> and write without one`);
       }
-      return then(api.mapPut(name, key, value.value, value.contentType), () => emptyAnswer(type, id));
+      if (type === CALL.MAP_SET) return then(api.mapPut(name, key, value.value, value.contentType), () => emptyAnswer(type, id));
+      const old = type === CALL.MAP_PUT ? api.mapGetAndPut(name, key, value.value, value.contentType) : api.mapPutIfAbsent(name, key, value.value, value.contentType);
+      return then(old, (v) => nullableDataAnswer(type, id, v));
+    }
+    case CALL.MAP_REMOVE: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      return then(api.mapGetAndRemove(name, key), (v) => nullableDataAnswer(type, id, v));
     }
     case CALL.MAP_DELETE: {
       const name = r.string('name');

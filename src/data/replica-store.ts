@@ -47,6 +47,12 @@ export const OP = {
   WAN_MERKLE_NODES: 15,
   /** Read: per-entry digests of the map under some leaves (value: LEAF_DIGESTS_REQUEST). */
   WAN_LEAF_DIGESTS: 16,
+  /** A put that answers the value it replaced (null when none): the client protocol's `put`. */
+  MAP_GET_AND_PUT: 17,
+  /** A remove that answers the value it removed (null when none): the client protocol's `remove`. */
+  MAP_GET_AND_REMOVE: 18,
+  /** A put only when the key is absent, answering the value already there (null when it stored). */
+  MAP_PUT_IF_ABSENT_GET: 19,
 } as const;
 
 /** Payloads of the two Merkle reads (the owner answers with a 'value' outcome holding the answer). */
@@ -248,6 +254,24 @@ export class ReplicaStore {
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
         const r = this.changed(partitionId, FLAG_TRUE, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
+        return r;
+      }
+      case OP.MAP_GET_AND_PUT:
+      case OP.MAP_PUT_IF_ABSENT_GET: {
+        // The old value's bytes stay valid after the write: a slab never writes bytes twice.
+        const old = this.maps.peek(op.name, key, partitionId, nowMs);
+        const previous: OpOutcome = { kind: 'value', value: old === null ? null : old.value, contentType: old === null ? null : old.contentType };
+        if (op.code === OP.MAP_PUT_IF_ABSENT_GET && old !== null) return { outcome: previous, backup: null, kind: 'map', name: op.name };
+        this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
+        const r = this.changed(partitionId, previous, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
+        return r;
+      }
+      case OP.MAP_GET_AND_REMOVE: {
+        const old = this.maps.peek(op.name, key, partitionId, nowMs);
+        if (old === null || !this.maps.remove(op.name, key, partitionId, nowMs)) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, kind: 'map', name: op.name };
+        const r = this.changed(partitionId, { kind: 'value', value: old.value, contentType: old.contentType }, 'map', op.name, BACKUP.MAP_REMOVE, key, EMPTY, null, 0, nowMs);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'remove', key, nowMs, null, true));
         return r;
       }
       case OP.MAP_REMOVE:

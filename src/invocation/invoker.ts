@@ -289,6 +289,9 @@ const EMPTY = Buffer.alloc(0);
 function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): OpOutcome {
   switch (code) {
     case OP.MAP_GET:
+    case OP.MAP_GET_AND_PUT:
+    case OP.MAP_GET_AND_REMOVE:
+    case OP.MAP_PUT_IF_ABSENT_GET:
     case OP.QUEUE_POLL:
     case OP.WAN_MERKLE_NODES:
     case OP.WAN_LEAF_DIGESTS:

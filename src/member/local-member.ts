@@ -308,6 +308,26 @@ export class LocalMember implements MemberApi {
     return then(this.run(partitionId, OP.MAP_PUT, mapName, bytes, value, contentType), TO_UNDEFINED);
   }
 
+  mapGetAndPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null> {
+    return this.mapWriteAnswering(OP.MAP_GET_AND_PUT, 'map put', mapName, key, value, contentType);
+  }
+
+  mapGetAndRemove(mapName: string, key: string): Awaitable<StoredValue | null> {
+    return this.mapWriteAnswering(OP.MAP_GET_AND_REMOVE, 'map remove', mapName, key, EMPTY, null);
+  }
+
+  mapPutIfAbsent(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null> {
+    return this.mapWriteAnswering(OP.MAP_PUT_IF_ABSENT_GET, 'map putIfAbsent', mapName, key, value, contentType);
+  }
+
+  /** A map write whose answer is a value (the old one), run like every other data call. */
+  private mapWriteAnswering(code: number, operation: string, mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null> {
+    this.refuseWhenNotJoined();
+    this.refuseWriteWhenPassive(operation);
+    const bytes = this.keyOf(key);
+    return then(this.run(this.keyPartition, code, mapName, bytes, value, contentType), toStoredValue);
+  }
+
   mapRemove(mapName: string, key: string): Awaitable<void> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map remove');

@@ -94,6 +94,12 @@ export interface MemberApi {
   mapGet(mapName: string, key: string): Awaitable<StoredValue | null>;
   mapPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<void>;
   mapRemove(mapName: string, key: string): Awaitable<void>;
+  /** A put answering the value it replaced (null: there was none). */
+  mapGetAndPut(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null>;
+  /** A remove answering the value it removed (null: there was none). */
+  mapGetAndRemove(mapName: string, key: string): Awaitable<StoredValue | null>;
+  /** Stores only when the key is absent; answers the value already there (null: it stored). */
+  mapPutIfAbsent(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null>;
   mapClear(mapName: string): Awaitable<void>;
   /** false when the queue is full. */
   queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean>;

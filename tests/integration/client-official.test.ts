@@ -22,6 +22,9 @@ interface HzClient {
 }
 interface HzMap {
   put(key: unknown, value: unknown): Promise<unknown>;
+  putIfAbsent(key: unknown, value: unknown): Promise<unknown>;
+  remove(key: unknown): Promise<unknown>;
+  size(): Promise<number>;
   set(key: unknown, value: unknown, ttl?: number): Promise<void>;
   get(key: unknown): Promise<unknown>;
   containsKey(key: unknown): Promise<boolean>;
@@ -94,9 +97,20 @@ test('the Node client connects to three members with smart routing and sees the 
     assert.equal((await request(ports[2]!, 'GET', '/grid/rest/maps/m/text')).status, 204);
     // Keys are strings: a number key is refused, saying so.
     await assert.rejects(map.set(42, 'x'), /Grid keys are strings/);
-    // A TTL per entry is refused rather than ignored; put (which returns the old value) is not served yet.
+    // A TTL per entry is refused rather than ignored.
     await assert.rejects(map.set('k', 'v', 5000), /TTL per entry/);
-    await assert.rejects(map.put('k', 'v'), /0x010100 is not supported/);
+    // put, remove and putIfAbsent answer the old value; REST sees each write.
+    assert.equal(await map.put('old', 'one'), null);
+    assert.equal(await map.put('old', 'two'), 'one');
+    assert.equal((await request(ports[2]!, 'GET', '/grid/rest/maps/m/old')).body.toString(), 'two');
+    assert.equal(await map.putIfAbsent('old', 'three'), 'two');
+    assert.equal(await map.putIfAbsent('new', 'four'), null);
+    assert.equal((await request(ports[1]!, 'GET', '/grid/rest/maps/m/new')).body.toString(), 'four');
+    assert.equal(await map.remove('old'), 'two');
+    assert.equal(await map.remove('old'), null);
+    assert.equal((await request(ports[0]!, 'GET', '/grid/rest/maps/m/old')).status, 204);
+    // Calls not served yet are named in the error.
+    await assert.rejects(map.size(), /0x012a00 is not supported/);
     // Queues, interleaved with REST.
     const queue = await client.getQueue('q');
     assert.equal(await queue.offer('first'), true);
