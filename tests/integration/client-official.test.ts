@@ -131,6 +131,59 @@ test('the Node client connects to three members with smart routing and sees the 
   }
 });
 
+test('kill -9 of a member under a client writer: every acknowledged write is read back', { timeout: 180_000 }, async (t) => {
+  const ports = await freePorts(3);
+  const members = await startClusterMembers(ports);
+  let client: HzClient | null = null;
+  try {
+    await until('three members', 30_000, () => sizeIs(ports, 3));
+    await until('cluster-safe', 30_000, async () => ((await request(ports[0]!, 'GET', '/grid/health/cluster-safe')).status === 200 ? true : null));
+    client = await hz.Client.newHazelcastClient(clientConfig(ports));
+    const map = await client.getMap('kw');
+    // Four writers, each writing its own keys in order: an acknowledged set is recorded, a failed one
+    // only attempted (its answer may have been lost after the write).
+    const acked = new Map<string, string>();
+    let failures = 0;
+    let stop = false;
+    let sequence = 0;
+    const writer = async (w: number): Promise<void> => {
+      while (!stop) {
+        const i = sequence++;
+        const key = `w${w}-k${i % 500}`;
+        const value = `v${i}`;
+        try {
+          await map.set(key, value);
+          acked.set(key, value);
+        } catch {
+          failures++;
+          acked.delete(key); // the last attempt may or may not have landed: not judged
+        }
+      }
+    };
+    const writers = [0, 1, 2, 3].map((w) => writer(w));
+    await until('1000 acknowledged writes', 30_000, async () => (acked.size >= 1000 ? true : null));
+    members[2]!.child.kill('SIGKILL');
+    await members[2]!.waitForExit();
+    await until('two members', 30_000, () => sizeIs(ports.slice(0, 2), 2));
+    const afterRemoval = sequence;
+    await until('writes after the removal', 30_000, async () => (sequence > afterRemoval + 1000 ? true : null));
+    stop = true;
+    await Promise.all(writers);
+    await until('cluster-safe after the kill', 60_000, async () => ((await request(ports[0]!, 'GET', '/grid/health/cluster-safe')).status === 200 ? true : null));
+    t.diagnostic(`attempted ${sequence}, judged ${acked.size}, failed ${failures}`);
+    for (const [key, value] of acked) {
+      const answer = await request(ports[(key.length % 2)]!, 'GET', `/grid/rest/maps/kw/${key}`);
+      assert.equal(answer.body.toString(), value, `${key} acknowledged as ${value}`);
+    }
+    assert.ok(acked.size >= 1000);
+    await client.shutdown();
+    client = null;
+  } finally {
+    if (client !== null) await client.shutdown().catch(() => null);
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
 test('a wrong cluster name: the client gives up, the member keeps serving', { timeout: 60_000 }, async () => {
   const [port] = await freePorts(1);
   const [member] = await startClusterMembers([port!]);
