@@ -191,7 +191,7 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
       })),
   },
   counter('grid_http_requests_received_total', 'requests', 'REST requests received (answered or not yet, malformed ones excluded).'),
-  counter('grid_http_client_errors_total', 'clientErrors', 'Malformed HTTP requests (answered 400, 408 or 431 and closed).'),
+  counter('grid_http_client_errors_total', 'httpClientErrors', 'Malformed HTTP requests (answered 400, 408 or 431 and closed).'),
   gauge('grid_http_connections', 'httpConnections', 'Open HTTP connections to this member.'),
   counter('grid_connections_accepted_total', 'connectionsAccepted', 'Connections accepted on this member\'s ports (before the protocol is known).'),
   {
@@ -204,6 +204,17 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
       REFUSAL_REASONS.filter(([, key]) => s.flat[key] !== undefined).map(([reason, key]) => ({ labels: [['reason', reason]] as Labels, value: s.flat[key] as number })),
   },
   counter('grid_tls_handshakes_failed_total', 'tlsHandshakesFailed', 'TLS handshakes that failed on a TLS port.'),
+
+  // ── client protocol ───────────────────────────────────────────────────────────────────────────
+  gauge('grid_client_connections', 'clientConnections', 'Client-protocol connections of this member (authenticated or not).'),
+  counter('grid_client_authentications_total', 'clientAuthentications', 'Client-protocol authentications that succeeded.'),
+  counter('grid_client_authentications_refused_total', 'clientAuthenticationsRefused', 'Client-protocol authentications refused (cluster name, credentials, serialization version, not joined).'),
+  counter('grid_client_calls_total', 'clientCalls', 'Client-protocol messages after authentication, every service.'),
+  counter('grid_client_map_calls_total', 'clientCallsMap', 'Client-protocol map calls.'),
+  counter('grid_client_queue_calls_total', 'clientCallsQueue', 'Client-protocol queue calls.'),
+  counter('grid_client_other_calls_total', 'clientCallsClient', 'Client-protocol calls of the client service (ping, statistics, proxies, listeners) and of services not served.'),
+  counter('grid_client_errors_total', 'clientErrors', 'Client-protocol calls answered with an error response.'),
+  counter('grid_client_connections_closed_total', 'clientConnectionsClosed', 'Client-protocol connections the member closed: bad framing, idle, unauthenticated, over the limit.'),
 
   // ── member protocol ───────────────────────────────────────────────────────────────────────────
   gauge('grid_member_connections', 'memberConnections', 'Member-protocol connections of this member, handshaking ones included.'),

@@ -59,7 +59,23 @@ export class ClientServer {
   private lastView: { members: number; partitions: number } = { members: -1, partitions: -1 };
   private refusedLoggedAt = -Infinity;
   stopping = false;
-  readonly counters = { accepted: 0, refusedLimit: 0, authenticated: 0, authFailed: 0, calls: 0, errors: 0, closedIdle: 0, closedProtocol: 0 };
+  readonly counters = { accepted: 0, refusedLimit: 0, authenticated: 0, authFailed: 0, calls: 0, callsMap: 0, callsQueue: 0, callsClient: 0, errors: 0, closedIdle: 0, closedProtocol: 0, closedUnauthenticated: 0 };
+
+  /** The figures of GET /grid/rest/metrics (docs/operations.md). */
+  figures(): Record<string, number> {
+    const c = this.counters;
+    return {
+      clientConnections: this.connections.size,
+      clientAuthentications: c.authenticated,
+      clientAuthenticationsRefused: c.authFailed,
+      clientCalls: c.calls,
+      clientCallsMap: c.callsMap,
+      clientCallsQueue: c.callsQueue,
+      clientCallsClient: c.callsClient,
+      clientErrors: c.errors,
+      clientConnectionsClosed: c.refusedLimit + c.closedIdle + c.closedProtocol + c.closedUnauthenticated,
+    };
+  }
 
   constructor(readonly o: ClientServerOptions) {}
 
@@ -110,6 +126,7 @@ export class ClientServer {
     const now = Date.now();
     for (const c of this.connections) {
       if (!c.authenticated && now - c.openedAt >= AUTH_TIMEOUT_MS) {
+        this.counters.closedUnauthenticated++;
         c.close(`not authenticated within ${AUTH_TIMEOUT_MS / 1000} s`);
       } else if (now - c.lastReadAt >= this.o.heartbeatTimeoutMs) {
         this.counters.closedIdle++;
@@ -233,10 +250,16 @@ export class ClientConnection implements ClientLiveness {
         this.server.counters.authFailed++;
         return;
       }
+      this.server.counters.closedProtocol++;
       this.close(`message type 0x${r.type.toString(16).padStart(6, '0')} before authentication`);
       return;
     }
-    this.server.counters.calls++;
+    const counters = this.server.counters;
+    counters.calls++;
+    const service = r.type >>> 16;
+    if (service === 1) counters.callsMap++;
+    else if (service === 3) counters.callsQueue++;
+    else counters.callsClient++;
     switch (r.type) {
       case MESSAGE.PING:
       case MESSAGE.STATISTICS:
@@ -265,8 +288,13 @@ export class ClientConnection implements ClientLiveness {
             pollSecondsMax: this.server.o.pollSecondsMax,
             internalError: (e, type) => this.server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
           });
-          if (out instanceof Promise) void out.then((bytes) => this.write(bytes));
-          else this.write(out);
+          const send = (bytes: Buffer): void => {
+            // Message type 0 is the error response.
+            if (bytes.readInt32LE(6) === 0) counters.errors++;
+            this.write(bytes);
+          };
+          if (out instanceof Promise) void out.then(send);
+          else send(out);
           return;
         }
         this.server.counters.errors++;

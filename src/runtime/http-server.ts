@@ -265,7 +265,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   onError(error: ParseError): void {
     if (this.closing) return;
     const server = this.server;
-    server.counters.clientErrors++;
+    server.counters.httpClientErrors++;
     server.log.fine('client error', { code: error.code, status: error.status, remote: this.remoteAddress });
     const e = new GridError(error.code, error.message);
     // An error in a request whose line was read (its fields, its body) is answered like that
@@ -280,7 +280,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   /** The headers or body did not arrive in time: 408, then close. */
   timeout(): void {
     if (this.closing) return;
-    this.server.counters.clientErrors++;
+    this.server.counters.httpClientErrors++;
     const e = new GridError('ERR_HTTP_TIMEOUT', 'request timed out');
     const request = this.parser.currentRequest;
     const reply = request === null ? jsonError(e) : this.server.dispatcher.requestError(request.method, request.target, e);
@@ -563,7 +563,7 @@ export class RestServer {
   private cachedHead = '';
   private cachedHeadBytes: Buffer | null = null;
   /** Replies by status class, for metrics. */
-  readonly counters = { requests: 0, status2xx: 0, status4xx: 0, status5xx: 0, clientErrors: 0 };
+  readonly counters = { requests: 0, status2xx: 0, status4xx: 0, status5xx: 0, httpClientErrors: 0 };
   /** Answers and latency per endpoint kind. */
   readonly requestStats = new RequestStats();
 

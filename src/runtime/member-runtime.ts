@@ -291,6 +291,7 @@ export class MemberRuntime {
     out.memberMessagesReceived = m.messagesReceived;
     out.memberQueuedDropped = m.queuedDropped;
     out.memberDuplicatesRetired = m.duplicatesRetired;
+    if (this.clients !== null) Object.assign(out, this.clients.figures());
     Object.assign(out, this.processMetrics.flat());
     return {
       flat: out,

@@ -78,6 +78,12 @@ test('clients authenticate on every member of a cluster, see its view, and get 6
     assert.match(error.frames[5]!.content.toString(), /0x123400/);
     client.send(bareRequest(0x000b00, 4n));
     await client.answer(0x000b01, 4n);
+    // The metrics count connections, calls by service and error answers.
+    const metrics = (await request(ports[0]!, 'GET', '/grid/rest/metrics')).json() as Record<string, number>;
+    assert.ok((metrics.clientConnections ?? 0) >= 1, JSON.stringify(metrics));
+    assert.ok((metrics.clientAuthentications ?? 0) >= 1);
+    assert.ok((metrics.clientCalls ?? 0) >= 3 && (metrics.clientCallsClient ?? 0) >= 2);
+    assert.equal(metrics.clientErrors, 1);
 
     // The cluster view: the answer, then the member list and the partition table as events.
     client.send(bareRequest(0x000300, 5n));

@@ -111,7 +111,7 @@ test(`mutated raw requests neither crash the member nor touch stored data (seed=
     assert.equal((await request(member.port, 'GET', '/grid/health/ready')).status, 200);
     const counters = (await request(member.port, 'GET', '/grid/rest/metrics')).json() as Record<string, number>;
     assert.ok((counters.connectionsAccepted ?? 0) >= ITERATIONS, `the member saw the fuzz connections: ${JSON.stringify(counters)}`);
-    assert.ok((counters.clientErrors ?? 0) > 0 && (counters.status4xx ?? 0) > 0, 'malformed and refused requests were among them');
+    assert.ok((counters.httpClientErrors ?? 0) > 0 && (counters.status4xx ?? 0) > 0, 'malformed and refused requests were among them');
     for (const [key, value] of stored) {
       const r = await request(member.port, 'GET', `/grid/rest/maps/kept/${key}`);
       assert.equal(r.status, 200, key);
