@@ -4,7 +4,8 @@
 // run on the MemberApi, and its answer encoded; errors become the error response.
 //
 // Served: map put, get, remove, putIfAbsent, set (put, putIfAbsent and set with the map's own TTL),
-// delete, containsKey, clear; queue offer, poll, size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
+// delete, containsKey, size, isEmpty, clear; queue offer, poll, take (waits at most
+// grid.queue.poll.timeout.seconds.max), size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
@@ -20,10 +21,13 @@ export const CALL = {
   MAP_CONTAINS_KEY: 0x010600,
   MAP_DELETE: 0x010900,
   MAP_SET: 0x010f00,
+  MAP_SIZE: 0x012a00,
+  MAP_IS_EMPTY: 0x012b00,
   MAP_CLEAR: 0x012d00,
   QUEUE_OFFER: 0x030100,
   QUEUE_SIZE: 0x030300,
   QUEUE_POLL: 0x030500,
+  QUEUE_TAKE: 0x030600,
   QUEUE_IS_EMPTY: 0x031400,
 } as const;
 
@@ -100,6 +104,10 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const key = keyOfData(r.bytes('key'));
       return then(api.mapRemove(name, key), () => emptyAnswer(type, id));
     }
+    case CALL.MAP_SIZE:
+      return then(api.mapSize(r.string('name')), (n) => intAnswer(type, id, n));
+    case CALL.MAP_IS_EMPTY:
+      return then(api.mapSize(r.string('name')), (n) => booleanAnswer(type, id, n === 0));
     case CALL.MAP_CLEAR:
       return then(api.mapClear(r.string('name')), () => emptyAnswer(type, id));
     case CALL.QUEUE_OFFER: {
@@ -107,12 +115,19 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const value = storedFormOfData(r.bytes('value'));
       return then(api.queueOffer(name, value.value, value.contentType), (ok) => booleanAnswer(type, id, ok));
     }
-    case CALL.QUEUE_POLL: {
-      const timeoutMs = r.long(0, 'timeoutMillis');
+    case CALL.QUEUE_POLL:
+    case CALL.QUEUE_TAKE: {
+      // take waits as long as a poll may (its wait has no end in the reference).
+      const timeoutMs = type === CALL.QUEUE_TAKE ? -1 : r.long(0, 'timeoutMillis');
       const name = r.string('name');
       // A negative timeout (take) and one past the limit wait for the limit.
       const seconds = timeoutMs < 0 ? c.pollSecondsMax : Math.min(timeoutMs / 1000, c.pollSecondsMax);
-      return then(api.queuePoll(name, seconds, c.client), (v) => nullableDataAnswer(type, id, v));
+      return then(api.queuePoll(name, seconds, c.client), (v) => {
+        if (v === null && type === CALL.QUEUE_TAKE) {
+          throw new GridError('ERR_CLIENT_TIMEOUT', `no item in queue '${name}' within ${c.pollSecondsMax} s (grid.queue.poll.timeout.seconds.max); take again`);
+        }
+        return nullableDataAnswer(type, id, v);
+      });
     }
     case CALL.QUEUE_SIZE:
       return then(api.queueSize(r.string('name')), (n) => intAnswer(type, id, n));

@@ -127,6 +127,18 @@ export class MapService {
     return store.entries;
   }
 
+  /** Live entries of the map in one partition (expired ones removed first, as size() does). */
+  sizeInPartition(mapName: string, partitionId: number, nowMs: number): number {
+    this.checkPartition(partitionId);
+    const store = this.storesByName.get(mapName);
+    if (store === undefined) return 0;
+    if (store.expires) {
+      store.sweepRange(partitionId, 0, store.table(partitionId)?.highWater ?? 0, nowMs);
+      store.maintainPartition(partitionId);
+    }
+    return store.table(partitionId)?.count ?? 0;
+  }
+
   mapNames(): string[] {
     return this.stores.map((store) => store.name);
   }

@@ -53,6 +53,8 @@ export const OP = {
   MAP_GET_AND_REMOVE: 18,
   /** A put only when the key is absent, answering the value already there (null when it stored). */
   MAP_PUT_IF_ABSENT_GET: 19,
+  /** Read: the map's live entries in this partition (a count). */
+  MAP_SIZE_PARTITION: 20,
 } as const;
 
 /** Payloads of the two Merkle reads (the owner answers with a 'value' outcome holding the answer). */
@@ -267,6 +269,8 @@ export class ReplicaStore {
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
         return r;
       }
+      case OP.MAP_SIZE_PARTITION:
+        return { outcome: { kind: 'count', count: this.maps.sizeInPartition(op.name, partitionId, nowMs) }, backup: null, kind: 'map', name: op.name };
       case OP.MAP_GET_AND_REMOVE: {
         const old = this.maps.peek(op.name, key, partitionId, nowMs);
         if (old === null || !this.maps.remove(op.name, key, partitionId, nowMs)) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, kind: 'map', name: op.name };

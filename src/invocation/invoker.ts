@@ -301,6 +301,7 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
     case OP.QUEUE_OFFER:
       return { kind: 'flag', flag: b.found };
     case OP.QUEUE_SIZE:
+    case OP.MAP_SIZE_PARTITION:
     case OP.MAP_MERGE:
     case OP.WAN_MAP_MERGE:
       return { kind: 'count', count: b.count };

@@ -347,6 +347,18 @@ export class LocalMember implements MemberApi {
     return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
   }
 
+  mapSize(mapName: string): Awaitable<number> {
+    this.refuseWhenNotJoined();
+    let total = 0;
+    const pending: Promise<OpOutcome>[] = [];
+    for (let p = 0; p < this.config.properties.partitionCount; p++) {
+      const r = this.run(p, OP.MAP_SIZE_PARTITION, mapName, EMPTY, EMPTY, null);
+      if (r instanceof Promise) pending.push(r);
+      else total += countOf(r);
+    }
+    return pending.length === 0 ? total : Promise.all(pending).then((rs) => rs.reduce((sum, r) => sum + countOf(r), total));
+  }
+
   queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('queue offer');
@@ -697,6 +709,10 @@ export class LocalMember implements MemberApi {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+function countOf(o: OpOutcome): number {
+  return o.kind === 'count' ? o.count : 0;
+}
 
 function toStoredValue(o: OpOutcome): StoredValue | null {
   return o.kind === 'value' && o.value !== null ? { value: o.value, contentType: o.contentType } : null;

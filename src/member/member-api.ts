@@ -101,6 +101,8 @@ export interface MemberApi {
   /** Stores only when the key is absent; answers the value already there (null: it stored). */
   mapPutIfAbsent(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null>;
   mapClear(mapName: string): Awaitable<void>;
+  /** Live entries of the map on the whole cluster (one read per partition, on its owner). */
+  mapSize(mapName: string): Awaitable<number>;
   /** false when the queue is full. */
   queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean>;
   /** Resolves with null when the timeout passes, the client goes away, or the member stops. */

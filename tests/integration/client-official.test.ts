@@ -25,6 +25,8 @@ interface HzMap {
   putIfAbsent(key: unknown, value: unknown): Promise<unknown>;
   remove(key: unknown): Promise<unknown>;
   size(): Promise<number>;
+  isEmpty(): Promise<boolean>;
+  replace(key: unknown, value: unknown): Promise<unknown>;
   set(key: unknown, value: unknown, ttl?: number): Promise<void>;
   get(key: unknown): Promise<unknown>;
   containsKey(key: unknown): Promise<boolean>;
@@ -36,6 +38,7 @@ interface HzQueue {
   poll(timeoutMillis?: number): Promise<unknown>;
   size(): Promise<number>;
   isEmpty(): Promise<boolean>;
+  take(): Promise<unknown>;
 }
 interface HzModule {
   Client: { newHazelcastClient(config: unknown): Promise<HzClient> };
@@ -109,8 +112,11 @@ test('the Node client connects to three members with smart routing and sees the 
     assert.equal(await map.remove('old'), 'two');
     assert.equal(await map.remove('old'), null);
     assert.equal((await request(ports[0]!, 'GET', '/grid/rest/maps/m/old')).status, 204);
+    // Size counts the whole cluster's entries.
+    assert.equal(await map.size(), keys.length + 3);
+    assert.equal(await map.isEmpty(), false);
     // Calls not served yet are named in the error.
-    await assert.rejects(map.size(), /0x012a00 is not supported/);
+    await assert.rejects(map.replace('new', 'x'), /0x010400 is not supported/);
     // Queues, interleaved with REST.
     const queue = await client.getQueue('q');
     assert.equal(await queue.offer('first'), true);
@@ -121,6 +127,9 @@ test('the Node client connects to three members with smart routing and sees the 
     assert.equal(await queue.poll(), 'second');
     assert.equal(await queue.isEmpty(), true);
     assert.equal(await queue.poll(200), null);
+    const taken = queue.take();
+    assert.equal((await request(ports[0]!, 'POST', '/grid/rest/queues/q', { body: 'third', headers: { 'content-type': 'text/plain' } })).status, 200);
+    assert.equal(await taken, 'third');
     await map.clear();
     assert.equal((await request(ports[0]!, 'GET', `/grid/rest/maps/m/${encodeURIComponent(keys[0]!)}`)).status, 204);
     await client.shutdown();

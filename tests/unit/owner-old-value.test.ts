@@ -58,4 +58,8 @@ test('get-and-put, put-if-absent-get and get-and-remove answer the old value and
   apply(r);
   assert.equal(get(backup), 'four');
   assert.equal(owner.version(p), backup.version(p));
+  // The partition's live entries, as the cluster-wide size sums them.
+  const count = owner.runOwnerOp(p, op(OP.MAP_SIZE_PARTITION, ''), 3).outcome;
+  assert.deepEqual(count, { kind: 'count', count: 1 });
+  assert.deepEqual(owner.runOwnerOp((p + 1) % PARTITIONS, op(OP.MAP_SIZE_PARTITION, ''), 3).outcome, { kind: 'count', count: 0 });
 });
