@@ -89,6 +89,7 @@ interface Flags {
   readonly skipFailover: boolean;
   readonly skipWan: boolean;
   readonly skipPersistence: boolean;
+  readonly skipClient: boolean;
   readonly skipCluster: boolean;
   readonly skipRebalance: boolean;
   readonly onlyRebalance: boolean;
@@ -108,6 +109,7 @@ const usage = `usage: npm run bench -- [flags]
   --skip-failover   do not run scripts/bench/failover.ts (kill -9 of one of 3 members holding 1,000,000 entries)
   --skip-wan        do not run scripts/bench/wan.ts (3 members replicating to 2: POST ratio, lag, full and delta sync of 1,000,000 entries)
   --skip-persistence  do not run scripts/bench/persistence.ts (POST ratios with fsync off and on, restart time per GB, memory per entry)
+  --skip-client     do not run scripts/bench/client.ts (the official Node client's map get/set against REST GET/POST on one member)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
   --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
   --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
@@ -129,6 +131,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let skipFailover = false;
   let skipWan = false;
   let skipPersistence = false;
+  let skipClient = false;
   let skipCluster = false;
   let skipRebalance = false;
   let onlyRebalance = false;
@@ -185,6 +188,9 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-persistence':
         skipPersistence = true;
         break;
+      case '--skip-client':
+        skipClient = true;
+        break;
       case '--skip-cluster':
         skipCluster = true;
         break;
@@ -230,6 +236,7 @@ function parseFlags(argv: readonly string[]): Flags {
     skipFailover: skipFailover || skipCluster || bareVsBare,
     skipWan: skipWan || skipCluster || bareVsBare,
     skipPersistence: skipPersistence || bareVsBare,
+    skipClient: skipClient || bareVsBare,
     skipCluster: skipCluster || bareVsBare,
     skipRebalance: skipRebalance || skipCluster || bareVsBare,
     onlyRebalance,
@@ -500,7 +507,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -582,6 +589,7 @@ async function main(): Promise<number> {
       ['failover', flags.skipFailover, ['--import', 'tsx']],
       ['wan', flags.skipWan, ['--import', 'tsx']],
       ['persistence', flags.skipPersistence, ['--import', 'tsx']],
+      ['client', flags.skipClient, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);
