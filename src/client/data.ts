@@ -16,7 +16,7 @@
 import { GridError } from '../util/errors.js';
 import { murmurHash3x86 } from '../partition/murmur3.js';
 import { PARTITION_HASH_SEED } from '../partition/partition-id.js';
-import { isUtf8 } from './message.js';
+import { decodeUtf8, isUtf8 } from './message.js';
 
 export const DATA_HEADER_BYTES = 8;
 export const TYPE_STRING = -11;
@@ -71,9 +71,7 @@ export function keyOfData(data: Uint8Array): string {
   if (type !== TYPE_STRING) {
     throw new GridError('ERR_CLIENT_KEY_TYPE', `Grid keys are strings: a key of serializer type ${type} cannot be stored (use a String key)`);
   }
-  const bytes = lengthPrefixed(data, 'a String key');
-  if (!isUtf8(bytes)) throw malformed('a String key that is not valid UTF-8');
-  return bytes.toString('utf8');
+  return decodeUtf8(lengthPrefixed(data, 'a String key'), 'a String key');
 }
 
 /** What the store keeps for a value a client sent (copies: the frame's memory is the read's). */

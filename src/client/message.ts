@@ -7,6 +7,7 @@
 //
 // MessageWriter builds one unfragmented message as one buffer: the initial frame carries
 // BEGIN|END_FRAGMENT (and EVENT for events), the last frame FINAL.
+import { isUtf8 as nativeIsUtf8 } from 'node:buffer';
 import { GridError } from '../util/errors.js';
 import {
   FLAG_BEGIN_STRUCT,
@@ -155,24 +156,15 @@ export class MessageReader {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
+/** Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), checked natively. */
 export function decodeUtf8(bytes: Uint8Array, what: string): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    throw malformed(`${what}: not valid UTF-8`);
-  }
+  if (!nativeIsUtf8(bytes)) throw malformed(`${what}: not valid UTF-8`);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
 }
 
 /** True when `bytes` is valid UTF-8. */
 export function isUtf8(bytes: Uint8Array): boolean {
-  try {
-    utf8.decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+  return nativeIsUtf8(bytes);
 }
 
 interface PendingFrame {

@@ -181,6 +181,10 @@ export class ClientConnection implements ClientLiveness {
   private viewCorrelation: bigint | null = null;
   /** Told when the connection closes (waiting polls cancel themselves). */
   private readonly goneListeners = new Set<() => void>();
+  /** Answers of the current read (and of calls settled meanwhile), written together. */
+  private batch: Buffer[] = [];
+  private reading = false;
+  private flushQueued = false;
 
   constructor(
     private readonly server: ClientServer,
@@ -193,6 +197,7 @@ export class ClientConnection implements ClientLiveness {
   onData(chunk: Buffer): void {
     if (this.closed) return;
     this.lastReadAt = Date.now();
+    this.reading = true;
     try {
       this.reader.append(chunk);
       for (let m = this.reader.next(); m !== null && !this.closed; m = this.reader.next()) this.handle(m);
@@ -200,8 +205,23 @@ export class ClientConnection implements ClientLiveness {
       if (!(e instanceof GridError)) throw e;
       this.server.counters.closedProtocol++;
       this.server.o.log.warning(`closed the client connection from ${this.remote}: ${e.message} (${e.code})`);
+      this.flush();
       this.close(null);
+    } finally {
+      this.reading = false;
     }
+    this.flush();
+  }
+
+  /** Writes the batched answers with one write. */
+  private flush(): void {
+    const batch = this.batch;
+    if (batch.length === 0 || this.closed) {
+      batch.length = 0;
+      return;
+    }
+    this.batch = [];
+    this.socket.write(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
   }
 
   close(why: string | null): void {
@@ -233,8 +253,16 @@ export class ClientConnection implements ClientLiveness {
     return () => this.goneListeners.delete(callback);
   }
 
+  /** Queues an answer: written at the end of the read being handled, or in a microtask for a call settled later. */
   private write(bytes: Buffer): void {
-    if (!this.closed) this.socket.write(bytes);
+    if (this.closed) return;
+    this.batch.push(bytes);
+    if (this.reading || this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.flush();
+    });
   }
 
   private handle(message: ClientMessage): void {
