@@ -39,6 +39,8 @@ const VIEW_CHECK_MS = 250;
 /** The version the member reports to clients: a 5.x the clients' feature checks accept. */
 export const CLIENT_SERVER_VERSION = '5.3.0';
 const SERIALIZATION_VERSION = 1;
+/** Answers queued for a client that does not read them: past this, its connection is not read until it drains. */
+const WRITE_BUFFERED_BYTES_MAX = 4 * 1024 * 1024;
 
 export interface ClientServerOptions {
   readonly api: () => MemberApi;
@@ -98,6 +100,7 @@ export class ClientServer {
     const connection = new ClientConnection(this, socket);
     this.connections.add(connection);
     socket.on('data', (chunk: Buffer) => connection.onData(chunk));
+    socket.on('drain', () => connection.onDrain());
     socket.on('error', () => socket.destroy());
     socket.once('close', () => this.onClose(connection));
     this.startSweep();
@@ -222,6 +225,12 @@ export class ClientConnection implements ClientLiveness {
     }
     this.batch = [];
     this.socket.write(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
+    // A client that sends calls and reads no answers: stop reading its calls until it catches up.
+    if (this.socket.writableLength > WRITE_BUFFERED_BYTES_MAX && !this.socket.isPaused()) this.socket.pause();
+  }
+
+  onDrain(): void {
+    if (!this.closed && this.socket.isPaused()) this.socket.resume();
   }
 
   close(why: string | null): void {
