@@ -4,12 +4,12 @@
 // run on the MemberApi, and its answer encoded; errors become the error response.
 //
 // Served: map put, get, remove, putIfAbsent, set (put, putIfAbsent and set with the map's own TTL),
-// delete, containsKey, size, isEmpty, clear; queue offer, poll, take (waits at most
+// getAll, putAll, delete, containsKey, size, isEmpty, clear; queue offer, poll, take (waits at most
 // grid.queue.poll.timeout.seconds.max), size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
-import { dataOfStored, keyOfData, storedFormOfData } from './data.js';
+import { dataOfStored, keyOfData, storedFormOfData, stringData } from './data.js';
 import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
 import { MessageWriter, type MessageReader } from './message.js';
 
@@ -21,6 +21,8 @@ export const CALL = {
   MAP_CONTAINS_KEY: 0x010600,
   MAP_DELETE: 0x010900,
   MAP_SET: 0x010f00,
+  MAP_GET_ALL: 0x012300,
+  MAP_PUT_ALL: 0x012c00,
   MAP_SIZE: 0x012a00,
   MAP_IS_EMPTY: 0x012b00,
   MAP_CLEAR: 0x012d00,
@@ -104,6 +106,28 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const key = keyOfData(r.bytes('key'));
       return then(api.mapRemove(name, key), () => emptyAnswer(type, id));
     }
+    case CALL.MAP_GET_ALL: {
+      // As in the reference, not one atomic read: each key is read on its owner.
+      const name = r.string('name');
+      const keys = r.bytesList('keys').map((k) => keyOfData(k));
+      const reads = keys.map((k) => settled(() => api.mapGet(name, k)));
+      const answerWith = (values: (StoredValue | null)[]): Buffer => {
+        const w = MessageWriter.response(type + 1, id).begin();
+        values.forEach((v, i) => {
+          if (v !== null) w.bytes(stringData(keys[i] as string)).bytes(dataOfStored(v.value, v.contentType));
+        });
+        return w.end().build();
+      };
+      return reads.some((x) => x instanceof Promise) ? Promise.all(reads).then(answerWith) : answerWith(reads as (StoredValue | null)[]);
+    }
+    case CALL.MAP_PUT_ALL: {
+      // Each entry is written on its owner; not atomic as a whole (nor in the reference).
+      const name = r.string('name');
+      const entries = r.entryList('entries').map(([k, v]) => [keyOfData(k), storedFormOfData(v)] as const);
+      const writes = entries.map(([k, v]) => settled(() => api.mapPut(name, k, v.value, v.contentType)));
+      const pending = writes.filter((x): x is Promise<void> => x instanceof Promise);
+      return pending.length === 0 ? emptyAnswer(type, id) : Promise.all(pending).then(() => emptyAnswer(type, id));
+    }
     case CALL.MAP_SIZE:
       return then(api.mapSize(r.string('name')), (n) => intAnswer(type, id, n));
     case CALL.MAP_IS_EMPTY:
@@ -135,6 +159,18 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       return then(api.queueSize(r.string('name')), (n) => booleanAnswer(type, id, n === 0));
     default:
       throw new GridError('ERR_CLIENT_PROTOCOL', `message type 0x${type.toString(16)} is not a served call`);
+  }
+}
+
+/**
+ * One of several calls made together: a synchronous failure becomes a rejected promise, so that
+ * Promise.all observes every failure (none is left unhandled) and the others still run.
+ */
+function settled<T>(f: () => Awaitable<T>): Awaitable<T> {
+  try {
+    return f();
+  } catch (e) {
+    return Promise.reject(e);
   }
 }
 

@@ -150,6 +150,28 @@ export class MessageReader {
     }
   }
 
+  /** A list of values (begin frame, one frame per item, end frame): views of the message. */
+  bytesList(what: string): Buffer[] {
+    const begin = this.frame(what);
+    if ((begin.flags & FLAG_BEGIN_STRUCT) === 0) throw malformed(`${what}: expected the begin frame of a list`);
+    const out: Buffer[] = [];
+    for (;;) {
+      const frame = this.frame(what);
+      if ((frame.flags & FLAG_END_STRUCT) !== 0) return out;
+      if ((frame.flags & (FLAG_NULL | FLAG_BEGIN_STRUCT)) !== 0) throw malformed(`${what}: a list item that is null or nested`);
+      out.push(frame.content);
+    }
+  }
+
+  /** Key and value frames in turn between a begin and an end frame (an EntryList). */
+  entryList(what: string): [Buffer, Buffer][] {
+    const items = this.bytesList(what);
+    if (items.length % 2 !== 0) throw malformed(`${what}: an entry list with a key and no value`);
+    const out: [Buffer, Buffer][] = [];
+    for (let i = 0; i < items.length; i += 2) out.push([items[i] as Buffer, items[i + 1] as Buffer]);
+    return out;
+  }
+
   /** Frames left unread (fields a newer client appended). */
   get framesLeft(): number {
     return this.message.frames.length - this.next;

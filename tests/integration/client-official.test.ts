@@ -26,6 +26,8 @@ interface HzMap {
   remove(key: unknown): Promise<unknown>;
   size(): Promise<number>;
   isEmpty(): Promise<boolean>;
+  getAll(keys: unknown[]): Promise<[unknown, unknown][]>;
+  putAll(entries: [unknown, unknown][]): Promise<void>;
   replace(key: unknown, value: unknown): Promise<unknown>;
   set(key: unknown, value: unknown, ttl?: number): Promise<void>;
   get(key: unknown): Promise<unknown>;
@@ -112,6 +114,12 @@ test('the Node client connects to three members with smart routing and sees the 
     assert.equal(await map.remove('old'), 'two');
     assert.equal(await map.remove('old'), null);
     assert.equal((await request(ports[0]!, 'GET', '/grid/rest/maps/m/old')).status, 204);
+    // getAll and putAll: keys on every member's partitions, absent ones left out.
+    await map.putAll([['pa-1', 'one'], ['pa-2', 'two'], ['pa-3', 'three']]);
+    assert.equal((await request(ports[1]!, 'GET', '/grid/rest/maps/m/pa-2')).body.toString(), 'two');
+    const all = await map.getAll(['pa-1', 'pa-3', 'absent', 'json']);
+    assert.deepEqual(new Map(all), new Map<unknown, unknown>([['pa-1', 'one'], ['pa-3', 'three'], ['json', { a: 1 }]]));
+    for (const k of ['pa-1', 'pa-2', 'pa-3']) await map.delete(k);
     // Size counts the whole cluster's entries.
     assert.equal(await map.size(), keys.length + 3);
     assert.equal(await map.isEmpty(), false);

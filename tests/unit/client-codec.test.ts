@@ -430,3 +430,38 @@ test('calls: set and get through the member API, errors as the clients read them
   await run(CALL.QUEUE_POLL, longs(10_000_000n), [frame('q')]);
   assert.equal(polledSeconds, 300);
 });
+
+test('calls: getAll and putAll run per key; a failure of one is the answer, none is left unhandled', async () => {
+  let unhandled = 0;
+  const onUnhandled = (): void => void unhandled++;
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const api = {
+      mapPut: (_name: string, key: string) => {
+        if (key === 'sync') throw new GridError('ERR_DATA_ENTRY_TOO_LARGE', 'too large');
+        if (key === 'async') return Promise.reject(new GridError('ERR_CLUSTER_UNAVAILABLE', 'later'));
+        return Promise.resolve();
+      },
+      mapGet: (_name: string, key: string) => (key === 'here' ? { value: Buffer.from('v'), contentType: 'text/plain' } : null),
+    } as unknown as MemberApi;
+    const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, internalError: () => {} };
+    const entries = (...keys: string[]): F[] => [frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT), ...keys.flatMap((k) => [frame(stringData(k)), frame(stringData('v'))]), frame(Buffer.alloc(0), FLAG_END_STRUCT)];
+    const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
+    const failed = await run(CALL.MAP_PUT_ALL, Buffer.from([0]), [frame('m'), ...entries('a', 'async', 'sync', 'b')]);
+    assert.equal((failed[0] as F).content.readInt32LE(0), 0, 'an error response');
+    assert.equal((failed[3] as F).content.readInt32LE(0), 46, 'the first failure: the owner out of reach (retried by the client)');
+    const ok = await run(CALL.MAP_PUT_ALL, Buffer.alloc(0), [frame('m'), ...entries('a', 'b')]);
+    assert.equal((ok[0] as F).content.readInt32LE(0), CALL.MAP_PUT_ALL + 1, 'triggerMapLoader may be absent (a 2.0 client)');
+    // An odd entry list is malformed (21).
+    const odd = await run(CALL.MAP_PUT_ALL, Buffer.from([0]), [frame('m'), frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT), frame(stringData('k')), frame(Buffer.alloc(0), FLAG_END_STRUCT)]);
+    assert.equal((odd[3] as F).content.readInt32LE(0), 21);
+    // getAll answers the entries found, in key order.
+    const got = await run(CALL.MAP_GET_ALL, Buffer.alloc(0), [frame('m'), frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT), frame(stringData('absent')), frame(stringData('here')), frame(Buffer.alloc(0), FLAG_END_STRUCT)]);
+    assert.deepEqual(got.slice(1).map((f) => f.flags & 0x1c00), [FLAG_BEGIN_STRUCT, 0, 0, FLAG_END_STRUCT]);
+    assert.equal(keyOfData((got[2] as F).content), 'here');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(unhandled, 0);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+});
