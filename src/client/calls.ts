@@ -5,7 +5,7 @@
 //
 // Served: map put, get, remove, putIfAbsent, set (put, putIfAbsent and set with the map's own TTL),
 // getAll, putAll, delete, containsKey, size, isEmpty, clear; queue offer, poll, take (waits at most
-// grid.queue.poll.timeout.seconds.max), size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
+// grid.queue.poll.timeout.seconds.max), peek, size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
@@ -30,6 +30,7 @@ export const CALL = {
   QUEUE_SIZE: 0x030300,
   QUEUE_POLL: 0x030500,
   QUEUE_TAKE: 0x030600,
+  QUEUE_PEEK: 0x030700,
   QUEUE_IS_EMPTY: 0x031400,
 } as const;
 
@@ -153,6 +154,8 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
         return nullableDataAnswer(type, id, v);
       });
     }
+    case CALL.QUEUE_PEEK:
+      return then(api.queuePeek(r.string('name')), (v) => nullableDataAnswer(type, id, v));
     case CALL.QUEUE_SIZE:
       return then(api.queueSize(r.string('name')), (n) => intAnswer(type, id, n));
     case CALL.QUEUE_IS_EMPTY:

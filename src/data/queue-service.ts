@@ -95,6 +95,11 @@ export class QueueService {
     return waiters;
   }
 
+  /** The head item, left in place (null: empty or no such queue). */
+  peek(name: string): QueueItem | null {
+    return this.queues.get(name)?.peek() ?? null;
+  }
+
   poll(name: string): QueueItem | null {
     const queue = this.queues.get(name);
     if (queue === undefined) return null;

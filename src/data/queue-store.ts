@@ -139,6 +139,11 @@ export class QueueStore {
     return this.items.shift() ?? null;
   }
 
+  /** The item a poll would take next, left in place. */
+  peek(): QueueItem | null {
+    return this.items.at(0) ?? null;
+  }
+
   /** Registers a waiting poll; the queue must be empty (poll first). */
   addWaiter(waiter: PollWaiter): void {
     assert(this.items.size === 0, 'a poll waits only on an empty queue');

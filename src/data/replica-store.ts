@@ -55,6 +55,8 @@ export const OP = {
   MAP_PUT_IF_ABSENT_GET: 19,
   /** Read: the map's live entries in this partition (a count). */
   MAP_SIZE_PARTITION: 20,
+  /** Read: the queue's head item, left in place (a value; null when empty). */
+  QUEUE_PEEK: 21,
 } as const;
 
 /** Payloads of the two Merkle reads (the owner answers with a 'value' outcome holding the answer). */
@@ -313,6 +315,10 @@ export class ReplicaStore {
         const item = this.queues.poll(op.name);
         if (item === null) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, kind: 'queue', name: op.name };
         return this.polled(partitionId, op.name, item, nowMs);
+      }
+      case OP.QUEUE_PEEK: {
+        const head = this.queues.peek(op.name);
+        return { outcome: { kind: 'value', value: head === null ? null : head.value, contentType: head === null ? null : head.contentType }, backup: null, kind: 'queue', name: op.name };
       }
       case OP.QUEUE_SIZE:
         return { outcome: { kind: 'count', count: this.queues.size(op.name) }, backup: null, kind: 'queue', name: op.name };

@@ -292,6 +292,7 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
     case OP.MAP_GET_AND_PUT:
     case OP.MAP_GET_AND_REMOVE:
     case OP.MAP_PUT_IF_ABSENT_GET:
+    case OP.QUEUE_PEEK:
     case OP.QUEUE_POLL:
     case OP.WAN_MERKLE_NODES:
     case OP.WAN_LEAF_DIGESTS:

@@ -359,6 +359,12 @@ export class LocalMember implements MemberApi {
     return pending.length === 0 ? total : Promise.all(pending).then((rs) => rs.reduce((sum, r) => sum + countOf(r), total));
   }
 
+  queuePeek(queueName: string): Awaitable<StoredValue | null> {
+    this.refuseWhenNotJoined();
+    const p = this.node.store.queuePartition(queueName);
+    return then(this.run(p, OP.QUEUE_PEEK, queueName, EMPTY, EMPTY, null), toStoredValue);
+  }
+
   queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('queue offer');

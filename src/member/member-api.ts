@@ -108,6 +108,8 @@ export interface MemberApi {
   /** Resolves with null when the timeout passes, the client goes away, or the member stops. */
   queuePoll(queueName: string, timeoutSeconds: number, client: ClientLiveness): Awaitable<StoredValue | null>;
   queueSize(queueName: string): Awaitable<number>;
+  /** The head item, left in the queue (null: empty). */
+  queuePeek(queueName: string): Awaitable<StoredValue | null>;
 
   // Information.
   clusterInfo(): ClusterInfo;

@@ -41,6 +41,7 @@ interface HzQueue {
   size(): Promise<number>;
   isEmpty(): Promise<boolean>;
   take(): Promise<unknown>;
+  peek(): Promise<unknown>;
 }
 interface HzModule {
   Client: { newHazelcastClient(config: unknown): Promise<HzClient> };
@@ -128,6 +129,7 @@ test('the Node client connects to three members with smart routing and sees the 
     // Queues, interleaved with REST.
     const queue = await client.getQueue('q');
     assert.equal(await queue.offer('first'), true);
+    assert.equal(await queue.peek(), 'first', 'peek leaves the item');
     assert.equal((await request(ports[1]!, 'POST', '/grid/rest/queues/q', { body: 'second', headers: { 'content-type': 'text/plain' } })).status, 200);
     assert.equal(await queue.size(), 2);
     const head = await request(ports[2]!, 'GET', '/grid/rest/queues/q/0');

@@ -63,3 +63,18 @@ test('get-and-put, put-if-absent-get and get-and-remove answer the old value and
   assert.deepEqual(count, { kind: 'count', count: 1 });
   assert.deepEqual(owner.runOwnerOp((p + 1) % PARTITIONS, op(OP.MAP_SIZE_PARTITION, ''), 3).outcome, { kind: 'count', count: 0 });
 });
+
+test('queue peek answers the head item and leaves it (no write, no backup)', () => {
+  const owner = newStore();
+  const q = (code: number, value = ''): OpWire => ({ code, name: 'q', key: Buffer.alloc(0), value: utf8(value), contentType: 'text/plain', timeoutMs: 0 });
+  assert.equal(valueOf(owner.runOwnerOp(0, q(OP.QUEUE_PEEK), 1).outcome), null);
+  owner.runOwnerOp(0, q(OP.QUEUE_OFFER, 'a'), 1);
+  owner.runOwnerOp(0, q(OP.QUEUE_OFFER, 'b'), 1);
+  const version = owner.version(0);
+  const peeked = owner.runOwnerOp(0, q(OP.QUEUE_PEEK), 1);
+  assert.equal(valueOf(peeked.outcome), 'a');
+  assert.equal(peeked.backup, null);
+  assert.equal(owner.version(0), version);
+  assert.equal(valueOf(owner.runOwnerOp(0, q(OP.QUEUE_POLL), 1).outcome), 'a');
+  assert.equal(valueOf(owner.runOwnerOp(0, q(OP.QUEUE_PEEK), 1).outcome), 'b');
+});
