@@ -10,8 +10,7 @@
 //
 // Usage: node --import tsx scripts/bench/client.ts [--duration S] [--rounds N]
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { delay, host, killAll, median, memberEntry, round, say, startServer, stopServer, track } from './common.js';
+import { cpuTicks, delay, host, killAll, median, memberEntry, round, say, startServer, stopServer, track } from './common.js';
 import { ensureWrk, runWrk, WrkScripts } from './wrk.js';
 
 interface HzMap {
@@ -36,9 +35,11 @@ function option(name: string, fallback: number): number {
   return v;
 }
 
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (100 per second)
+/** The member's CPU ticks; the bench needs /proc. */
+function ticks(pid: number): number {
+  const t = cpuTicks(pid);
+  if (t === null) throw new Error('client bench: /proc is needed for the member CPU per call');
+  return t;
 }
 
 async function clientRun(map: HzMap, method: 'GET' | 'POST', seconds: number, value: string): Promise<number> {
@@ -96,7 +97,7 @@ async function main(): Promise<number> {
       for (let round = 0; round < rounds; round++) {
         for (const side of round % 2 === 0 ? (['client', 'rest'] as const) : (['rest', 'client'] as const)) {
           await delay(300);
-          const before = cpuTicks(pid);
+          const before = ticks(pid);
           let rate: number;
           if (side === 'client') {
             rate = await clientRun(map, method, seconds, value);
@@ -105,7 +106,7 @@ async function main(): Promise<number> {
             if (w.non2xx !== 0 || w.errors !== 0) throw new Error(`REST ${method}: non-2xx ${w.non2xx}, errors ${w.errors}`);
             rate = w.rps;
           }
-          const cpuUs = ((cpuTicks(pid) - before) * 10_000) / (rate * seconds);
+          const cpuUs = ((ticks(pid) - before) * 10_000) / (rate * seconds);
           r[side].push(rate);
           r[side === 'client' ? 'clientCpuUs' : 'restCpuUs'].push(cpuUs);
           say(`${method.padEnd(4)} ${side.padEnd(6)} round ${round + 1}: ${Math.round(rate)} calls/s, member CPU ${cpuUs.toFixed(1)} µs per call`);

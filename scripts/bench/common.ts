@@ -7,6 +7,7 @@
 // can kill them; every wait has a deadline.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -207,6 +208,16 @@ export function httpGet(port: number, urlPath: string, timeoutMs: number, agent:
 
 // ---------------------------------------------------------------------------------------------
 // Numbers.
+
+/** CPU ticks (user + system, 100 a second) a process has used, from /proc; null where there is no /proc. */
+export function cpuTicks(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
 
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

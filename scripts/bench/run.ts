@@ -25,12 +25,13 @@
 // Hygiene: loopback only; every wait has a deadline; every child process is tracked and killed in a
 // finally block, on SIGINT/SIGTERM and at exit.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { clusterBackupCount, clusterMembers, clusterSummary, runRebalanceBench, startCluster, type Cluster, type ClusterWorkloadSummary } from './cluster.js';
 import {
   benchDir,
+  cpuTicks,
   delay,
   host,
   httpGet,
@@ -431,16 +432,6 @@ function summarize(rows: readonly Row[], workload: LoadMethod, bareLabel: string
     non2xx: all.reduce((sum, r) => sum + r.non2xx, 0),
     errors: all.reduce((sum, r) => sum + r.errors, 0),
   };
-}
-
-/** CPU ticks (user + system) a process has used, from /proc; null where there is no /proc. */
-function cpuTicks(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return null;
-  }
 }
 
 const settleDeadlineMs = 10_000;

@@ -44,9 +44,6 @@ export const REQUEST_FIXED = 16;
 /** Where a response's fixed-size fields start. */
 export const RESPONSE_FIXED = 13;
 
-/** grid.client.frame.bytes.max default: a 16 MiB value with room for its key, name and headers. */
-export const CLIENT_FRAME_BYTES_MAX_DEFAULT = 16 * 1024 * 1024 + 1024;
-
 export interface ClientFrame {
   readonly flags: number;
   /** The frame's content (after its 6-byte header); a view of the bytes received. */

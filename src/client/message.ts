@@ -66,11 +66,6 @@ export class MessageReader {
     this.partitionId = this.initial.readInt32LE(OFFSET_PARTITION);
   }
 
-  /** Whether the request's flags ask for backup acknowledgements (smart clients set it). */
-  get flags(): number {
-    return (this.message.frames[0] as ClientFrame).flags;
-  }
-
   private fixed(offset: number, bytes: number, what: string): number {
     const at = REQUEST_FIXED + offset;
     if (at + bytes > this.initial.length) throw malformed(`${what}: the initial frame ends at ${this.initial.length - REQUEST_FIXED} bytes of parameters`);
@@ -139,15 +134,9 @@ export class MessageReader {
 
   /** A list of Strings: begin frame, items, end frame. */
   stringList(what: string, itemsMax: number): string[] {
-    const begin = this.frame(what);
-    if ((begin.flags & FLAG_BEGIN_STRUCT) === 0) throw malformed(`${what}: expected the begin frame of a list`);
-    const out: string[] = [];
-    for (;;) {
-      const frame = this.frame(what);
-      if ((frame.flags & FLAG_END_STRUCT) !== 0) return out;
-      if ((frame.flags & (FLAG_NULL | FLAG_BEGIN_STRUCT)) !== 0 || out.length >= itemsMax) throw malformed(`${what}: a list item that is not a string, or more than ${itemsMax}`);
-      out.push(decodeUtf8(frame.content, what));
-    }
+    const items = this.bytesList(what);
+    if (items.length > itemsMax) throw malformed(`${what}: more than ${itemsMax} items`);
+    return items.map((b) => decodeUtf8(b, what));
   }
 
   /** A list of values (begin frame, one frame per item, end frame): views of the message. */

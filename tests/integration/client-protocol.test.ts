@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { ClientMessage } from '../../src/client/frames.js';
 import { PREAMBLE } from '../../src/client/frames.js';
 import { request } from '../harness/raw-http.js';
-import { clusterOf, freePorts, memberXml, startClusterMembers, startClusterMember, until, sizeIs } from '../harness/cluster.js';
+import { clusterOf, freePorts, memberXml, startClusterMembers, startClusterMember, until, sizeIs, waitSettled } from '../harness/cluster.js';
 import { authRequest, bareRequest, RawClient, uuidAt } from '../harness/client-wire.js';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
 
@@ -48,8 +48,7 @@ test('clients authenticate on every member of a cluster, see its view, and get 6
   const members = await startClusterMembers(ports);
   const clients: RawClient[] = [];
   try {
-    await until('three members', 30_000, () => sizeIs(ports, 3));
-    await until('cluster-safe', 30_000, async () => ((await request(ports[0]!, 'GET', '/grid/health/cluster-safe')).status === 200 ? true : null));
+    await waitSettled(ports, 3, 30_000);
     const view = await clusterOf(ports[0]!);
 
     // Authentication on each member: status 0, that member's UUID, one cluster id for all.

@@ -28,80 +28,13 @@ import { keyHash, partitionIdOf } from '../../src/partition/partition-id.js';
 import { GridError } from '../../src/util/errors.js';
 import { CALL, runCall } from '../../src/client/calls.js';
 import type { MemberApi } from '../../src/member/member-api.js';
+import { SeededRandom } from '../../src/util/prng.js';
+import { authRequest, CLIENT_UUID, encodeFrames, requestInitial, splitFrames, wireFrame, type WireFrame } from '../harness/client-wire.js';
 
-// ── a client-side encoder, written from the documented layout ─────────────────────────────────
-
-interface F {
-  flags: number;
-  content: Buffer;
-}
-
-function frame(content: Buffer | string, flags = 0): F {
-  return { flags, content: typeof content === 'string' ? Buffer.from(content, 'utf8') : content };
-}
-
-function encodeFrames(frames: F[]): Buffer {
-  const parts: Buffer[] = [];
-  frames.forEach((f, i) => {
-    const header = Buffer.alloc(6);
-    header.writeInt32LE(6 + f.content.length, 0);
-    header.writeUInt16LE(f.flags | (i === frames.length - 1 ? FLAG_FINAL : 0), 4);
-    parts.push(header, f.content);
-  });
-  return Buffer.concat(parts);
-}
-
-function requestInitial(type: number, correlationId: bigint, partitionId: number, fixed: Buffer): F {
-  const content = Buffer.alloc(16 + fixed.length);
-  content.writeInt32LE(type, 0);
-  content.writeBigInt64LE(correlationId, 4);
-  content.writeInt32LE(partitionId, 12);
-  fixed.copy(content, 16);
-  return { flags: FLAG_UNFRAGMENTED, content };
-}
-
-function uuidBytes(text: string | null): Buffer {
-  const b = Buffer.alloc(17);
-  if (text === null) {
-    b[0] = 1;
-    return b;
-  }
-  const hex = text.replace(/-/g, '');
-  b.writeBigInt64LE(BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`)), 1);
-  b.writeBigInt64LE(BigInt.asIntN(64, BigInt(`0x${hex.slice(16)}`)), 9);
-  return b;
-}
-
-const CLIENT_UUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
-
-function authRequest(clusterName: string, extra: F[] = [], extraFixed = Buffer.alloc(0)): Buffer {
-  const fixed = Buffer.concat([uuidBytes(CLIENT_UUID), Buffer.from([1]), extraFixed]);
-  return encodeFrames([
-    requestInitial(MESSAGE.AUTHENTICATION, 7n, -1, fixed),
-    frame(clusterName),
-    frame(Buffer.alloc(0), FLAG_NULL),
-    frame(Buffer.alloc(0), FLAG_NULL),
-    frame('NJS'),
-    frame('5.7.0'),
-    frame('hz.client_0'),
-    frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT),
-    frame('label-a'),
-    frame('label-é'),
-    frame(Buffer.alloc(0), FLAG_END_STRUCT),
-    ...extra,
-  ]);
-}
-
-/** The frames of an encoded message, as a client would split them. */
-function splitFrames(bytes: Buffer): F[] {
-  const out: F[] = [];
-  for (let at = 0; at < bytes.length; ) {
-    const length = bytes.readInt32LE(at);
-    out.push({ flags: bytes.readUInt16LE(at + 4), content: bytes.subarray(at + 6, at + length) });
-    at += length;
-  }
-  return out;
-}
+// Requests are built with the test harness's client-side encoder (tests/harness/client-wire.ts),
+// written from the documented layout, not with the member's own writer.
+type F = WireFrame;
+const frame = wireFrame;
 
 function readAll(reader: ClientFrameReader, bytes: Buffer, splits: number[]): ClientMessage[] {
   const out: ClientMessage[] = [];
@@ -112,14 +45,6 @@ function readAll(reader: ClientFrameReader, bytes: Buffer, splits: number[]): Cl
     from = to;
   }
   return out;
-}
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 0x100000000;
-  };
 }
 
 // ── framing ───────────────────────────────────────────────────────────────────────────────────
@@ -152,7 +77,7 @@ test('the fields of an authentication request', () => {
 });
 
 test('fields a newer client appends are skipped (fixed bytes and trailing frames)', () => {
-  const bytes = Buffer.concat([PREAMBLE, authRequest('dev', [frame('future-field')], Buffer.from([2, 1]))]);
+  const bytes = Buffer.concat([PREAMBLE, authRequest('dev', { extra: [frame('future-field')], extraFixed: Buffer.from([2, 1]) })]);
   const [message] = readAll(new ClientFrameReader({ frameBytesMax: 1024 }), bytes, []);
   const r = new MessageReader(message as ClientMessage);
   assert.equal(decodeAuthentication(r).clusterName, 'dev');
@@ -210,7 +135,8 @@ test('a truncated authentication request is refused naming the missing field, ne
 });
 
 test('bit flips in a stream of requests: a GridError or messages, never a crash or a wrong frame count', () => {
-  const random = seeded(20261127);
+  const rng = new SeededRandom(20261127);
+  const random = (): number => rng.next();
   const good = Buffer.concat([PREAMBLE, authRequest('dev'), authRequest('x')]);
   for (let run = 0; run < 2000; run++) {
     const bytes = Buffer.from(good);
@@ -298,7 +224,8 @@ test('the error response: one error holder with code, class name and message', (
 // ── Data and the stored form ──────────────────────────────────────────────────────────────────
 
 test('a client String key lands in the partition of the same REST key', () => {
-  const random = seeded(7);
+  const rng = new SeededRandom(7);
+  const random = (): number => rng.next();
   const alphabet = ['a', 'Z', '0', '/', ' ', 'é', '漢', '😀', '%'];
   for (let i = 0; i < 500; i++) {
     let key = '';
