@@ -1,15 +1,18 @@
-// The data calls of the client protocol that Grid serves so far, through the same member API (and so
-// the same invocation path: forwarding, retries, backups, cluster states, WAN events, persistence)
-// as REST (spec/client.md "Calls"; wire layout in docs/client-calls.md). I/O-free: a call is decoded,
-// run on the MemberApi, and its answer encoded; errors become the error response.
+// The data calls of the client protocol, served through the same member API (and so the same
+// invocation path: forwarding, retries, backups, cluster states, WAN events, persistence) as REST
+// (spec/client.md "Calls"; wire layout in docs/client-calls.md). I/O-free: a call is decoded, run on
+// the MemberApi, and its answer encoded; errors become the error response.
 //
-// Served: map put, get, remove, putIfAbsent, set (put, putIfAbsent and set with the map's own TTL),
-// getAll, putAll, delete, containsKey, size, isEmpty, clear; queue offer, poll, take (waits at most
-// grid.queue.poll.timeout.seconds.max), peek, size, isEmpty. Every other call is answered with error 61 by the caller (docs/client.md).
+// Served: map put, set, putIfAbsent (with the map's own TTL), replace, replaceIfSame, get, getAll,
+// putAll, remove, removeIfSame, delete, containsKey, size, isEmpty, clear, keySet, values, entrySet;
+// queue offer (waiting for room up to its timeout), put, poll, take, peek, size, isEmpty, clear,
+// drainTo (with or without a maximum). put, take and a waiting offer or poll wait at most
+// grid.queue.poll.timeout.seconds.max. Every other call is answered with error 61 by the caller
+// (docs/client.md).
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
-import { dataOfStored, keyOfData, storedFormOfData, stringData } from './data.js';
+import { dataOfStored, keyData, keyOfData, storedFormOfData, stringData } from './data.js';
 import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
 import { MessageWriter, type MessageReader } from './message.js';
 
@@ -26,7 +29,17 @@ export const CALL = {
   MAP_SIZE: 0x012a00,
   MAP_IS_EMPTY: 0x012b00,
   MAP_CLEAR: 0x012d00,
+  MAP_REPLACE: 0x010400,
+  MAP_REPLACE_IF_SAME: 0x010500,
+  MAP_REMOVE_IF_SAME: 0x010800,
+  MAP_KEY_SET: 0x012200,
+  MAP_VALUES: 0x012400,
+  MAP_ENTRY_SET: 0x012500,
   QUEUE_OFFER: 0x030100,
+  QUEUE_PUT: 0x030200,
+  QUEUE_CLEAR: 0x030f00,
+  QUEUE_DRAIN_TO: 0x030900,
+  QUEUE_DRAIN_TO_MAX_SIZE: 0x030a00,
   QUEUE_SIZE: 0x030300,
   QUEUE_POLL: 0x030500,
   QUEUE_TAKE: 0x030600,
@@ -44,8 +57,10 @@ export interface CallContext {
   readonly api: MemberApi;
   /** The connection, for waiting polls: an item is never handed to a closed connection. */
   readonly client: ClientLiveness;
-  /** grid.queue.poll.timeout.seconds.max: the longest a poll waits. */
+  /** grid.queue.poll.timeout.seconds.max: the longest a poll, take, put or waiting offer waits. */
   readonly pollSecondsMax: number;
+  /** The most bytes of keys and values one whole-map read (keySet, values, entrySet) answers with. */
+  readonly answerBytesMax: number;
   /** A failure that is no GridError (a bug): logged with its stack; the client gets error 24. */
   readonly internalError: (error: unknown, type: number) => void;
 }
@@ -135,10 +150,66 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       return then(api.mapSize(r.string('name')), (n) => booleanAnswer(type, id, n === 0));
     case CALL.MAP_CLEAR:
       return then(api.mapClear(r.string('name')), () => emptyAnswer(type, id));
-    case CALL.QUEUE_OFFER: {
+    case CALL.MAP_REPLACE: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      const value = storedFormOfData(r.bytes('value'));
+      return then(api.mapReplace(name, key, value.value, value.contentType), (v) => nullableDataAnswer(type, id, v));
+    }
+    case CALL.MAP_REPLACE_IF_SAME: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      const expected = storedFormOfData(r.bytes('testValue'));
+      const value = storedFormOfData(r.bytes('value'));
+      return then(api.mapReplaceIfSame(name, key, expected, value.value, value.contentType), (ok) => booleanAnswer(type, id, ok));
+    }
+    case CALL.MAP_REMOVE_IF_SAME: {
+      const name = r.string('name');
+      const key = keyOfData(r.bytes('key'));
+      const expected = storedFormOfData(r.bytes('value'));
+      return then(api.mapRemoveIfSame(name, key, expected), (ok) => booleanAnswer(type, id, ok));
+    }
+    case CALL.MAP_KEY_SET:
+    case CALL.MAP_VALUES:
+    case CALL.MAP_ENTRY_SET: {
+      const select = type === CALL.MAP_KEY_SET ? 'keys' : type === CALL.MAP_VALUES ? 'values' : 'entries';
+      return then(api.mapEntries(r.string('name'), select, c.answerBytesMax), (entries) => {
+        const w = MessageWriter.response(type + 1, id).begin();
+        for (const e of entries) {
+          if (select !== 'values') w.bytes(keyData(e.key));
+          if (select !== 'keys' && e.value !== null) w.bytes(dataOfStored(e.value.value, e.value.contentType));
+        }
+        return w.end().build();
+      });
+    }
+    case CALL.QUEUE_OFFER:
+    case CALL.QUEUE_PUT: {
+      // offer waits up to its timeout (at most the poll limit); put waits up to the poll limit and
+      // then fails with 38, as take does (its wait has no end in the reference).
+      const timeoutMs = type === CALL.QUEUE_PUT ? c.pollSecondsMax * 1000 : Math.min(r.long(0, 'timeoutMillis'), c.pollSecondsMax * 1000);
       const name = r.string('name');
       const value = storedFormOfData(r.bytes('value'));
-      return then(api.queueOffer(name, value.value, value.contentType), (ok) => booleanAnswer(type, id, ok));
+      const stored = timeoutMs > 0 ? api.queueOfferWaiting(name, value.value, value.contentType, timeoutMs, c.client) : api.queueOffer(name, value.value, value.contentType);
+      return then(stored, (ok) => {
+        if (type === CALL.QUEUE_OFFER) return booleanAnswer(type, id, ok);
+        if (!ok) throw new GridError('ERR_CLIENT_TIMEOUT', `queue '${name}' stayed full for ${c.pollSecondsMax} s (grid.queue.poll.timeout.seconds.max); put again`);
+        return emptyAnswer(type, id);
+      });
+    }
+    case CALL.QUEUE_CLEAR:
+      return then(api.queueClear(r.string('name')), () => emptyAnswer(type, id));
+    case CALL.QUEUE_DRAIN_TO:
+    case CALL.QUEUE_DRAIN_TO_MAX_SIZE: {
+      // As in the reference: a negative maximum drains all, 0 drains nothing.
+      const max = type === CALL.QUEUE_DRAIN_TO ? -1 : r.int(0, 'maxSize');
+      const name = r.string('name');
+      const listAnswer = (items: readonly StoredValue[]): Buffer => {
+        const w = MessageWriter.response(type + 1, id).begin();
+        for (const v of items) w.bytes(dataOfStored(v.value, v.contentType));
+        return w.end().build();
+      };
+      if (max === 0) return listAnswer([]);
+      return then(api.queueDrain(name, max < 0 ? 0 : max), listAnswer);
     }
     case CALL.QUEUE_POLL:
     case CALL.QUEUE_TAKE: {

@@ -16,9 +16,12 @@
 import { GridError } from '../util/errors.js';
 import { murmurHash3x86 } from '../partition/murmur3.js';
 import { PARTITION_HASH_SEED } from '../partition/partition-id.js';
-import { decodeUtf8, isUtf8 } from './message.js';
+import { decodeUtf8 } from './message.js';
+import { CONTENT_TYPE_SERIALIZED, SERIALIZED_HEADER_BYTES, valueKind } from '../data/value-kind.js';
 
-export const DATA_HEADER_BYTES = 8;
+export { CONTENT_TYPE_SERIALIZED, textKind } from '../data/value-kind.js';
+
+export const DATA_HEADER_BYTES = SERIALIZED_HEADER_BYTES;
 export const TYPE_STRING = -11;
 export const TYPE_BYTE_ARRAY = -12;
 export const TYPE_JSON = -130;
@@ -26,7 +29,6 @@ export const TYPE_JSON = -130;
 export const CONTENT_TYPE_TEXT = 'text/plain; charset=utf-8';
 export const CONTENT_TYPE_JSON = 'application/json';
 export const CONTENT_TYPE_BYTES = 'application/octet-stream';
-export const CONTENT_TYPE_SERIALIZED = 'application/x-grid-serialized';
 
 /** A value as the store keeps it (what a REST write stores). */
 export interface StoredForm {
@@ -91,16 +93,22 @@ export function storedFormOfData(data: Uint8Array): StoredForm {
 
 /** The Data a client reads for a stored value (the mapping of spec/client.md). */
 export function dataOfStored(value: Uint8Array, contentType: string | null): Buffer {
-  if (contentType !== null) {
-    if (contentType === CONTENT_TYPE_SERIALIZED) {
-      // Written by a client as some other type: handed back whole when it still looks like Data.
-      if (value.length >= DATA_HEADER_BYTES) return Buffer.from(value);
-    } else {
-      const kind = textKind(contentType);
-      if (kind !== null && isUtf8(value)) return lengthPrefixedData(kind === 'json' ? TYPE_JSON : TYPE_STRING, value);
-    }
+  switch (valueKind(value, contentType)) {
+    case 'serialized':
+      // Written by a client as some other type: handed back whole.
+      return Buffer.from(value);
+    case 'text':
+      return lengthPrefixedData(TYPE_STRING, value);
+    case 'json':
+      return lengthPrefixedData(TYPE_JSON, value);
+    case 'bytes':
+      return lengthPrefixedData(TYPE_BYTE_ARRAY, value);
   }
-  return lengthPrefixedData(TYPE_BYTE_ARRAY, value);
+}
+
+/** The String Data of a stored key (its UTF-8 bytes, as REST and client writes store keys). */
+export function keyData(keyBytes: Uint8Array): Buffer {
+  return lengthPrefixedData(TYPE_STRING, keyBytes);
 }
 
 /** A String Data of `text` (a key or value a test or an event sends). */
@@ -115,26 +123,4 @@ function lengthPrefixedData(type: number, payload: Uint8Array): Buffer {
   out.writeInt32BE(payload.length, 8);
   out.set(payload, 12);
   return out;
-}
-
-/**
- * 'text' for text/plain whose charset (if any) names UTF-8 or US-ASCII, 'json' for
- * application/json (same charset rule), null for anything else. Content types are compared without
- * case; parameters other than charset are ignored.
- */
-export function textKind(contentType: string): 'text' | 'json' | null {
-  const parts = contentType.split(';');
-  const media = (parts[0] as string).trim().toLowerCase();
-  const kind = media === 'text/plain' ? 'text' : media === 'application/json' ? 'json' : null;
-  if (kind === null) return null;
-  for (let i = 1; i < parts.length; i++) {
-    const eq = (parts[i] as string).indexOf('=');
-    if (eq < 0) continue;
-    const name = (parts[i] as string).slice(0, eq).trim().toLowerCase();
-    if (name !== 'charset') continue;
-    let value = (parts[i] as string).slice(eq + 1).trim().toLowerCase();
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    if (value !== 'utf-8' && value !== 'utf8' && value !== 'us-ascii') return null;
-  }
-  return kind;
 }

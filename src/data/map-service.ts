@@ -279,6 +279,12 @@ export class MapService {
     return store.entriesOf(partitionId, keys.filter((key) => key.length <= this.keyBytesMax), nowMs);
   }
 
+  /** The map's live entries in one partition (reads only: no hit, last access unchanged). */
+  entriesInPartition(mapName: string, partitionId: number, nowMs: number): Iterable<MapEntryExport> {
+    this.checkPartition(partitionId);
+    return this.storesByName.get(mapName)?.exportPartition(partitionId, nowMs) ?? [];
+  }
+
   /** Drops one partition's entries of every map (after it migrated away); returns how many. */
   clearPartition(partitionId: number): number {
     this.checkPartition(partitionId);

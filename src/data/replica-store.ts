@@ -19,6 +19,7 @@ import { expirationTimeMs } from './expiry.js';
 import { decodeMapMerge, decodeMergedRecords, encodeMergedRecords, type MapMergeBatch, type MergedRecord } from './merge-batch.js';
 import { mergeWinner } from './merge-policy.js';
 import { MergedItemLog } from './merged-items.js';
+import { sameValue } from './value-kind.js';
 import { QueueService, type PollWaiter, type QueueItem, queuePartitionKey } from './queue-service.js';
 
 /** Operation codes of forwarded calls (OpWire.code). Append-only wire numbers. */
@@ -57,7 +58,36 @@ export const OP = {
   MAP_SIZE_PARTITION: 20,
   /** Read: the queue's head item, left in place (a value; null when empty). */
   QUEUE_PEEK: 21,
+  /** A put only when the key is present, answering the value it replaced (null: absent, nothing written). */
+  MAP_REPLACE_GET: 22,
+  /** A put only when the key holds the expected value (value: IF_SAME_PAYLOAD; contentType: the new value's); a flag. */
+  MAP_REPLACE_IF_SAME: 23,
+  /** A remove only when the key holds this value (value, contentType: the expected value); a flag. */
+  MAP_REMOVE_IF_SAME: 24,
+  /** Read: the map's live entries in this partition (value: one byte, ENTRIES_READ; answer: ENTRIES_ANSWER). */
+  MAP_ENTRIES_PARTITION: 25,
+  /** Takes up to `timeoutMs` items (the field holds the maximum; 0 = all) from the queue's head; answer: QUEUE_ITEMS_ANSWER. */
+  QUEUE_DRAIN: 26,
+  /** Removes every item of the queue; answers how many there were. */
+  QUEUE_CLEAR: 27,
 } as const;
+
+/** MAP_REPLACE_IF_SAME's value: the expected value and the new one (whose content type is the op's). */
+export const IF_SAME_PAYLOAD = { expected: 'bytes', expectedType: 'strOrNull', value: 'bytes' } as const;
+/** What MAP_ENTRIES_PARTITION reads: keys only, values only, or both. */
+export const ENTRIES_READ = { KEYS: 1, VALUES: 2, ENTRIES: 3 } as const;
+/** MAP_ENTRIES_PARTITION's answer (a key or a value it was not asked for is empty). */
+export const ENTRIES_ANSWER = { entries: [{ key: 'bytes', value: 'bytes', contentType: 'strOrNull' }] } as const;
+/** QUEUE_DRAIN's answer: the items taken, head first. */
+export const QUEUE_ITEMS_ANSWER = { items: [{ value: 'bytes', contentType: 'strOrNull' }] } as const;
+/** QUEUE_REMOVE_MANY's value: the items a drain took (their values, for a split-brain hand-back). */
+export const REMOVED_ITEMS = { items: [{ id: 'u53', value: 'bytes' }] } as const;
+/**
+ * Bytes one entries read or drain may answer with from one partition: half the smallest member-protocol
+ * frame a member may be configured with would be too little for real maps, so the bound is the default
+ * frame's half; the caller bounds the whole answer (grid.client.frame.bytes.max for a client).
+ */
+const PARTITION_ANSWER_BYTES_MAX = 32 * 1024 * 1024;
 
 /** Payloads of the two Merkle reads (the owner answers with a 'value' outcome holding the answer). */
 export const MERKLE_NODES_REQUEST = { nodes: ['u32'] } as const;
@@ -82,6 +112,10 @@ export const BACKUP = {
   WAN_MAP_REMOVE: 8,
   /** WAN_MAP_CLEAR; value = origin cluster name. */
   WAN_MAP_CLEAR: 9,
+  /** The items a QUEUE_DRAIN took (value: REMOVED_ITEMS). */
+  QUEUE_REMOVE_MANY: 10,
+  /** QUEUE_CLEAR: every item of the queue removed. */
+  QUEUE_CLEAR: 11,
 } as const;
 
 /**
@@ -117,8 +151,8 @@ export interface QueueMutation {
   readonly partitionId: number;
   readonly version: number;
   readonly queueName: string;
-  readonly kind: 'queueStore' | 'queueRemove';
-  /** The stored item (queueStore; its value is immutable), or the removed item's id. */
+  readonly kind: 'queueStore' | 'queueRemove' | 'queueClear';
+  /** The stored item (queueStore; its value is immutable), or the removed item's id (0 for a clear). */
   readonly item: QueueItem | null;
   readonly itemId: number;
   readonly owner: boolean;
@@ -269,6 +303,71 @@ export class ReplicaStore {
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
         const r = this.changed(partitionId, previous, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
+        return r;
+      }
+      case OP.MAP_REPLACE_GET: {
+        const old = this.maps.peek(op.name, key, partitionId, nowMs);
+        if (old === null) return { outcome: { kind: 'value', value: null, contentType: null }, backup: null, kind: 'map', name: op.name };
+        return this.putAnswering(partitionId, op.name, key, op.value, op.contentType, { kind: 'value', value: old.value, contentType: old.contentType }, nowMs);
+      }
+      case OP.MAP_REPLACE_IF_SAME: {
+        const p = decodeWith(IF_SAME_PAYLOAD, op.value, 'replaceIfSame payload');
+        const old = this.maps.peek(op.name, key, partitionId, nowMs);
+        if (old === null || !sameValue(old.value, old.contentType, p.expected, p.expectedType)) return { outcome: FLAG_FALSE, backup: null, kind: 'map', name: op.name };
+        return this.putAnswering(partitionId, op.name, key, p.value, op.contentType, FLAG_TRUE, nowMs);
+      }
+      case OP.MAP_REMOVE_IF_SAME: {
+        const old = this.maps.peek(op.name, key, partitionId, nowMs);
+        if (old === null || !sameValue(old.value, old.contentType, op.value, op.contentType) || !this.maps.remove(op.name, key, partitionId, nowMs)) {
+          return { outcome: FLAG_FALSE, backup: null, kind: 'map', name: op.name };
+        }
+        const r = this.changed(partitionId, FLAG_TRUE, 'map', op.name, BACKUP.MAP_REMOVE, key, EMPTY, null, 0, nowMs);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'remove', key, nowMs, null, true));
+        return r;
+      }
+      case OP.MAP_ENTRIES_PARTITION: {
+        const what = op.value.length === 1 ? (op.value[0] as number) : 0;
+        if (what !== ENTRIES_READ.KEYS && what !== ENTRIES_READ.VALUES && what !== ENTRIES_READ.ENTRIES) {
+          throw new GridError('ERR_PROTOCOL_MALFORMED', `entries read: unknown selection ${what}`);
+        }
+        const entries: { key: Uint8Array; value: Uint8Array; contentType: string | null }[] = [];
+        let bytes = 0;
+        for (const e of this.maps.entriesInPartition(op.name, partitionId, nowMs)) {
+          const k = what === ENTRIES_READ.VALUES ? EMPTY : e.key;
+          const v = what === ENTRIES_READ.KEYS ? EMPTY : e.value;
+          bytes += k.length + v.length + 16 + (e.contentType?.length ?? 0);
+          if (bytes > PARTITION_ANSWER_BYTES_MAX) {
+            throw new GridError('ERR_DATA_ANSWER_TOO_LARGE', `map '${op.name}' holds more than ${PARTITION_ANSWER_BYTES_MAX} bytes in partition ${partitionId}: too much to read in one answer`);
+          }
+          entries.push({ key: k, value: v, contentType: what === ENTRIES_READ.KEYS ? null : e.contentType });
+        }
+        return { outcome: { kind: 'value', value: encodeWith(ENTRIES_ANSWER, { entries }, 64 + bytes), contentType: null }, backup: null, kind: 'map', name: op.name };
+      }
+      case OP.QUEUE_DRAIN: {
+        const max = op.timeoutMs === 0 ? Infinity : op.timeoutMs;
+        const taken: QueueItem[] = [];
+        let bytes = 0;
+        while (taken.length < max) {
+          const head = this.queues.peek(op.name);
+          if (head === null) break;
+          bytes += head.value.length + 16 + (head.contentType?.length ?? 0);
+          // At least one item always goes, so a drain makes progress whatever the items' sizes.
+          if (taken.length > 0 && bytes > PARTITION_ANSWER_BYTES_MAX) break;
+          taken.push(this.queues.poll(op.name) as QueueItem);
+        }
+        const value = encodeWith(QUEUE_ITEMS_ANSWER, { items: taken.map((i) => ({ value: i.value, contentType: i.contentType })) }, 64 + bytes);
+        if (taken.length === 0) return { outcome: { kind: 'value', value, contentType: null }, backup: null, kind: 'queue', name: op.name };
+        const removed = encodeWith(REMOVED_ITEMS, { items: taken.map((i) => ({ id: i.id, value: i.value })) }, 64 + bytes);
+        const r = this.changed(partitionId, { kind: 'value', value, contentType: null }, 'queue', op.name, BACKUP.QUEUE_REMOVE_MANY, EMPTY, removed, null, 0, nowMs);
+        for (const i of taken) this.emitQueue(partitionId, op.name, 'queueRemove', null, i.id, true);
+        return r;
+      }
+      case OP.QUEUE_CLEAR: {
+        const held = this.queues.size(op.name);
+        if (held === 0) return { outcome: { kind: 'count', count: 0 }, backup: null, kind: 'queue', name: op.name };
+        this.queues.dropItems(op.name);
+        const r = this.changed(partitionId, { kind: 'count', count: held }, 'queue', op.name, BACKUP.QUEUE_CLEAR, EMPTY, EMPTY, null, 0, nowMs);
+        this.emitQueue(partitionId, op.name, 'queueClear', null, 0, true);
         return r;
       }
       case OP.MAP_SIZE_PARTITION:
@@ -475,6 +574,14 @@ export class ReplicaStore {
     return this.queues.pollOrWait(name, waiter);
   }
 
+  /** A map put whose answer is `outcome` (the old value, or a flag), backed up like every put. */
+  private putAnswering(partitionId: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null, outcome: OpOutcome, nowMs: number): OwnerResult {
+    this.maps.put(name, key, partitionId, value, contentType, nowMs);
+    const r = this.changed(partitionId, outcome, 'map', name, BACKUP.MAP_PUT, key, value, contentType, 0, nowMs);
+    if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, name, 'put', key, nowMs, null, true));
+    return r;
+  }
+
   private changed(
     partitionId: number,
     outcome: OpOutcome,
@@ -528,6 +635,11 @@ export class ReplicaStore {
         return this.emitQueue(partitionId, op.name, 'queueStore', { id: op.itemId, value: Buffer.from(op.value.buffer, op.value.byteOffset, op.value.length), contentType: op.contentType }, op.itemId, false);
       case BACKUP.QUEUE_REMOVE:
         return this.emitQueue(partitionId, op.name, 'queueRemove', null, op.itemId, false);
+      case BACKUP.QUEUE_REMOVE_MANY:
+        for (const i of decodeWith(REMOVED_ITEMS, op.value, 'removed items').items) this.emitQueue(partitionId, op.name, 'queueRemove', null, i.id, false);
+        return;
+      case BACKUP.QUEUE_CLEAR:
+        return this.emitQueue(partitionId, op.name, 'queueClear', null, 0, false);
       default:
         return;
     }
@@ -554,6 +666,12 @@ export class ReplicaStore {
         return;
       case BACKUP.QUEUE_REMOVE:
         this.queues.removeReplica(op.name, op.itemId);
+        return;
+      case BACKUP.QUEUE_REMOVE_MANY:
+        for (const i of decodeWith(REMOVED_ITEMS, op.value, 'removed items').items) this.queues.removeReplica(op.name, i.id);
+        return;
+      case BACKUP.QUEUE_CLEAR:
+        this.queues.dropItems(op.name);
         return;
       case BACKUP.MAP_MERGE:
       case BACKUP.WAN_MAP_MERGE:

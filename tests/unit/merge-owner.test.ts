@@ -232,5 +232,5 @@ test('a local merge stand-in applies on this member; a copy of it (as another me
   const r = store.runOwnerOp(p, call(localMapMerge({ policy: 'PassThroughMergePolicy', entries })), 100);
   assert.deepEqual(r.outcome, { kind: 'count', count: 1 });
   const got = store.runOwnerOp(p, op(OP.MAP_GET, 'm', utf8('sa')), 200).outcome;
-  assert.equal(got.kind === 'value' && Buffer.from(got.value).toString(), '1');
+  assert.equal(got.kind === 'value' && got.value !== null && Buffer.from(got.value).toString(), '1');
 });

@@ -8,7 +8,6 @@
 // from .ci/run, not here.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { MERGE_POLICIES } from '../../src/config/types.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { checkOnceReads, checkQueue, checkRegister, countsByKind, judgeRegisters, registerLostByReads, runDeliveries, type ReadResult } from '../../scripts/nemesis/analysis.js';
 import { dropScript } from '../../scripts/nemesis/firewall.js';

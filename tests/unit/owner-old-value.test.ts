@@ -1,11 +1,15 @@
-// The owner operations that answer the value they replaced or removed (the client protocol's put,
-// remove and putIfAbsent): the answer is the old value, the write happens exactly as a plain put or
-// remove (same backup operation, version + 1), and a backup applying it ends with the owner's data.
+// The owner operations the client protocol added: those that answer the value they replaced or
+// removed (put, remove, putIfAbsent, replace), the conditional ones (replaceIfSame, removeIfSame),
+// the whole-map read of one partition, and queue drain and clear. A write happens exactly as a plain
+// put, remove or poll would (its backup operation, version + 1), and a backup applying it ends with
+// the owner's data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OpWire } from '../../src/cluster/messages.js';
+import type { BackupOpWire, OpWire } from '../../src/cluster/messages.js';
+import { decodeWith, encodeWith } from '../../src/cluster/protocol/schema-codec.js';
+import { collectReplay } from '../../src/member/merge-replay.js';
 import { defaultMap, defaultQueue } from '../../src/config/draft.js';
-import { BACKUP, OP, ReplicaStore } from '../../src/data/replica-store.js';
+import { BACKUP, ENTRIES_ANSWER, ENTRIES_READ, IF_SAME_PAYLOAD, OP, QUEUE_ITEMS_ANSWER, ReplicaStore } from '../../src/data/replica-store.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { SeededRandom } from '../../src/util/prng.js';
 
@@ -77,4 +81,108 @@ test('queue peek answers the head item and leaves it (no write, no backup)', () 
   assert.equal(owner.version(0), version);
   assert.equal(valueOf(owner.runOwnerOp(0, q(OP.QUEUE_POLL), 1).outcome), 'a');
   assert.equal(valueOf(owner.runOwnerOp(0, q(OP.QUEUE_PEEK), 1).outcome), 'b');
+});
+
+test('replace, replaceIfSame and removeIfSame write only on their condition; a value is the same when a client reads it the same', () => {
+  const owner = newStore();
+  const backup = newStore();
+  const p = partitionIdOfKey(utf8('k'), PARTITIONS);
+  const apply = (r: ReturnType<ReplicaStore['runOwnerOp']>): void => {
+    if (r.backup !== null) assert.equal(backup.applyBackup(p, owner.version(p), r.backup), 'applied');
+  };
+  const typed = (code: number, value: Buffer, contentType: string | null): OpWire => ({ code, name: 'm', key: utf8('k'), value, contentType, timeoutMs: 0 });
+  const ifSame = (expected: string, expectedType: string | null, value: string): OpWire =>
+    typed(OP.MAP_REPLACE_IF_SAME, encodeWith(IF_SAME_PAYLOAD, { expected: utf8(expected), expectedType, value: utf8(value) }), 'text/plain; charset=utf-8');
+
+  let r = owner.runOwnerOp(p, op(OP.MAP_REPLACE_GET, 'k', 'one'), 1);
+  assert.equal(valueOf(r.outcome), null, 'absent: nothing replaced');
+  assert.equal(r.backup, null);
+  assert.equal(owner.runOwnerOp(p, op(OP.MAP_GET, 'k'), 1).outcome.kind, 'value');
+  assert.equal(valueOf(owner.runOwnerOp(p, op(OP.MAP_GET, 'k'), 1).outcome), null);
+  apply(owner.runOwnerOp(p, op(OP.MAP_PUT, 'k', 'one'), 1)); // text/plain, as REST stores it
+  r = owner.runOwnerOp(p, op(OP.MAP_REPLACE_GET, 'k', 'two'), 1);
+  assert.equal(valueOf(r.outcome), 'one');
+  assert.equal(r.backup?.code, BACKUP.MAP_PUT);
+  apply(r);
+
+  // Other bytes, or the same bytes read as another kind (byte[] against a String): not the same.
+  r = owner.runOwnerOp(p, ifSame('one', 'text/plain; charset=utf-8', 'x'), 1);
+  assert.deepEqual([r.outcome, r.backup], [{ kind: 'flag', flag: false }, null]);
+  r = owner.runOwnerOp(p, ifSame('two', 'application/octet-stream', 'x'), 1);
+  assert.deepEqual([r.outcome, r.backup], [{ kind: 'flag', flag: false }, null]);
+  // 'text/plain' (REST) and 'text/plain; charset=utf-8' (a client String) are the same String.
+  r = owner.runOwnerOp(p, ifSame('two', 'text/plain; charset=utf-8', 'three'), 1);
+  assert.deepEqual(r.outcome, { kind: 'flag', flag: true });
+  apply(r);
+  assert.deepEqual(backup.maps.peek('m', utf8('k'), p, 1)?.contentType, 'text/plain; charset=utf-8');
+
+  r = owner.runOwnerOp(p, typed(OP.MAP_REMOVE_IF_SAME, utf8('two'), 'text/plain'), 1);
+  assert.deepEqual([r.outcome, r.backup], [{ kind: 'flag', flag: false }, null]);
+  r = owner.runOwnerOp(p, typed(OP.MAP_REMOVE_IF_SAME, utf8('three'), 'text/plain'), 1);
+  assert.deepEqual(r.outcome, { kind: 'flag', flag: true });
+  assert.equal(r.backup?.code, BACKUP.MAP_REMOVE);
+  apply(r);
+  assert.equal(backup.maps.peek('m', utf8('k'), p, 1), null);
+  assert.equal(owner.version(p), backup.version(p));
+});
+
+test('a partition\'s entries read keys, values or both, and touch nothing', () => {
+  const owner = newStore();
+  const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+  for (const k of keys) owner.runOwnerOp(partitionIdOfKey(utf8(k), PARTITIONS), op(OP.MAP_PUT, k, `v-${k}`), 1);
+  const read = (p: number, what: number): { key: string; value: string; contentType: string | null }[] => {
+    const o = owner.runOwnerOp(p, { code: OP.MAP_ENTRIES_PARTITION, name: 'm', key: Buffer.alloc(0), value: Buffer.of(what), contentType: null, timeoutMs: 0 }, 5);
+    assert.equal(o.backup, null);
+    assert.equal(o.outcome.kind, 'value');
+    const value = (o.outcome as { value: Buffer }).value;
+    return decodeWith(ENTRIES_ANSWER, value, 'test').entries.map((e) => ({ key: Buffer.from(e.key).toString(), value: Buffer.from(e.value).toString(), contentType: e.contentType }));
+  };
+  const all: string[] = [];
+  for (let p = 0; p < PARTITIONS; p++) {
+    const entries = read(p, ENTRIES_READ.ENTRIES);
+    for (const e of entries) {
+      assert.equal(partitionIdOfKey(utf8(e.key), PARTITIONS), p);
+      assert.deepEqual(e, { key: e.key, value: `v-${e.key}`, contentType: 'text/plain' });
+      all.push(e.key);
+    }
+    assert.deepEqual(read(p, ENTRIES_READ.KEYS).map((e) => [e.key, e.value, e.contentType]), entries.map((e) => [e.key, '', null]));
+    assert.deepEqual(read(p, ENTRIES_READ.VALUES).map((e) => [e.key, e.value]), entries.map((e) => ['', e.value]));
+  }
+  assert.deepEqual(all.sort(), keys);
+  const hits = owner.maps.peek('m', utf8('a'), partitionIdOfKey(utf8('a'), PARTITIONS), 6);
+  assert.equal(hits?.hits, 0, 'a read of the whole map counts no hit');
+  assert.throws(() => owner.runOwnerOp(0, { code: OP.MAP_ENTRIES_PARTITION, name: 'm', key: Buffer.alloc(0), value: Buffer.of(9), contentType: null, timeoutMs: 0 }, 5), /unknown selection/);
+});
+
+test('queue drain takes at most its maximum from the head, clear takes all; backups and a cut-off member\'s hand-back follow', () => {
+  const owner = newStore();
+  const backup = newStore();
+  const q = (code: number, value = '', max = 0): OpWire => ({ code, name: 'q', key: Buffer.alloc(0), value: utf8(value), contentType: 'text/plain', timeoutMs: max });
+  const p = owner.queuePartition('q');
+  const apply = (r: ReturnType<ReplicaStore['runOwnerOp']>): void => {
+    if (r.backup !== null) assert.equal(backup.applyBackup(p, owner.version(p), r.backup), 'applied');
+  };
+  const items = (r: ReturnType<ReplicaStore['runOwnerOp']>): string[] =>
+    decodeWith(QUEUE_ITEMS_ANSWER, (r.outcome as { value: Buffer }).value, 'test').items.map((i) => Buffer.from(i.value).toString());
+  for (const v of ['a', 'b', 'c', 'd', 'e']) apply(owner.runOwnerOp(p, q(OP.QUEUE_OFFER, v), 1));
+  const drained = owner.runOwnerOp(p, q(OP.QUEUE_DRAIN, '', 2), 1);
+  assert.deepEqual(items(drained), ['a', 'b']);
+  assert.equal(drained.backup?.code, BACKUP.QUEUE_REMOVE_MANY);
+  apply(drained);
+  assert.deepEqual(owner.queues.exportQueue('q')?.items.map((i) => i.id), backup.queues.exportQueue('q')?.items.map((i) => i.id));
+  // Not confirmed by the backups before a split: the hand-back takes those items on the other side.
+  const plan = collectReplay(owner, [{ partitionId: p, op: drained.backup as BackupOpWire }], [], 1, { map: () => defaultMap('m').mergePolicy, queue: () => defaultQueue('q').mergePolicy }, 1 << 20);
+  assert.deepEqual(plan.calls.map((c) => [c.op.code, Buffer.from(c.op.key).toString(), Buffer.from(c.op.value).toString()]), [[OP.QUEUE_MERGE_REMOVE, '1', 'a'], [OP.QUEUE_MERGE_REMOVE, '2', 'b']]);
+  const rest = owner.runOwnerOp(p, q(OP.QUEUE_DRAIN), 1);
+  assert.deepEqual(items(rest), ['c', 'd', 'e'], '0: all');
+  apply(rest);
+  const empty = owner.runOwnerOp(p, q(OP.QUEUE_DRAIN), 1);
+  assert.deepEqual([items(empty), empty.backup], [[], null]);
+  for (const v of ['x', 'y']) apply(owner.runOwnerOp(p, q(OP.QUEUE_OFFER, v), 1));
+  const cleared = owner.runOwnerOp(p, q(OP.QUEUE_CLEAR), 1);
+  assert.deepEqual(cleared.outcome, { kind: 'count', count: 2 });
+  assert.equal(cleared.backup?.code, BACKUP.QUEUE_CLEAR);
+  apply(cleared);
+  assert.equal(backup.queues.size('q'), 0);
+  assert.equal(owner.version(p), backup.version(p));
 });

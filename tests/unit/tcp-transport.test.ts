@@ -97,6 +97,7 @@ async function startNode(uuid: string, options: Partial<TcpTransportOptions> = {
     sniffTimeoutMs: 10_000,
     connectionsMax: 1000,
     http: null,
+    client: null,
     member: (socket, head) => t.accept(socket, head),
     tls: extra.tls ?? null,
     log,
