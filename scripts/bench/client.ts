@@ -1,27 +1,22 @@
 // The client protocol against REST on one member (#15 "Benchmark"): map get and put through the
-// official Node client (`hazelcast-client`, smart routing, 32 calls in flight, 100-byte String
-// values, 10,000 keys) next to REST GET and POST through wrk (one thread, 32 connections, the same
-// keys and values) on the same member, in alternating rounds. Prints calls/s, the ratio
+// official Node client (`hazelcast-client`, smart routing, 32 calls in flight in all, 100-byte
+// String values, 10,000 keys) next to REST GET and POST through wrk (one thread, 32 connections,
+// the same keys and values) on the same member, in alternating rounds. Prints calls/s, the ratio
 // client / REST (target ≥ 1.5), and the member's CPU per call from /proc (target: below REST's).
 //
-// The client runs in this process: its own JavaScript (encoding, promises) is paid on the
-// machine's second core, as wrk's C is for REST. `set` is the client's put here: `put` answers
-// the old value (one more read and copy), which REST's POST does not.
+// The clients run in --client-processes processes (default 2, 16 calls in flight each): one Node
+// client saturates its own core at about 135,000 calls/s (its JavaScript encodes, decodes and
+// resolves a promise per call) while the member, the thing measured, is about half busy; wrk's C
+// does the same work for REST in one thread. With 1 process the bench measures the client
+// library rather than the member. `set` is the client's put here: `put` answers the old value (one
+// more read and copy), which REST's POST does not.
 //
-// Usage: node --import tsx scripts/bench/client.ts [--duration S] [--rounds N]
-import { createRequire } from 'node:module';
-import { cpuTicks, delay, host, killAll, median, memberEntry, round, say, startServer, stopServer, track } from './common.js';
+// Usage: node --import tsx scripts/bench/client.ts [--duration S] [--rounds N] [--client-processes N]
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { benchDir, cpuTicks, delay, host, killAll, median, memberEntry, round, say, startServer, stopServer, track } from './common.js';
 import { ensureWrk, runWrk, WrkScripts } from './wrk.js';
-
-interface HzMap {
-  get(key: string): Promise<unknown>;
-  set(key: string, value: string): Promise<void>;
-}
-interface HzClient {
-  getMap(name: string): Promise<HzMap>;
-  shutdown(): Promise<void>;
-}
-const hz = createRequire(import.meta.url)('hazelcast-client') as { Client: { newHazelcastClient(config: unknown): Promise<HzClient> } };
+import type { WorkerCommand, WorkerReply } from './client-worker.js';
 
 const KEYS = 10_000;
 const VALUE_BYTES = 100;
@@ -42,22 +37,51 @@ function ticks(pid: number): number {
   return t;
 }
 
-async function clientRun(map: HzMap, method: 'GET' | 'POST', seconds: number, value: string): Promise<number> {
-  let calls = 0;
-  let seed = 42;
-  const end = Date.now() + seconds * 1000;
-  const loop = async (): Promise<void> => {
-    while (Date.now() < end) {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      const key = `k${seed % KEYS}`;
-      if (method === 'GET') await map.get(key);
-      else await map.set(key, value);
-      calls++;
-    }
-  };
-  const started = Date.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, () => loop()));
-  return calls / ((Date.now() - started) / 1000);
+/** A client process (client-worker.ts) and the next reply it sends. */
+class ClientProcess {
+  private waiting: ((r: WorkerReply) => void) | null = null;
+  private constructor(private readonly child: ChildProcess) {
+    child.on('message', (r: WorkerReply) => {
+      const w = this.waiting;
+      this.waiting = null;
+      w?.(r);
+    });
+    child.on('exit', (code) => {
+      const w = this.waiting;
+      this.waiting = null;
+      w?.({ kind: 'error', message: `client process exited with ${code}` });
+    });
+  }
+
+  static async start(address: string, clusterName: string, inFlight: number, seed: number): Promise<ClientProcess> {
+    const child = fork(path.join(benchDir, 'client-worker.ts'), [address, clusterName, String(inFlight), String(KEYS), String(VALUE_BYTES), String(seed)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    track(child);
+    const p = new ClientProcess(child);
+    await p.next();
+    return p;
+  }
+
+  private next(): Promise<WorkerReply & { kind: 'done' | 'ready' }> {
+    return new Promise((resolve, reject) => {
+      this.waiting = (r) => (r.kind === 'error' ? reject(new Error(`client process: ${r.message}`)) : resolve(r));
+    });
+  }
+
+  ask(c: WorkerCommand): Promise<WorkerReply & { kind: 'done' | 'ready' }> {
+    const answer = this.next();
+    this.child.send(c);
+    return answer;
+  }
+
+  stop(): void {
+    if (this.child.connected) this.child.send({ cmd: 'stop' } satisfies WorkerCommand);
+  }
+}
+
+/** Every client process runs the loop at once; calls/s of all together. */
+async function clientRun(clients: readonly ClientProcess[], method: 'GET' | 'POST', seconds: number): Promise<number> {
+  const answers = await Promise.all(clients.map((c) => c.ask({ cmd: 'run', method, seconds })));
+  return answers.reduce((sum, a) => sum + (a.kind === 'done' ? a.calls / a.seconds : 0), 0);
 }
 
 async function main(): Promise<number> {
@@ -71,17 +95,13 @@ async function main(): Promise<number> {
   const member = await startServer('member', [memberEntry, '--port', '0', '--rest', '--rest-groups', 'DATA', '--cluster-name', 'bench-client'], false);
   const pid = member.child.pid!;
   const scripts = WrkScripts.create(KEYS, VALUE_BYTES, 42, '/grid/rest/maps/bench/k');
-  let client: HzClient | null = null;
+  const processes = option('--client-processes', 2);
+  if (!Number.isInteger(processes) || IN_FLIGHT % processes !== 0) throw new Error(`--client-processes: a divisor of ${IN_FLIGHT}`);
+  const clients: ClientProcess[] = [];
   try {
-    client = await hz.Client.newHazelcastClient({
-      clusterName: 'bench-client',
-      network: { clusterMembers: [`${host}:${member.port}`] },
-      properties: { 'hazelcast.logging.level': 'OFF' },
-    });
-    const map = await client.getMap('bench');
-    const value = 'v'.repeat(VALUE_BYTES);
-    // Preload every key through the client (REST reads them as text/plain).
-    for (let i = 0; i < KEYS; i += IN_FLIGHT) await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, KEYS - i) }, (_, j) => map.set(`k${i + j}`, value)));
+    for (let i = 0; i < processes; i++) clients.push(await ClientProcess.start(`${host}:${member.port}`, 'bench-client', IN_FLIGHT / processes, 42 + i));
+    // Preload every key through the clients (REST reads them as text/plain).
+    await Promise.all(clients.map((c, i) => c.ask({ cmd: 'preload', from: Math.floor((i * KEYS) / processes), to: Math.floor(((i + 1) * KEYS) / processes) })));
     interface Figures {
       client: number[];
       rest: number[];
@@ -92,7 +112,7 @@ async function main(): Promise<number> {
     for (const method of ['GET', 'POST'] as const) {
       const r: Figures = { client: [], rest: [], clientCpuUs: [], restCpuUs: [] };
       results[method] = r;
-      await clientRun(map, method, 1, value); // warm-up
+      await clientRun(clients, method, 1); // warm-up
       await runWrk({ wrkPath, scriptPath: scripts.scriptFor(method), host, port: member.port, threads: 1, connections: IN_FLIGHT, durationS: 1, timeoutS: 2 }, track);
       for (let round = 0; round < rounds; round++) {
         for (const side of round % 2 === 0 ? (['client', 'rest'] as const) : (['rest', 'client'] as const)) {
@@ -100,7 +120,7 @@ async function main(): Promise<number> {
           const before = ticks(pid);
           let rate: number;
           if (side === 'client') {
-            rate = await clientRun(map, method, seconds, value);
+            rate = await clientRun(clients, method, seconds);
           } else {
             const w = await runWrk({ wrkPath, scriptPath: scripts.scriptFor(method), host, port: member.port, threads: 1, connections: IN_FLIGHT, durationS: seconds, timeoutS: 2 }, track);
             if (w.non2xx !== 0 || w.errors !== 0) throw new Error(`REST ${method}: non-2xx ${w.non2xx}, errors ${w.errors}`);
@@ -134,10 +154,11 @@ async function main(): Promise<number> {
         restRounds: r.rest.map(Math.round),
       };
     }
-    process.stdout.write(`${JSON.stringify({ bench: 'client', inFlight: IN_FLIGHT, valueBytes: VALUE_BYTES, keys: KEYS, durationS: seconds, rounds, ...summary })}\n`);
+    process.stdout.write(`${JSON.stringify({ bench: 'client', inFlight: IN_FLIGHT, clientProcesses: processes, valueBytes: VALUE_BYTES, keys: KEYS, durationS: seconds, rounds, ...summary })}\n`);
     return 0;
   } finally {
-    if (client !== null) await client.shutdown().catch(() => null);
+    for (const c of clients) c.stop();
+    await delay(200);
     await stopServer(member);
     killAll('SIGKILL');
   }

@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { splitTarget, joinTail } from '../../src/http/path.js';
 import { Router } from '../../src/http/router.js';
-import { encodeFrame, PREAMBLE } from '../../src/cluster/protocol/frame.js';
+import { encodeFrame, PREAMBLE, PROTOCOL_VERSION, PROTOCOL_VERSION_MIN } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { decodeHandshakeRequest, encodeHandshakeRequest } from '../../src/cluster/protocol/handshake.js';
 import { decodeMessage, encodeBody, message, MESSAGE_TYPES } from '../../src/cluster/messages.js';
@@ -130,8 +130,8 @@ function protocolCases(): Case[] {
   const frames = Array.from({ length: 1000 }, (_, i) => encodeFrame({ messageType: 3, partitionId: i % 271, callId: i + 1 }, payload));
   const stream = Buffer.concat(frames);
   const request = encodeHandshakeRequest({
-    protocolVersionMin: 1,
-    protocolVersionMax: 1,
+    protocolVersionMin: PROTOCOL_VERSION_MIN,
+    protocolVersionMax: PROTOCOL_VERSION,
     clusterName: 'dev',
     memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
     memberVersion: '0.1.0',
@@ -173,6 +173,8 @@ function messageCases(): Case[] {
     lastAccessTimeMs: 1.7e12,
     entryVersion: 3,
     hits: 0,
+    ttlMs: -1,
+    maxIdleMs: -1,
     policy: 1,
     origin: 'a',
   }));

@@ -3,7 +3,7 @@
 // (spec/client.md "Calls"; wire layout in docs/client-calls.md). I/O-free: a call is decoded, run on
 // the MemberApi, and its answer encoded; errors become the error response.
 //
-// Served: map put, set, putIfAbsent (with the map's own TTL), replace, replaceIfSame, get, getAll,
+// Served: map put, set, putIfAbsent, putTransient (each also with a TTL and a max-idle of its own), replace, replaceIfSame, get, getAll,
 // putAll, remove, removeIfSame, delete, containsKey, size, isEmpty, clear, keySet, values, entrySet;
 // queue offer (waiting for room up to its timeout), put, poll, take, peek, size, isEmpty, clear,
 // drainTo (with or without a maximum). put, take and a waiting offer or poll wait at most
@@ -29,6 +29,11 @@ export const CALL = {
   MAP_SIZE: 0x012a00,
   MAP_IS_EMPTY: 0x012b00,
   MAP_CLEAR: 0x012d00,
+  MAP_PUT_TRANSIENT: 0x010d00,
+  MAP_PUT_WITH_MAX_IDLE: 0x014400,
+  MAP_PUT_TRANSIENT_WITH_MAX_IDLE: 0x014500,
+  MAP_PUT_IF_ABSENT_WITH_MAX_IDLE: 0x014600,
+  MAP_SET_WITH_MAX_IDLE: 0x014700,
   MAP_REPLACE: 0x010400,
   MAP_REPLACE_IF_SAME: 0x010500,
   MAP_REMOVE_IF_SAME: 0x010800,
@@ -99,18 +104,28 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
     }
     case CALL.MAP_SET:
     case CALL.MAP_PUT:
-    case CALL.MAP_PUT_IF_ABSENT: {
+    case CALL.MAP_PUT_IF_ABSENT:
+    case CALL.MAP_PUT_TRANSIENT:
+    case CALL.MAP_PUT_WITH_MAX_IDLE:
+    case CALL.MAP_PUT_TRANSIENT_WITH_MAX_IDLE:
+    case CALL.MAP_PUT_IF_ABSENT_WITH_MAX_IDLE:
+    case CALL.MAP_SET_WITH_MAX_IDLE: {
+      // ttl and maxIdle in ms: -1 (any negative) the map's, 0 never. A transient put is a set here
+      // (Grid has no map store to skip). The WithMaxIdle calls answer a nullable value, even for a set.
+      const withMaxIdle = type >= CALL.MAP_PUT_WITH_MAX_IDLE;
       const ttl = r.long(8, 'ttl');
+      const maxIdle = withMaxIdle ? r.long(16, 'maxIdle') : -1;
       const name = r.string('name');
       const key = keyOfData(r.bytes('key'));
       const value = storedFormOfData(r.bytes('value'));
-      if (ttl !== -1) {
-        // -1: the map's own TTL. A TTL per entry is not stored yet; refusing beats ignoring it.
-        throw new GridError('ERR_CLIENT_UNSUPPORTED', `a TTL per entry (${ttl} ms) is not supported yet: configure the map's <time-to-live-seconds> and write without one`);
+      const mode = type === CALL.MAP_PUT || type === CALL.MAP_PUT_WITH_MAX_IDLE ? 'put' : type === CALL.MAP_PUT_IF_ABSENT || type === CALL.MAP_PUT_IF_ABSENT_WITH_MAX_IDLE ? 'putIfAbsent' : 'set';
+      const answerWith = mode === 'set' && !withMaxIdle ? () => emptyAnswer(type, id) : (v: StoredValue | null) => nullableDataAnswer(type, id, v);
+      if (ttl < 0 && maxIdle < 0) {
+        // The map's own expiry: the plain writes REST makes too.
+        if (mode === 'set') return then(api.mapPut(name, key, value.value, value.contentType), () => answerWith(null));
+        return then(mode === 'put' ? api.mapGetAndPut(name, key, value.value, value.contentType) : api.mapPutIfAbsent(name, key, value.value, value.contentType), answerWith);
       }
-      if (type === CALL.MAP_SET) return then(api.mapPut(name, key, value.value, value.contentType), () => emptyAnswer(type, id));
-      const old = type === CALL.MAP_PUT ? api.mapGetAndPut(name, key, value.value, value.contentType) : api.mapPutIfAbsent(name, key, value.value, value.contentType);
-      return then(old, (v) => nullableDataAnswer(type, id, v));
+      return then(api.mapPutWithExpiry(name, key, value.value, value.contentType, ttl, maxIdle, mode), (v) => answerWith(mode === 'set' ? null : v));
     }
     case CALL.MAP_REMOVE: {
       const name = r.string('name');

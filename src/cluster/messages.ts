@@ -55,6 +55,9 @@ const ENTRY = {
   lastAccessTimeMs: 'f64',
   version: 'u53',
   hits: 'u53',
+  /** The record's own time-to-live and max-idle (ms; -1 = the map's, 0 = never: data/expiry.ts). */
+  ttlMs: 'f64',
+  maxIdleMs: 'f64',
 } as const;
 
 const QUEUE = { name: 'str', nextItemId: 'u53', items: [{ id: 'u53', value: 'bytes', contentType: 'strOrNull' }] } as const;
@@ -79,6 +82,9 @@ const WAN_EVENT = {
   lastAccessTimeMs: 'f64',
   entryVersion: 'u53',
   hits: 'u53',
+  /** The entry's own time-to-live and max-idle (as ENTRY's). */
+  ttlMs: 'f64',
+  maxIdleMs: 'f64',
   policy: 'u8',
   origin: 'str',
 } as const;

@@ -10,7 +10,7 @@
 import type { EvictionPolicy, MapConfig } from '../config/types.js';
 import type { Random } from '../util/clock.js';
 import type { RecordTable } from './record-table.js';
-import { type ExpiryPolicy, isExpired } from './expiry.js';
+import type { ExpiryPolicy } from './expiry.js';
 import { unreachable } from '../util/assert.js';
 
 export const EVICTION_SAMPLE_COUNT = 15;
@@ -56,7 +56,7 @@ export function chooseVictim(context: EvictionContext): Victim | null {
       continue;
     }
     if (table.isLive(index) && (index !== keepIndex || partitionId !== keepPartitionId)) {
-      if (isExpired(context.expiry, table.updateTimeMs(index), table.lastAccessTimeMs(index), context.nowMs)) {
+      if (table.isExpiredAt(index, context.expiry, context.nowMs)) {
         return { partitionId, index };
       }
       sampled++;

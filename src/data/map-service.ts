@@ -12,7 +12,7 @@ import { assert } from '../util/assert.js';
 import { GridError } from '../util/errors.js';
 import { ContentTypes } from './content-types.js';
 import { type MapEntryExport, type MerkleEntryDigest, MapStore, merkleDepthOf, type RecordMetadata } from './map-store.js';
-import { type ExpiryPolicy, expiryPolicyOf } from './expiry.js';
+import { ENTRY_EXPIRY_MAP, type EntryExpiry, type ExpiryPolicy, entryPolicy, expirationTimeMs, expiryPolicyOf } from './expiry.js';
 import { MerkleTree } from './merkle-tree.js';
 
 export type { MapEntryExport, MerkleEntryDigest } from './map-store.js';
@@ -90,10 +90,20 @@ export class MapService {
     return this.storesByName.get(mapName)?.expiryPolicy ?? expiryPolicyOf(this.resolveConfig(mapName));
   }
 
-  put(mapName: string, key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number): void {
+  /** `expiry`: the record's own time-to-live and max-idle (a client write naming them); absent, the map's. */
+  put(mapName: string, key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number, expiry: EntryExpiry | null = null): void {
     this.checkPartition(partitionId);
     this.checkSizes(key, value);
-    this.storeFor(mapName).put(key, partitionId, value, contentType, nowMs);
+    this.storeFor(mapName).put(key, partitionId, value, contentType, nowMs, expiry);
+  }
+
+  /**
+   * When a record expires (wall-clock ms), Infinity when never: the map's policy with the record's
+   * own settings over it. Merge policies, persistence and WAN compare or keep it.
+   */
+  expirationOf(mapName: string, record: { readonly updateTimeMs: number; readonly lastAccessTimeMs: number; readonly ttlMs?: number; readonly maxIdleMs?: number }): number {
+    const policy = entryPolicy(this.expiryPolicy(mapName), record.ttlMs ?? ENTRY_EXPIRY_MAP, record.maxIdleMs ?? ENTRY_EXPIRY_MAP);
+    return expirationTimeMs(policy, record.updateTimeMs, record.lastAccessTimeMs);
   }
 
   remove(mapName: string, key: Uint8Array, partitionId: number, nowMs: number): boolean {

@@ -20,7 +20,7 @@ import { assert } from '../util/assert.js';
 import { type RecordMetadata, RecordTable, type StoredRecord } from './record-table.js';
 
 export type { RecordMetadata };
-import { type ExpiryPolicy, expiryEnabled, expiryPolicyOf, isExpired } from './expiry.js';
+import { type EntryExpiry, type ExpiryPolicy, expiryEnabled, expiryPolicyOf, isMapExpiry } from './expiry.js';
 import { chooseVictim, evictionLimitOf } from './eviction.js';
 import { MERKLE_DEPTH_DEFAULT, MERKLE_DEPTH_MAX, MERKLE_DEPTH_MIN, MerkleTree, leafAtDepth, merkleKeyHash } from './merkle-tree.js';
 
@@ -68,6 +68,11 @@ export class MapStore {
   private lastIndex = -1;
   /** The record index readLive() found (valid until the next call). */
   private readIndex = -1;
+  /**
+   * Whether any record may expire: the map's policy expires entries, or a write gave a record an
+   * expiry of its own (then it stays true: sweeps and size() check expiry from then on).
+   */
+  private expiring: boolean;
 
   constructor(
     readonly name: string,
@@ -78,6 +83,7 @@ export class MapStore {
   ) {
     this.tables = new Array<RecordTable | null>(partitionCount).fill(null);
     this.expiry = expiryPolicyOf(config);
+    this.expiring = expiryEnabled(this.expiry);
     this.evictionLimit = evictionLimitOf(config);
     this.merkleDepth = merkleDepthOf(config);
     this.merkleEager = config.merkleTree.enabled;
@@ -88,8 +94,9 @@ export class MapStore {
     return this.entryCount;
   }
 
+  /** Whether records of this map may expire (its policy, or a record's own expiry ever written). */
   get expires(): boolean {
-    return expiryEnabled(this.expiry);
+    return this.expiring;
   }
 
   table(partitionId: number): RecordTable | null {
@@ -140,8 +147,9 @@ export class MapStore {
     return this.expiry;
   }
 
-  put(key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number): void {
-    this.write(key, partitionId, value, contentType, nowMs, null);
+  /** `expiry`: the record's own (client writes with a TTL or max-idle); absent, the map's. */
+  put(key: Uint8Array, partitionId: number, value: Uint8Array, contentType: string | null, nowMs: number, expiry: EntryExpiry | null = null): void {
+    this.write(key, partitionId, value, contentType, nowMs, null, expiry);
   }
 
   /** Puts a record with its history (migration target, backup). Evicts like a put. */
@@ -299,6 +307,8 @@ export class MapStore {
       lastAccessTimeMs: view.lastAccessTimeMs,
       version: view.version,
       hits: view.hits,
+      ttlMs: view.ttlMs,
+      maxIdleMs: view.maxIdleMs,
     };
   }
 
@@ -309,6 +319,7 @@ export class MapStore {
     contentType: string | null,
     nowMs: number,
     metadata: RecordMetadata | null,
+    expiry: EntryExpiry | null = null,
   ): void {
     let table = this.tables[partitionId];
     if (table === null || table === undefined) {
@@ -332,6 +343,8 @@ export class MapStore {
       if (tree !== null) tree.add(hash, table.entryHash(index));
     }
     if (metadata !== null) table.restoreMetadata(index, metadata);
+    else if (expiry !== null && !isMapExpiry(expiry)) table.setExpiry(index, expiry);
+    if (!this.expiring && table.hasOwnExpiry(index)) this.expiring = true;
     this.evictOverLimit(partitionId, index, nowMs);
     this.lastTable = table;
     this.lastIndex = index;
@@ -366,7 +379,7 @@ export class MapStore {
   }
 
   private expiredAt(table: RecordTable, index: number, nowMs: number): boolean {
-    return expiryEnabled(this.expiry) && isExpired(this.expiry, table.updateTimeMs(index), table.lastAccessTimeMs(index), nowMs);
+    return this.expiring && table.isExpiredAt(index, this.expiry, nowMs);
   }
 
   /** Every record deletion comes through here, so the partition's tree (if any) loses the record too. */

@@ -8,14 +8,17 @@
 //   MAP_MERGE value:        u8 policy code (merge-policy.ts), [entry]
 //     entry:                bytes key, bytes value, strOrNull content type, f64 creation, f64 last
 //                           update, f64 last access, f64 expiration (Infinity = never), u53 hits,
-//                           u53 version
+//                           u53 version, f64 own time-to-live, f64 own max-idle (ms; -1 = the
+//                           map's, 0 = never: expiry.ts)
 //   BACKUP.MAP_MERGE value: [record]
 //     record:               bytes key, bytes value, strOrNull content type, f64 creation, f64 last
-//                           update, f64 last access, u53 hits, u53 version
+//                           update, f64 last access, u53 hits, u53 version, f64 own time-to-live,
+//                           f64 own max-idle
 // A decoder refuses (ERR_PROTOCOL_MALFORMED) an unknown policy, more entries than the maximum,
 // times that are not finite (expiration may be +Infinity), and anything the codec refuses.
 import { decodeWith, encodeWith, type TypeOf } from '../cluster/protocol/schema-codec.js';
 import { GridError } from '../util/errors.js';
+import { ENTRY_EXPIRY_MAP } from './expiry.js';
 import { MERGE_POLICY_CODES, mergePolicyOfCode, type MergePolicyName } from './merge-policy.js';
 
 /** Entries in one merge call: the largest `merge-policy@batch-size` the config accepts. */
@@ -31,6 +34,8 @@ const MERGING_ENTRY = {
   expirationTimeMs: 'f64',
   hits: 'u53',
   version: 'u53',
+  ttlMs: 'f64',
+  maxIdleMs: 'f64',
 } as const;
 
 const MERGED_RECORD = {
@@ -42,6 +47,8 @@ const MERGED_RECORD = {
   lastAccessTimeMs: 'f64',
   hits: 'u53',
   version: 'u53',
+  ttlMs: 'f64',
+  maxIdleMs: 'f64',
 } as const;
 
 export const MAP_MERGE_SCHEMA = { policy: 'u8', entries: [MERGING_ENTRY] } as const;
@@ -59,7 +66,7 @@ export interface MapMergeBatch {
 
 /** Bytes an entry adds to a MAP_MERGE payload (and at most to its backup write), for batch sizing. */
 export function mergingEntryBytes(e: { readonly key: Uint8Array; readonly value: Uint8Array; readonly contentType: string | null }): number {
-  return 57 + e.key.length + e.value.length + (e.contentType === null ? 0 : 4 + Buffer.byteLength(e.contentType));
+  return 73 + e.key.length + e.value.length + (e.contentType === null ? 0 : 4 + Buffer.byteLength(e.contentType));
 }
 
 /**
@@ -131,8 +138,12 @@ function checkCount(n: number): void {
   if (n > MERGE_BATCH_ENTRIES_MAX) throw malformed(`${n} entries in one merge (at most ${MERGE_BATCH_ENTRIES_MAX})`);
 }
 
-function checkTimes(e: { readonly creationTimeMs: number; readonly updateTimeMs: number; readonly lastAccessTimeMs: number }): void {
+function checkTimes(e: { readonly creationTimeMs: number; readonly updateTimeMs: number; readonly lastAccessTimeMs: number; readonly ttlMs: number; readonly maxIdleMs: number }): void {
   if (!Number.isFinite(e.creationTimeMs) || !Number.isFinite(e.updateTimeMs) || !Number.isFinite(e.lastAccessTimeMs)) throw malformed('an entry time is not finite');
+  // An entry's own expiry: -1 (the map's), 0 (never) or a whole positive number of ms.
+  for (const ms of [e.ttlMs, e.maxIdleMs]) {
+    if (ms !== ENTRY_EXPIRY_MAP && !(Number.isSafeInteger(ms) && ms >= 0)) throw malformed(`an own expiry of ${ms} ms`);
+  }
 }
 
 function malformed(what: string): GridError {

@@ -3,9 +3,10 @@
 // with no JS object per record. Pages are never reallocated once full size, so growth copies
 // nothing and the allocator sees one page size over and over (little fragmentation); only the
 // first page grows (1.25x) so that a small map costs little.
-// Record layout, 56 bytes = 7 float64 = 14 uint32 words:
+// Record layout, 64 bytes = 8 float64 = 16 uint32 words (one cache line when aligned):
 //   f64 0 creationTimeMs | f64 1 updateTimeMs | f64 2 lastAccessTimeMs | f64 3 version
 //   u32 8 hash | u32 9 location (slab) | u32 10 keyBytes | u32 11 valueBytes | u32 12 contentType | u32 13 hits
+//   u32 14 own time-to-live | u32 15 own max-idle (expiry.ts expiryWord: 0 = the map's)
 // Invariants: a record index below highWater is live or on the free list, never both; a free
 // record has location FREE_RECORD and keeps the next free index + 1 in its keyBytes word.
 import { assert } from '../util/assert.js';
@@ -15,8 +16,8 @@ export const FREE_RECORD = NO_LOCATION;
 const PAGE_SHIFT = 8;
 export const RECORDS_PER_PAGE = 1 << PAGE_SHIFT;
 const PAGE_MASK = RECORDS_PER_PAGE - 1;
-const WORDS = 14;
-const F64S = 7;
+const WORDS = 16;
+const F64S = 8;
 export const RECORD_BYTES = WORDS * 4;
 const FIRST_PAGE_RECORDS_MIN = 4;
 const FIRST_PAGE_GROWTH = 1.25;
@@ -31,6 +32,8 @@ export const W_KEY_BYTES = 10;
 export const W_VALUE_BYTES = 11;
 export const W_CONTENT_TYPE = 12;
 export const W_HITS = 13;
+export const W_TTL = 14;
+export const W_MAX_IDLE = 15;
 
 export class RecordPages {
   private readonly f64Pages: Float64Array[] = [];

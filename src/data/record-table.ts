@@ -20,10 +20,13 @@ import {
   W_HITS,
   W_KEY_BYTES,
   W_LOCATION,
+  W_MAX_IDLE,
+  W_TTL,
   W_VALUE_BYTES,
 } from './record-pages.js';
 import { Slab, isDedicatedLength, locationOffset } from './slab.js';
 import { merkleEntryHash } from './merkle-tree.js';
+import { type EntryExpiry, type ExpiryPolicy, entryPolicy, expiryOfWord, expiryWord, isExpired } from './expiry.js';
 
 const INDEX_SLOTS_MIN = 16;
 /** A table this large or larger is rebuilt smaller when fewer than a quarter of its records are live. */
@@ -44,6 +47,9 @@ export interface MapRecordView {
   readonly version: number;
   /** Reads (gets) since creation; a put does not count. */
   readonly hits: number;
+  /** The record's own time-to-live and max-idle (expiry.ts EntryExpiry: -1 = the map's). */
+  readonly ttlMs: number;
+  readonly maxIdleMs: number;
 }
 
 export interface RecordMetadata {
@@ -52,6 +58,9 @@ export interface RecordMetadata {
   readonly lastAccessTimeMs: number;
   readonly version: number;
   readonly hits: number;
+  /** The record's own expiry (absent: the map's). */
+  readonly ttlMs?: number;
+  readonly maxIdleMs?: number;
 }
 
 /** A record's value and content type, as a read answers them (read-only: `value` shares memory with the store). */
@@ -108,6 +117,8 @@ export class RecordTable {
     records.setU32(index, W_VALUE_BYTES, value.length);
     records.setU32(index, W_CONTENT_TYPE, this.types.acquire(contentType));
     records.setU32(index, W_HITS, 0);
+    records.setU32(index, W_TTL, 0);
+    records.setU32(index, W_MAX_IDLE, 0);
     records.setF64(index, F_VERSION, 0);
     records.setF64(index, F_CREATED, nowMs);
     records.setF64(index, F_UPDATED, nowMs);
@@ -131,7 +142,35 @@ export class RecordTable {
     records.setF64(index, F_VERSION, records.getF64(index, F_VERSION) + 1);
     records.setF64(index, F_UPDATED, nowMs);
     records.setF64(index, F_ACCESSED, nowMs);
+    // A write that names no expiry gives the record the map's again.
+    records.setU32(index, W_TTL, 0);
+    records.setU32(index, W_MAX_IDLE, 0);
     this.modCount++;
+  }
+
+  /** Sets a record's own expiry (after insert or overwrite, which reset it to the map's). */
+  setExpiry(index: number, expiry: EntryExpiry): void {
+    this.records.setU32(index, W_TTL, expiryWord(expiry.ttlMs));
+    this.records.setU32(index, W_MAX_IDLE, expiryWord(expiry.maxIdleMs));
+  }
+
+  /** Whether the record has an expiry of its own. */
+  hasOwnExpiry(index: number): boolean {
+    return this.records.getU32(index, W_TTL) !== 0 || this.records.getU32(index, W_MAX_IDLE) !== 0;
+  }
+
+  /** The policy that applies to the record: the map's (`map`), with the record's own settings over it. */
+  policyOf(index: number, map: ExpiryPolicy): ExpiryPolicy {
+    const records = this.records;
+    const ttl = records.getU32(index, W_TTL);
+    const idle = records.getU32(index, W_MAX_IDLE);
+    return ttl === 0 && idle === 0 ? map : entryPolicy(map, expiryOfWord(ttl), expiryOfWord(idle));
+  }
+
+  /** Whether the record has expired at `nowMs` under the map's policy and its own settings. */
+  isExpiredAt(index: number, map: ExpiryPolicy, nowMs: number): boolean {
+    const records = this.records;
+    return isExpired(this.policyOf(index, map), records.getF64(index, F_UPDATED), records.getF64(index, F_ACCESSED), nowMs);
   }
 
   /** Sets the history of a record (after insert or overwrite) from a migration or backup copy. */
@@ -142,6 +181,8 @@ export class RecordTable {
     records.setF64(index, F_ACCESSED, metadata.lastAccessTimeMs);
     records.setF64(index, F_VERSION, metadata.version);
     records.setU32(index, W_HITS, Math.min(metadata.hits, HITS_MAX));
+    records.setU32(index, W_TTL, metadata.ttlMs === undefined ? 0 : expiryWord(metadata.ttlMs));
+    records.setU32(index, W_MAX_IDLE, metadata.maxIdleMs === undefined ? 0 : expiryWord(metadata.maxIdleMs));
   }
 
   delete(index: number): void {
@@ -203,6 +244,8 @@ export class RecordTable {
       lastAccessTimeMs: records.getF64(index, F_ACCESSED),
       version: records.getF64(index, F_VERSION),
       hits: records.getU32(index, W_HITS),
+      ttlMs: expiryOfWord(records.getU32(index, W_TTL)),
+      maxIdleMs: expiryOfWord(records.getU32(index, W_MAX_IDLE)),
     };
   }
 
@@ -293,7 +336,7 @@ export class RecordTable {
       if (!old.isLive(i)) continue;
       const j = records.allocate();
       const location = moveBytes(old, i, oldSlab, slab);
-      for (let word = W_HASH; word <= W_HITS; word++) records.setU32(j, word, old.getU32(i, word));
+      for (let word = W_HASH; word <= W_MAX_IDLE; word++) records.setU32(j, word, old.getU32(i, word));
       for (let field = F_CREATED; field <= F_VERSION; field++) records.setF64(j, field, old.getF64(i, field));
       records.setU32(j, W_LOCATION, location);
       insertSlot(slots, records.hash(j), j);

@@ -15,7 +15,7 @@ import { decodeWith, encodeWith } from '../cluster/protocol/schema-codec.js';
 import { isMerkleDepth } from './merkle-tree.js';
 import { partitionIdOfKey } from '../partition/partition-id.js';
 import { MapService, type MapEntryExport } from './map-service.js';
-import { expirationTimeMs } from './expiry.js';
+import { ENTRY_EXPIRY_MAP, type EntryExpiry, entryPolicy, expirationTimeMs, isMapExpiry } from './expiry.js';
 import { decodeMapMerge, decodeMergedRecords, encodeMergedRecords, type MapMergeBatch, type MergedRecord } from './merge-batch.js';
 import { mergeWinner } from './merge-policy.js';
 import { MergedItemLog } from './merged-items.js';
@@ -70,7 +70,16 @@ export const OP = {
   QUEUE_DRAIN: 26,
   /** Removes every item of the queue; answers how many there were. */
   QUEUE_CLEAR: 27,
+  /** A map put naming the entry's own expiry (value: PUT_EXPIRY_PAYLOAD); answers as its mode says. */
+  MAP_PUT_EXPIRY: 28,
 } as const;
+
+/** MAP_PUT_EXPIRY's modes: a set (answers nothing), a put (the replaced value), a putIfAbsent (the value there; writes only when absent). */
+export const PUT_MODE = { SET: 1, PUT: 2, PUT_IF_ABSENT: 3 } as const;
+/** MAP_PUT_EXPIRY's value: the mode, the entry's own time-to-live and max-idle (ms; -1 the map's, 0 never), the value. */
+export const PUT_EXPIRY_PAYLOAD = { mode: 'u8', ttlMs: 'f64', maxIdleMs: 'f64', value: 'bytes' } as const;
+/** BACKUP.MAP_PUT_EXPIRY's value. */
+export const BACKUP_PUT_EXPIRY = { ttlMs: 'f64', maxIdleMs: 'f64', value: 'bytes' } as const;
 
 /** MAP_REPLACE_IF_SAME's value: the expected value and the new one (whose content type is the op's). */
 export const IF_SAME_PAYLOAD = { expected: 'bytes', expectedType: 'strOrNull', value: 'bytes' } as const;
@@ -116,6 +125,8 @@ export const BACKUP = {
   QUEUE_REMOVE_MANY: 10,
   /** QUEUE_CLEAR: every item of the queue removed. */
   QUEUE_CLEAR: 11,
+  /** A put with the entry's own expiry (value: BACKUP_PUT_EXPIRY). */
+  MAP_PUT_EXPIRY: 12,
 } as const;
 
 /**
@@ -302,6 +313,22 @@ export class ReplicaStore {
         if (op.code === OP.MAP_PUT_IF_ABSENT_GET && old !== null) return { outcome: previous, backup: null, kind: 'map', name: op.name };
         this.maps.put(op.name, key, partitionId, op.value, op.contentType, nowMs);
         const r = this.changed(partitionId, previous, 'map', op.name, BACKUP.MAP_PUT, key, op.value, op.contentType, 0, nowMs);
+        if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
+        return r;
+      }
+      case OP.MAP_PUT_EXPIRY: {
+        const p = decodeWith(PUT_EXPIRY_PAYLOAD, op.value, 'put with expiry');
+        if (p.mode < PUT_MODE.SET || p.mode > PUT_MODE.PUT_IF_ABSENT || !isEntryExpiryMs(p.ttlMs) || !isEntryExpiryMs(p.maxIdleMs)) {
+          throw new GridError('ERR_PROTOCOL_MALFORMED', `put with expiry: mode ${p.mode}, time-to-live ${p.ttlMs} ms, max-idle ${p.maxIdleMs} ms`);
+        }
+        const old = p.mode === PUT_MODE.SET ? null : this.maps.peek(op.name, key, partitionId, nowMs);
+        const previous: OpOutcome = { kind: 'value', value: old === null ? null : old.value, contentType: old === null ? null : old.contentType };
+        if (p.mode === PUT_MODE.PUT_IF_ABSENT && old !== null) return { outcome: previous, backup: null, kind: 'map', name: op.name };
+        const expiry: EntryExpiry = { ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs };
+        this.maps.put(op.name, key, partitionId, p.value, op.contentType, nowMs, expiry);
+        const own = !isMapExpiry(expiry);
+        const backupValue = own ? encodeWith(BACKUP_PUT_EXPIRY, { ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs, value: p.value }, 64 + p.value.length) : p.value;
+        const r = this.changed(partitionId, previous, 'map', op.name, own ? BACKUP.MAP_PUT_EXPIRY : BACKUP.MAP_PUT, key, backupValue, op.contentType, 0, nowMs);
         if (this.mutationListener !== null) withDropMask(r, this.emit(partitionId, op.name, 'put', key, nowMs, null, true));
         return r;
       }
@@ -500,7 +527,7 @@ export class ReplicaStore {
       const existingStats =
         existing === null
           ? null
-          : { updateTimeMs: existing.updateTimeMs, lastAccessTimeMs: existing.lastAccessTimeMs, hits: existing.hits, expirationTimeMs: expirationTimeMs(expiry, existing.updateTimeMs, existing.lastAccessTimeMs) };
+          : { updateTimeMs: existing.updateTimeMs, lastAccessTimeMs: existing.lastAccessTimeMs, hits: existing.hits, expirationTimeMs: expirationTimeMs(entryPolicy(expiry, existing.ttlMs, existing.maxIdleMs), existing.updateTimeMs, existing.lastAccessTimeMs) };
       if (mergeWinner(batch.policy, e, existingStats) === 'existing') continue;
       const record: MergedRecord = {
         key: e.key,
@@ -511,6 +538,8 @@ export class ReplicaStore {
         lastAccessTimeMs: e.lastAccessTimeMs,
         hits: e.hits,
         version: existing === null ? e.version : Math.max(existing.version + 1, e.version),
+        ttlMs: e.ttlMs,
+        maxIdleMs: e.maxIdleMs,
       };
       this.maps.importRecord(partitionId, name, record.key, record.value, record.contentType, record, nowMs);
       stored.push(record);
@@ -616,6 +645,7 @@ export class ReplicaStore {
   private emitBackup(partitionId: number, op: BackupOpWire): void {
     switch (op.code) {
       case BACKUP.MAP_PUT:
+      case BACKUP.MAP_PUT_EXPIRY:
         return void this.emit(partitionId, op.name, 'put', op.key, op.timeMs, null, false, op.itemId);
       case BACKUP.MAP_REMOVE:
         return void this.emit(partitionId, op.name, 'remove', op.key, op.timeMs, null, false, op.itemId);
@@ -650,6 +680,11 @@ export class ReplicaStore {
       case BACKUP.MAP_PUT:
         this.maps.put(op.name, op.key, partitionId, op.value, op.contentType, op.timeMs);
         return;
+      case BACKUP.MAP_PUT_EXPIRY: {
+        const p = decodeWith(BACKUP_PUT_EXPIRY, op.value, 'backup put with expiry');
+        this.maps.put(op.name, op.key, partitionId, p.value, op.contentType, op.timeMs, { ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs });
+        return;
+      }
       case BACKUP.MAP_REMOVE:
       case BACKUP.WAN_MAP_REMOVE:
         this.maps.remove(op.name, op.key, partitionId, op.timeMs);
@@ -771,6 +806,11 @@ function withDropMask(r: OwnerResult, mask: number): void {
   if (r.backup !== null && mask !== 0) (r.backup as { itemId: number }).itemId = mask >>> 0;
 }
 
+/** An entry's own time-to-live or max-idle as the wire may carry it: -1 (the map's), 0 (never) or a whole positive number of ms. */
+function isEntryExpiryMs(ms: number): boolean {
+  return ms === ENTRY_EXPIRY_MAP || (Number.isSafeInteger(ms) && ms >= 0);
+}
+
 /** The origin cluster name a WAN write carries (UTF-8 bytes). */
 function originOf(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
@@ -793,6 +833,8 @@ function toEntryWire(e: MapEntryExport): EntryWire {
     lastAccessTimeMs: e.lastAccessTimeMs,
     version: e.version,
     hits: e.hits,
+    ttlMs: e.ttlMs ?? ENTRY_EXPIRY_MAP,
+    maxIdleMs: e.maxIdleMs ?? ENTRY_EXPIRY_MAP,
   };
 }
 
@@ -807,5 +849,7 @@ function fromEntryWire(e: EntryWire): MapEntryExport {
     lastAccessTimeMs: e.lastAccessTimeMs,
     version: e.version,
     hits: e.hits,
+    ttlMs: e.ttlMs,
+    maxIdleMs: e.maxIdleMs,
   };
 }

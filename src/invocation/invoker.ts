@@ -293,6 +293,7 @@ function outcomeFromWire(code: number, b: MessageOf<'invokeResult'>['body']): Op
     case OP.MAP_GET_AND_REMOVE:
     case OP.MAP_PUT_IF_ABSENT_GET:
     case OP.MAP_REPLACE_GET:
+    case OP.MAP_PUT_EXPIRY:
     case OP.MAP_ENTRIES_PARTITION:
     case OP.QUEUE_DRAIN:
     case OP.QUEUE_PEEK:

@@ -145,7 +145,7 @@ const MERGE_BATCH_BYTES_MAX = 1024 * 1024;
 
 /** Map writes a WAN publisher with a throwing queue-full behaviour refuses (clears never are). */
 function isMapWrite(code: number): boolean {
-  return code === OP.MAP_PUT || code === OP.MAP_PUT_IF_ABSENT || code === OP.MAP_REMOVE || code === OP.MAP_MERGE || code === OP.MAP_GET_AND_PUT || code === OP.MAP_GET_AND_REMOVE || code === OP.MAP_PUT_IF_ABSENT_GET || code === OP.MAP_REPLACE_GET || code === OP.MAP_REPLACE_IF_SAME || code === OP.MAP_REMOVE_IF_SAME;
+  return code === OP.MAP_PUT || code === OP.MAP_PUT_IF_ABSENT || code === OP.MAP_REMOVE || code === OP.MAP_MERGE || code === OP.MAP_GET_AND_PUT || code === OP.MAP_GET_AND_REMOVE || code === OP.MAP_PUT_IF_ABSENT_GET || code === OP.MAP_REPLACE_GET || code === OP.MAP_REPLACE_IF_SAME || code === OP.MAP_REMOVE_IF_SAME || code === OP.MAP_PUT_EXPIRY;
 }
 
 /** A waiting poll on the owner, for a local REST client or a remote caller. */

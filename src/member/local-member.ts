@@ -14,7 +14,8 @@ import type { Message } from '../cluster/messages.js';
 import { expandJoinAddresses } from '../cluster/join-addresses.js';
 import { formatMembersLine } from '../cluster/membership.js';
 import { parseMemberAddress } from '../config/values.js';
-import { ENTRIES_ANSWER, ENTRIES_READ, IF_SAME_PAYLOAD, OP, QUEUE_ITEMS_ANSWER, type OpOutcome } from '../data/replica-store.js';
+import { ENTRIES_ANSWER, ENTRIES_READ, IF_SAME_PAYLOAD, OP, PUT_EXPIRY_PAYLOAD, PUT_MODE, QUEUE_ITEMS_ANSWER, type OpOutcome } from '../data/replica-store.js';
+import { normalizedExpiryMs } from '../data/expiry.js';
 import { decodeWith, encodeWith } from '../cluster/protocol/schema-codec.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { Timers } from '../util/clock.js';
@@ -372,6 +373,15 @@ export class LocalMember implements MemberApi {
     this.refuseWhenNotJoined();
     const p = this.node.store.queuePartition(queueName);
     return then(this.run(p, OP.QUEUE_PEEK, queueName, EMPTY, EMPTY, null), toStoredValue);
+  }
+
+  mapPutWithExpiry(mapName: string, key: string, value: Buffer, contentType: string | null, ttlMs: number, maxIdleMs: number, mode: 'set' | 'put' | 'putIfAbsent'): Awaitable<StoredValue | null> {
+    const payload = encodeWith(
+      PUT_EXPIRY_PAYLOAD,
+      { mode: mode === 'set' ? PUT_MODE.SET : mode === 'put' ? PUT_MODE.PUT : PUT_MODE.PUT_IF_ABSENT, ttlMs: normalizedExpiryMs(ttlMs), maxIdleMs: normalizedExpiryMs(maxIdleMs), value },
+      64 + value.length,
+    );
+    return this.mapWriteAnswering(OP.MAP_PUT_EXPIRY, mode === 'putIfAbsent' ? 'map putIfAbsent' : 'map put', mapName, key, payload, contentType);
   }
 
   mapReplace(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null> {

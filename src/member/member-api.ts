@@ -116,6 +116,13 @@ export interface MemberApi {
   queueSize(queueName: string): Awaitable<number>;
   /** The head item, left in the queue (null: empty). */
   queuePeek(queueName: string): Awaitable<StoredValue | null>;
+  /**
+   * A write that names the entry's own expiry (the client protocol's put, set and putIfAbsent with a
+   * TTL or max-idle): `ttlMs` and `maxIdleMs` are -1 (the map's), 0 (never) or a positive number of
+   * ms. Answers as `mode` says: nothing for a set (null), the replaced value for a put, the value
+   * already there for a putIfAbsent (which then stores nothing).
+   */
+  mapPutWithExpiry(mapName: string, key: string, value: Buffer, contentType: string | null, ttlMs: number, maxIdleMs: number, mode: 'set' | 'put' | 'putIfAbsent'): Awaitable<StoredValue | null>;
   /** Stores only when the key is present; answers the value it replaced (null: absent, nothing stored). */
   mapReplace(mapName: string, key: string, value: Buffer, contentType: string | null): Awaitable<StoredValue | null>;
   /** Stores only when the key holds `expected` (equal bytes, read as the same kind by a client: data/value-kind.ts). */

@@ -21,9 +21,9 @@
 // Removals and clears made on the cut-off side are not replayed.
 import type { BackupOpWire, OpWire } from '../cluster/messages.js';
 import type { MergePolicyConfig, QueueMergePolicyName } from '../config/types.js';
-import { BACKUP, OP, REMOVED_ITEMS, type OpOutcome, type ReplicaStore } from '../data/replica-store.js';
+import { BACKUP, BACKUP_PUT_EXPIRY, OP, REMOVED_ITEMS, type OpOutcome, type ReplicaStore } from '../data/replica-store.js';
 import { decodeWith } from '../cluster/protocol/schema-codec.js';
-import { expirationTimeMs } from '../data/expiry.js';
+import { ENTRY_EXPIRY_MAP } from '../data/expiry.js';
 import { decodeMergedRecords, encodeMapMerge, mergingEntryBytes, type MergingEntry } from '../data/merge-batch.js';
 
 /** The merge policy of each structure, as this member's config resolves it. */
@@ -84,8 +84,7 @@ export function collectReplay(
   const items = new Map<string, { partitionId: number; op: OpWire } | null>();
   let skipped = 0;
   const putEntry = (partitionId: number, map: string, e: Omit<MergingEntry, 'expirationTimeMs'>): void => {
-    const expiry = store.maps.expiryPolicy(map);
-    const entry: MergingEntry = { ...e, expirationTimeMs: expirationTimeMs(expiry, e.updateTimeMs, e.lastAccessTimeMs) };
+    const entry: MergingEntry = { ...e, expirationTimeMs: store.maps.expirationOf(map, e) };
     entries.set(`${map}\u0000${Buffer.from(e.key).toString('latin1')}`, { partitionId, map, entry });
   };
   for (const { partitionId, op } of unconfirmed) {
@@ -94,6 +93,11 @@ export function collectReplay(
       case BACKUP.MAP_PUT:
         putEntry(partitionId, op.name, unconfirmedPut(store, partitionId, op, nowMs));
         break;
+      case BACKUP.MAP_PUT_EXPIRY: {
+        const p = decodeWith(BACKUP_PUT_EXPIRY, op.value, 'backup put with expiry');
+        putEntry(partitionId, op.name, { ...unconfirmedPut(store, partitionId, { ...op, value: p.value }, nowMs), ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs });
+        break;
+      }
       case BACKUP.MAP_MERGE:
       case BACKUP.WAN_MAP_MERGE:
         for (const r of decodeMergedRecords(op.value)) putEntry(partitionId, op.name, r);
@@ -148,6 +152,8 @@ function unconfirmedPut(store: ReplicaStore, partitionId: number, op: BackupOpWi
     lastAccessTimeMs: same ? held.lastAccessTimeMs : op.timeMs,
     hits: same ? held.hits : 0,
     version: same ? held.version : 0,
+    ttlMs: same ? held.ttlMs : ENTRY_EXPIRY_MAP,
+    maxIdleMs: same ? held.maxIdleMs : ENTRY_EXPIRY_MAP,
   };
 }
 

@@ -7,13 +7,17 @@
 //   0       4      length of the whole record, this field included (RECORD_HEADER_BYTES..RECORD_BYTES_MAX)
 //   4       4      CRC-32C of bytes [8, length)
 //   8       1      type (RECORD_TYPE)
-//   9       1      flags, 0 (reserved: a reader refuses anything else)
+//   9       1      flags: bit 0 (MAP_PUT only) FLAG_OWN_EXPIRY, the entry's own expiry follows
+//                  its hits; every other bit is reserved (a reader refuses it)
 //   10      2      partition id
 //   12      8      sequence number (u64): the log's order, unique and rising, kept by compaction
 //   20      8      partition version (u64): the replica's version after this change (0: none)
 //   28      ...    body, by type:
 //     MAP_PUT        name, key, value, content type, creation, update, last access, expiration
-//                    (ms since the epoch, f64; expiration 0 = never), entry version (f64), hits (u32)
+//                    (ms since the epoch, f64; expiration 0 = never), entry version (f64), hits (u32),
+//                    then with FLAG_OWN_EXPIRY the entry's own time-to-live and max-idle (f64 ms each;
+//                    -1 = the map's, 0 = never: data/expiry.ts). A put without its own expiry is
+//                    written without the flag, byte for byte as before it existed.
 //     MAP_REMOVE     name, key
 //     MAP_CLEAR      name                   (every entry of the map in this partition)
 //     QUEUE_ADD      name, item id (u64), value, content type
@@ -25,7 +29,7 @@
 //
 // Invariants:
 // - A record is accepted only whole: its length in range and inside the bytes given, its checksum
-//   right, its flags 0, its body exactly filling the length. Anything else is reported, never
+//   right, its flags known, its body exactly filling the length. Anything else is reported, never
 //   half-read (the reader decides whether that is a torn tail or a corrupt middle, recovery.ts).
 // - Decoded keys and values are copies: nothing returned points into the caller's read buffer.
 import { ByteReader, type StringSlot } from '../util/bytes.js';
@@ -33,8 +37,20 @@ import { GridError } from '../util/errors.js';
 import { assert } from '../util/assert.js';
 import { crc32c } from './crc32c.js';
 import type { MapRecordView } from '../data/record-table.js';
+import { ENTRY_EXPIRY_MAP } from '../data/expiry.js';
 
 export const RECORD_HEADER_BYTES = 28;
+/** Flags bit of a MAP_PUT that carries the entry's own expiry. */
+const FLAG_OWN_EXPIRY = 1;
+
+function ownExpiry(ttlMs: number | undefined, maxIdleMs: number | undefined): boolean {
+  return (ttlMs !== undefined && ttlMs !== ENTRY_EXPIRY_MAP) || (maxIdleMs !== undefined && maxIdleMs !== ENTRY_EXPIRY_MAP);
+}
+
+/** -1 (the map's), 0 (never) or a positive whole number of ms. */
+function validExpiry(ms: number): boolean {
+  return ms === ENTRY_EXPIRY_MAP || (Number.isInteger(ms) && ms >= 0);
+}
 /** The largest record: a value at the store's largest (256 MiB) with its key and names. */
 export const RECORD_BYTES_MAX = 256 * 1024 * 1024 + 1024 * 1024;
 export const LOG_NAME_BYTES_MAX = 64 * 1024;
@@ -69,6 +85,9 @@ export interface MapPutRecord extends Common {
   lastAccessTimeMs: number;
   /** Absolute expiry (ms since the epoch); 0: never. */
   expirationTimeMs: number;
+  /** The entry's own time-to-live and max-idle (absent: the map's). */
+  ttlMs?: number;
+  maxIdleMs?: number;
   version: number;
   hits: number;
 }
@@ -160,6 +179,7 @@ export class RecordBatch {
         this.f64(r.expirationTimeMs);
         this.f64(r.version);
         this.u32(r.hits);
+        if (ownExpiry(r.ttlMs, r.maxIdleMs)) this.ownExpiry(start, r.ttlMs ?? ENTRY_EXPIRY_MAP, r.maxIdleMs ?? ENTRY_EXPIRY_MAP);
         break;
       case 'mapRemove':
         this.string(r.name);
@@ -188,7 +208,7 @@ export class RecordBatch {
   /** Appends a map put from an entry's fields (the write path: no record object). */
   addMapPut(partitionId: number, seq: number, partitionVersion: number, name: string, key: Uint8Array, e: MapRecordView, expirationTimeMs: number): number {
     const start = this.pos;
-    this.room(RECORD_HEADER_BYTES + 5 + name.length * 3 + 8 + key.length + e.value.length + (e.contentType === null ? 1 : 5 + e.contentType.length * 3) + 5 * 8 + 4);
+    this.room(RECORD_HEADER_BYTES + 5 + name.length * 3 + 8 + key.length + e.value.length + (e.contentType === null ? 1 : 5 + e.contentType.length * 3) + 7 * 8 + 4);
     this.header(RECORD_TYPE.MAP_PUT, partitionId, seq, partitionVersion);
     this.string(name);
     this.bytes(key);
@@ -200,7 +220,15 @@ export class RecordBatch {
     this.f64(expirationTimeMs);
     this.f64(e.version);
     this.u32(e.hits);
+    if (ownExpiry(e.ttlMs, e.maxIdleMs)) this.ownExpiry(start, e.ttlMs, e.maxIdleMs);
     return this.seal(start);
+  }
+
+  /** Appends the entry's own expiry and flags the record (started at `start`) as carrying it. */
+  private ownExpiry(start: number, ttlMs: number, maxIdleMs: number): void {
+    this.buf[start + 9] = FLAG_OWN_EXPIRY;
+    this.f64(ttlMs);
+    this.f64(maxIdleMs);
   }
 
   private header(type: number, partitionId: number, seq: number, partitionVersion: number): void {
@@ -313,7 +341,7 @@ export function encodedSize(r: LogRecord): number {
   const str = (s: string | null): number => (s === null ? 1 : 5 + s.length * 3);
   switch (r.type) {
     case 'mapPut':
-      n += str(r.name) + 8 + r.key.length + r.value.length + str(r.contentType) + 5 * 8 + 4;
+      n += str(r.name) + 8 + r.key.length + r.value.length + str(r.contentType) + 7 * 8 + 4;
       break;
     case 'mapRemove':
       n += str(r.name) + 4 + r.key.length;
@@ -376,7 +404,7 @@ function decodeBody(bytes: Uint8Array, offset: number, length: number, views: bo
   const r = new ByteReader(bytes, 'ERR_PERSISTENCE_CORRUPT', offset + 8, offset + length);
   const type = r.u8();
   const flags = r.u8();
-  if (flags !== 0) r.fail(`flags ${flags}`);
+  if (flags !== 0 && (flags !== FLAG_OWN_EXPIRY || type !== RECORD_TYPE.MAP_PUT)) r.fail(`flags ${flags}`);
   const partitionId = r.u16();
   const seq = r.u64();
   const partitionVersion = r.u64();
@@ -401,6 +429,11 @@ function decodeBody(bytes: Uint8Array, offset: number, length: number, views: bo
         version: r.f64(),
         hits: r.u32(),
       };
+      if (flags === FLAG_OWN_EXPIRY) {
+        out.ttlMs = r.f64();
+        out.maxIdleMs = r.f64();
+        if (!validExpiry(out.ttlMs) || !validExpiry(out.maxIdleMs)) r.fail(`an own expiry of ${out.ttlMs} / ${out.maxIdleMs} ms`);
+      }
       break;
     case RECORD_TYPE.MAP_REMOVE:
       out = { type: 'mapRemove', partitionId, seq, partitionVersion, name: name(), key: blob(LOG_KEY_BYTES_MAX, 'key') };

@@ -17,7 +17,7 @@
 // a time-to-live or max-idle start counting again from the load (their update and access times
 // become the load time); the partitions' data versions end at the last record's version.
 import type { Mutation, ReplicaStore } from '../data/replica-store.js';
-import { expirationTimeMs } from '../data/expiry.js';
+import { ENTRY_EXPIRY_MAP, entryPolicy } from '../data/expiry.js';
 import type { LogRecord } from './log-record.js';
 import { GridError } from '../util/errors.js';
 import type { LogStore, NewRecord } from './log-store.js';
@@ -100,8 +100,7 @@ export class PersistenceService {
         if (d === null) return;
         const r = this.h.store.maps.peekWritten(m.mapName, m.key, m.partitionId, m.timeMs);
         if (r === null) return; // expired at once (a zero TTL): nothing to keep
-        const policy = this.h.store.maps.expiryPolicy(m.mapName);
-        const expiry = policy.ttlMs === 0 && policy.maxIdleMs === 0 ? Infinity : expirationTimeMs(policy, r.updateTimeMs, r.lastAccessTimeMs);
+        const expiry = this.h.store.maps.expirationOf(m.mapName, r);
         this.noteAppended(this.h.log.appendMapPut(m.partitionId, m.version, m.mapName, m.key, r, Number.isFinite(expiry) ? expiry : 0, d.fsync), d.fsync);
         return;
       }
@@ -146,8 +145,8 @@ export class PersistenceService {
     for (const e of snapshot.entries) {
       const d = this.h.mapDurability(e.map);
       if (d === null) continue;
-      const expiry = expirationTimeMs(store.maps.expiryPolicy(e.map), e.updateTimeMs, e.lastAccessTimeMs);
-      this.append({ type: 'mapPut', partitionId, partitionVersion: version, name: e.map, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, expirationTimeMs: Number.isFinite(expiry) ? expiry : 0, version: e.version, hits: e.hits }, d.fsync);
+      const expiry = store.maps.expirationOf(e.map, e);
+      this.append({ type: 'mapPut', partitionId, partitionVersion: version, name: e.map, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, expirationTimeMs: Number.isFinite(expiry) ? expiry : 0, version: e.version, hits: e.hits, ttlMs: e.ttlMs, maxIdleMs: e.maxIdleMs }, d.fsync);
     }
     for (const q of snapshot.queues) {
       const d = this.h.queueDurability(q.name);
@@ -194,7 +193,9 @@ export function applyRecord(store: ReplicaStore, r: LogRecord, expiredBeforeMs: 
         tally.entriesSkippedExpired++;
         break;
       }
-      const policy = store.maps.expiryPolicy(r.name);
+      const ttlMs = r.ttlMs ?? ENTRY_EXPIRY_MAP;
+      const maxIdleMs = r.maxIdleMs ?? ENTRY_EXPIRY_MAP;
+      const policy = entryPolicy(store.maps.expiryPolicy(r.name), ttlMs, maxIdleMs);
       const restart = policy.ttlMs > 0 || policy.maxIdleMs > 0;
       store.maps.importRecord(r.partitionId, r.name, r.key, r.value, r.contentType, {
         creationTimeMs: r.creationTimeMs,
@@ -202,6 +203,8 @@ export function applyRecord(store: ReplicaStore, r: LogRecord, expiredBeforeMs: 
         lastAccessTimeMs: restart ? nowMs : r.lastAccessTimeMs,
         version: r.version,
         hits: r.hits,
+        ttlMs,
+        maxIdleMs,
       }, nowMs);
       break;
     }

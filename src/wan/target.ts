@@ -19,7 +19,7 @@ import type { MessageOf, OpWire, WanEventWire } from '../cluster/messages.js';
 import { OP, wanGuard } from '../data/replica-store.js';
 import { encodeMapMerge, localMapMerge, MERGE_BATCH_ENTRIES_MAX, type MapMergeBatch, type MergingEntry } from '../data/merge-batch.js';
 import { mergePolicyOfCode, type MergePolicyName } from '../data/merge-policy.js';
-import { expirationTimeMs, type ExpiryPolicy } from '../data/expiry.js';
+import { entryPolicy, expirationTimeMs, type ExpiryPolicy } from '../data/expiry.js';
 import type { LocalResult } from '../invocation/invoker.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
@@ -145,9 +145,11 @@ export class WanTarget {
           creationTimeMs: e.creationTimeMs,
           updateTimeMs: e.updateTimeMs,
           lastAccessTimeMs: e.lastAccessTimeMs,
-          expirationTimeMs: expirationTimeMs(host.expiryPolicy(e.map), e.updateTimeMs, e.lastAccessTimeMs),
+          expirationTimeMs: expirationTimeMs(entryPolicy(host.expiryPolicy(e.map), e.ttlMs, e.maxIdleMs), e.updateTimeMs, e.lastAccessTimeMs),
           hits: e.hits,
           version: e.entryVersion,
+          ttlMs: e.ttlMs,
+          maxIdleMs: e.maxIdleMs,
         });
         run.bytes += bytes;
         run.version = Math.max(run.version, e.version);

@@ -26,6 +26,7 @@ import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { EVENT_CLEAR, EVENT_PUT, EVENT_REMOVE, EVENT_SYNC_PUT } from './event-queue.js';
 import type { MapEntryExport } from '../data/map-service.js';
+import { ENTRY_EXPIRY_MAP } from '../data/expiry.js';
 import { WanPublisher, type PublisherState } from './publisher.js';
 import { ended, progressOf, SyncRecords, type SyncRecord, type SyncStage } from './sync-records.js';
 import { WanTarget } from './target.js';
@@ -340,11 +341,11 @@ export class WanService implements PartitionSidecar {
     if (m.kind === 'put') {
       const r = this.h.store.maps.peekWritten(m.mapName, m.key, m.partitionId, m.timeMs);
       if (r !== null) {
-        return { partitionId: m.partitionId, version: m.version, kind: EVENT_PUT, map: m.mapName, key, value: r.value, contentType: r.contentType, creationTimeMs: r.creationTimeMs, updateTimeMs: r.updateTimeMs, lastAccessTimeMs: r.lastAccessTimeMs, entryVersion: r.version, hits: r.hits, policy, origin };
+        return { partitionId: m.partitionId, version: m.version, kind: EVENT_PUT, map: m.mapName, key, value: r.value, contentType: r.contentType, creationTimeMs: r.creationTimeMs, updateTimeMs: r.updateTimeMs, lastAccessTimeMs: r.lastAccessTimeMs, entryVersion: r.version, hits: r.hits, ttlMs: r.ttlMs, maxIdleMs: r.maxIdleMs, policy, origin };
       }
     }
     const kind = m.kind === 'clear' ? EVENT_CLEAR : EVENT_REMOVE;
-    return { partitionId: m.partitionId, version: m.version, kind, map: m.mapName, key, value: EMPTY, contentType: null, creationTimeMs: m.timeMs, updateTimeMs: m.timeMs, lastAccessTimeMs: m.timeMs, entryVersion: 0, hits: 0, policy, origin };
+    return { partitionId: m.partitionId, version: m.version, kind, map: m.mapName, key, value: EMPTY, contentType: null, creationTimeMs: m.timeMs, updateTimeMs: m.timeMs, lastAccessTimeMs: m.timeMs, entryVersion: 0, hits: 0, ttlMs: ENTRY_EXPIRY_MAP, maxIdleMs: ENTRY_EXPIRY_MAP, policy, origin };
   }
 
   // ── partitions (sidecar of the replica store) ────────────────────────────────────────────────
@@ -748,7 +749,7 @@ export class WanService implements PartitionSidecar {
   }
 
   private syncEvent(pid: number, version: number, map: string, e: MapEntryExport, policy: number): WanEventWire {
-    return { partitionId: pid, version, kind: EVENT_SYNC_PUT, map, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, entryVersion: e.version, hits: e.hits, policy, origin: this.h.clusterName };
+    return { partitionId: pid, version, kind: EVENT_SYNC_PUT, map, key: e.key, value: e.value, contentType: e.contentType, creationTimeMs: e.creationTimeMs, updateTimeMs: e.updateTimeMs, lastAccessTimeMs: e.lastAccessTimeMs, entryVersion: e.version, hits: e.hits, ttlMs: e.ttlMs ?? ENTRY_EXPIRY_MAP, maxIdleMs: e.maxIdleMs ?? ENTRY_EXPIRY_MAP, policy, origin: this.h.clusterName };
   }
 
   /**

@@ -6,7 +6,7 @@
 // The seed comes from FUZZ_SEED (default fixed) and is printed on failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeFrame, HEADER_BYTES, PREAMBLE, type Frame, type FrameFields } from '../../src/cluster/protocol/frame.js';
+import { encodeFrame, HEADER_BYTES, PREAMBLE, PROTOCOL_VERSION, type Frame, type FrameFields } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { GridError } from '../../src/util/errors.js';
 import { SeededRandom } from '../../src/util/prng.js';
@@ -113,7 +113,7 @@ withSeed('valid streams decode exactly, however they are chunked', (rnd) => {
     const { bytes, frames } = validStream(rnd);
     const want = frames.map((f) =>
       describe({
-        version: 1,
+        version: PROTOCOL_VERSION,
         flags: f.fields.flags ?? 0,
         messageType: f.fields.messageType,
         partitionId: f.fields.partitionId ?? -1,

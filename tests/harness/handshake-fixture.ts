@@ -4,13 +4,13 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { HandshakeRequest } from '../../src/cluster/protocol/handshake.js';
-import type { Frame } from '../../src/cluster/protocol/frame.js';
+import { PROTOCOL_VERSION, PROTOCOL_VERSION_MIN, type Frame } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 
 export function sampleHandshake(overrides: Partial<HandshakeRequest> = {}): HandshakeRequest {
   return {
-    protocolVersionMin: 1,
-    protocolVersionMax: 1,
+    protocolVersionMin: PROTOCOL_VERSION_MIN,
+    protocolVersionMax: PROTOCOL_VERSION,
     clusterName: 'dev',
     memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
     memberVersion: '0.1.0',

@@ -12,6 +12,11 @@ export function sampleRecords(rnd: SeededRandom, count: number, firstSeq = 1): L
     switch (rnd.nextInt(7)) {
       case 0:
         out.push({ type: 'mapPut', ...c, name: name(), key: bytes(1 + rnd.nextInt(20)), value: bytes(rnd.nextInt(300)), contentType: rnd.nextInt(3) === 0 ? null : 'application/json', creationTimeMs: 1_700_000_000_000 + rnd.nextInt(1000), updateTimeMs: 1_700_000_001_000, lastAccessTimeMs: 1_700_000_002_000, expirationTimeMs: rnd.nextInt(2) === 0 ? 0 : 1_800_000_000_000, version: rnd.nextInt(100), hits: rnd.nextInt(1000) });
+        {
+          // Every fourth put (by its hits, no further draw) carries an entry's own expiry.
+          const put = out[out.length - 1] as Extract<LogRecord, { type: 'mapPut' }>;
+          if (put.hits % 4 === 0) Object.assign(put, { ttlMs: put.hits * 10, maxIdleMs: put.hits % 8 === 0 ? -1 : 0 });
+        }
         break;
       case 1:
         out.push({ type: 'mapRemove', ...c, name: name(), key: bytes(1 + rnd.nextInt(20)) });

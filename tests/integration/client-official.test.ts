@@ -23,7 +23,7 @@ interface HzClient {
   shutdown(): Promise<void>;
 }
 interface HzMap {
-  put(key: unknown, value: unknown): Promise<unknown>;
+  put(key: unknown, value: unknown, ttl?: number, maxIdle?: number): Promise<unknown>;
   putIfAbsent(key: unknown, value: unknown): Promise<unknown>;
   size(): Promise<number>;
   isEmpty(): Promise<boolean>;
@@ -35,7 +35,7 @@ interface HzMap {
   keySet(): Promise<unknown[]>;
   values(): Promise<{ toArray(): unknown[] }>;
   entrySet(): Promise<[unknown, unknown][]>;
-  set(key: unknown, value: unknown, ttl?: number): Promise<void>;
+  set(key: unknown, value: unknown, ttl?: number, maxIdle?: number): Promise<void>;
   get(key: unknown): Promise<unknown>;
   containsKey(key: unknown): Promise<boolean>;
   delete(key: unknown): Promise<void>;
@@ -111,8 +111,20 @@ test('the Node client connects to three members with smart routing and sees the 
     assert.equal((await request(ports[2]!, 'GET', '/grid/rest/maps/m/text')).status, 204);
     // Keys are strings: a number key is refused, saying so.
     await assert.rejects(map.set(42, 'x'), /Grid keys are strings/);
-    // A TTL per entry is refused rather than ignored.
-    await assert.rejects(map.set('k', 'v', 5000), /TTL per entry/);
+    // An entry's own TTL: REST on other members reads it, then it is gone everywhere.
+    await map.set('ttl-key', 'short-lived', 1500);
+    assert.equal((await request(ports[1]!, 'GET', '/grid/rest/maps/m/ttl-key')).body.toString(), 'short-lived');
+    await until('the entry gone at its TTL', 15_000, async () => ((await request(ports[2]!, 'GET', '/grid/rest/maps/m/ttl-key')).status === 204 ? true : null));
+    assert.equal(await map.get('ttl-key'), null);
+    // Its own max-idle (and no TTL): reads keep it, idleness ends it.
+    assert.equal(await map.put('idle-key', 'idle', 0, 1200), null);
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(await map.get('idle-key'), 'idle', 'read within its max-idle');
+    }
+    // Every read counts as access (a REST poll would keep it alive): one read after a quiet spell.
+    await new Promise((r) => setTimeout(r, 1700));
+    assert.equal((await request(ports[0]!, 'GET', '/grid/rest/maps/m/idle-key')).status, 204, 'gone after 1.2 s without a read');
     // put, remove and putIfAbsent answer the old value; REST sees each write.
     assert.equal(await map.put('old', 'one'), null);
     assert.equal(await map.put('old', 'two'), 'one');

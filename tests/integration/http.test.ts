@@ -14,7 +14,7 @@ import net from 'node:net';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
 import { request, send, type RawResponse } from '../harness/raw-http.js';
 import { Connection, exchangeRaw, httpRequest, metrics, waitFor } from '../harness/connection.js';
-import { encodeFrame, PREAMBLE, FLAG_RESPONSE } from '../../src/cluster/protocol/frame.js';
+import { encodeFrame, PREAMBLE, FLAG_RESPONSE, PROTOCOL_VERSION } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import { decodeHandshakeResponse, encodeHandshakeRequest, type HandshakeRequest, type HandshakeResponse } from '../../src/cluster/protocol/handshake.js';
 import { HANDSHAKE_REQUEST, HANDSHAKE_RESPONSE } from '../../src/cluster/protocol/message-types.js';
@@ -403,7 +403,7 @@ describe('what the unified port refuses', () => {
     assert.equal(frame.flags & FLAG_RESPONSE, FLAG_RESPONSE);
     assert.equal(frame.callId, 4242);
     const response = decodeHandshakeResponse(frame.payload);
-    assert.deepEqual(response, { kind: 'accepted', memberUuid: uuid, memberVersion: '0.1.0', protocolVersion: 1 });
+    assert.deepEqual(response, { kind: 'accepted', memberUuid: uuid, memberVersion: '0.1.0', protocolVersion: PROTOCOL_VERSION });
   });
 
   test('a wrong cluster name is refused CLUSTER_NAME_MISMATCH without echoing our cluster name', async () => {
@@ -417,7 +417,7 @@ describe('what the unified port refuses', () => {
     assert.equal(v.response.kind === 'refused' ? v.response.reason : 'accepted', 'VERSION_MISMATCH');
     const p = await exchangeHandshake(handshake({ partitionCount: 7 }), 9);
     assert.equal(p.response.kind === 'refused' ? p.response.reason : 'accepted', 'PARTITION_COUNT_MISMATCH');
-    const r = await exchangeHandshake(handshake({ protocolVersionMin: 2, protocolVersionMax: 3 }), 10);
+    const r = await exchangeHandshake(handshake({ protocolVersionMin: PROTOCOL_VERSION + 1, protocolVersionMax: PROTOCOL_VERSION + 2 }), 10);
     assert.equal(r.response.kind === 'refused' ? r.response.reason : 'accepted', 'VERSION_MISMATCH');
   });
 

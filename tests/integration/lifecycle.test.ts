@@ -18,7 +18,7 @@ import path from 'node:path';
 import { REPO_ROOT, runMember, startMember, writeTempConfig } from '../harness/member-process.js';
 import { request, send } from '../harness/raw-http.js';
 import { Connection, connectRefused, exchangeRaw, metrics, waitFor } from '../harness/connection.js';
-import { encodeFrame, PREAMBLE } from '../../src/cluster/protocol/frame.js';
+import { encodeFrame, PREAMBLE, PROTOCOL_VERSION, PROTOCOL_VERSION_MIN } from '../../src/cluster/protocol/frame.js';
 import { encodeHandshakeRequest, decodeHandshakeResponse } from '../../src/cluster/protocol/handshake.js';
 import { HANDSHAKE_REQUEST } from '../../src/cluster/protocol/message-types.js';
 import { firstFrame } from '../harness/handshake-fixture.js';
@@ -256,7 +256,7 @@ describe('finding the configuration', () => {
       assert.equal(httpOnMember.closed, true);
       assert.equal(httpOnMember.data.length, 0, 'HTTP on the member endpoint is closed unanswered');
       const hello = encodeFrame({ messageType: HANDSHAKE_REQUEST, callId: 3 }, encodeHandshakeRequest({
-        protocolVersionMin: 1, protocolVersionMax: 1, clusterName: 'dev', memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
+        protocolVersionMin: PROTOCOL_VERSION_MIN, protocolVersionMax: PROTOCOL_VERSION, clusterName: 'dev', memberUuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
         memberVersion: '0.1.0', partitionCount: 271, addresses: [], identity: null,
       }));
       const onRest = await exchangeRaw(restPort, [PREAMBLE, hello]);

@@ -902,6 +902,8 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
         lastAccessTimeMs: Date.now(),
         entryVersion: 1,
         hits: 0,
+        ttlMs: -1,
+        maxIdleMs: -1,
         policy: MERGE_POLICY_CODES.PassThroughMergePolicy,
         origin: 'x',
         ...over,
@@ -967,7 +969,7 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
     try {
       const key = 'peer-misrouted';
       const real = partitionIdOfKey(Buffer.from(key), DEFAULT_PARTITION_COUNT);
-      const e: WanEventWire = { partitionId: (real + 1) % DEFAULT_PARTITION_COUNT, version: 1, kind: 1, map: 'orders', key: Buffer.from(key), value: Buffer.from('v'), contentType: null, creationTimeMs: Date.now(), updateTimeMs: Date.now(), lastAccessTimeMs: Date.now(), entryVersion: 1, hits: 0, policy: MERGE_POLICY_CODES.PassThroughMergePolicy, origin: 'x' };
+      const e: WanEventWire = { partitionId: (real + 1) % DEFAULT_PARTITION_COUNT, version: 1, kind: 1, map: 'orders', key: Buffer.from(key), value: Buffer.from('v'), contentType: null, creationTimeMs: Date.now(), updateTimeMs: Date.now(), lastAccessTimeMs: Date.now(), entryVersion: 1, hits: 0, ttlMs: -1, maxIdleMs: -1, policy: MERGE_POLICY_CODES.PassThroughMergePolicy, origin: 'x' };
       link.sendMessage(message('wanBatch', { sourceCluster: 'x', sourceClusterId: randomUUID(), replication: 'r', publisherId: 'p', ackOnReceipt: false, events: [e] }, 21));
       const ack = await link.answerTo(21);
       const body = ack.body as { ok: boolean; message: string };

@@ -321,7 +321,12 @@ test('calls: set and get through the member API, errors as the clients read them
       polledSeconds = seconds;
       return null;
     },
+    mapPutWithExpiry: (name: string, key: string, _v: Buffer, _t: string | null, ttlMs: number, maxIdleMs: number, mode: string) => {
+      expiring.push([name, key, ttlMs, maxIdleMs, mode]);
+      return mode === 'set' ? null : { value: Buffer.from('old'), contentType: 'text/plain' };
+    },
   } as unknown as MemberApi;
+  const expiring: unknown[][] = [];
   const logged: string[] = [];
   const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: (e: unknown) => void logged.push(String(e)) };
   const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
@@ -340,10 +345,21 @@ test('calls: set and get through the member API, errors as the clients read them
   // A member-side bug: 24, logged with the error.
   assert.equal(codeOf(await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(stringData('bug'))])), 24);
   assert.match(logged.join(), /boom/);
-  // A TTL per entry: 61, nothing stored.
+  // A TTL or max-idle of the entry's own goes with the write; a transient put is a set.
   const ttl = await run(CALL.MAP_SET, longs(1n, 5000n), [frame('m'), frame(stringData('t')), frame(stringData('v'))]);
-  assert.equal(codeOf(ttl), 61);
-  assert.equal(store.has('m/t'), false);
+  assert.equal((ttl[0] as F).content.readInt32LE(0), CALL.MAP_SET + 1);
+  assert.deepEqual(expiring.pop(), ['m', 't', 5000, -1, 'set']);
+  const idle = await run(CALL.MAP_PUT_WITH_MAX_IDLE, longs(1n, -1n, 2000n), [frame('m'), frame(stringData('t')), frame(stringData('v'))]);
+  assert.deepEqual((idle[1] as F).content, stringData('old'));
+  assert.deepEqual(expiring.pop(), ['m', 't', -1, 2000, 'put']);
+  const setIdle = await run(CALL.MAP_SET_WITH_MAX_IDLE, longs(1n, 0n, 2000n), [frame('m'), frame(stringData('t')), frame(stringData('v'))]);
+  assert.ok(((setIdle[1] as F).flags & FLAG_NULL) !== 0, 'setWithMaxIdle answers a null value');
+  assert.deepEqual(expiring.pop(), ['m', 't', 0, 2000, 'set']);
+  await run(CALL.MAP_PUT_IF_ABSENT, longs(1n, 100n), [frame('m'), frame(stringData('t')), frame(stringData('v'))]);
+  assert.deepEqual(expiring.pop(), ['m', 't', 100, -1, 'putIfAbsent']);
+  const transient = await run(CALL.MAP_PUT_TRANSIENT, longs(1n, -1n), [frame('m'), frame(stringData('tr')), frame(stringData('v'))]);
+  assert.equal((transient[0] as F).content.readInt32LE(0), CALL.MAP_PUT_TRANSIENT + 1);
+  assert.equal(store.has('m/tr'), true, 'no expiry of its own: a plain put');
   // A key that is not a String: 23. A truncated call: 21, naming the missing field.
   assert.equal(codeOf(await run(CALL.MAP_GET, longs(1n), [frame('m'), frame(Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf9, 0, 0, 0, 1]))])), 23);
   const truncated = await run(CALL.MAP_SET, longs(1n, -1n), [frame('m'), frame(stringData('k'))]);

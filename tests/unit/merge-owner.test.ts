@@ -44,7 +44,7 @@ function newStore(map: Partial<MapConfig> = {}): ReplicaStore {
 const op = (code: number, name: string, key: Buffer, value: Uint8Array = Buffer.alloc(0)): OpWire => ({ code, name, key, value, contentType: null, timeoutMs: 0 });
 
 function merging(key: string, value: string, stats: Partial<MergingEntry> = {}): MergingEntry {
-  return { key: utf8(key), value: utf8(value), contentType: 'text/plain', creationTimeMs: 10, updateTimeMs: 10, lastAccessTimeMs: 10, expirationTimeMs: Infinity, hits: 0, version: 0, ...stats };
+  return { key: utf8(key), value: utf8(value), contentType: 'text/plain', creationTimeMs: 10, updateTimeMs: 10, lastAccessTimeMs: 10, expirationTimeMs: Infinity, hits: 0, version: 0, ttlMs: -1, maxIdleMs: -1, ...stats };
 }
 
 /** Runs one MAP_MERGE on the owner; every entry must belong to one partition. */

@@ -81,7 +81,7 @@ test('merging: owned partitions go out as MAP_MERGE batches of one map and parti
   const k5 = got.find((g) => Buffer.from(g.entry.key).toString() === 'k5')?.entry;
   assert.deepEqual(
     { ...k5, key: undefined, value: Buffer.from(k5?.value ?? []).toString() },
-    { key: undefined, value: 'v5', contentType: null, creationTimeMs: 1005, updateTimeMs: 1005, lastAccessTimeMs: 2002, expirationTimeMs: 101_005, hits: 3, version: 0 },
+    { key: undefined, value: 'v5', contentType: null, creationTimeMs: 1005, updateTimeMs: 1005, lastAccessTimeMs: 2002, expirationTimeMs: 101_005, hits: 3, version: 0, ttlMs: -1, maxIdleMs: -1 },
   );
   assert.equal(got.find((g) => g.map === 'n')?.entry.expirationTimeMs, Infinity, 'a map without TTL or max-idle never expires');
   assert.deepEqual([...plan.policies].sort(), ['map m: LatestUpdateMergePolicy', 'map n: PassThroughMergePolicy']);
@@ -146,7 +146,7 @@ test('removed, not merging: unconfirmed writes only, each key once, with the his
   store.runOwnerOp(pid(d), op(OP.MAP_PUT, 'm', d, 'd1'), 1000);
   const merged = store.runOwnerOp(
     pid(d),
-    { ...op(OP.MAP_MERGE, 'm', ''), value: encodeMapMerge({ policy: 'PassThroughMergePolicy', entries: [{ key: utf8(d), value: utf8('d-merged'), contentType: 'x/y', creationTimeMs: 7, updateTimeMs: 8, lastAccessTimeMs: 9, expirationTimeMs: Infinity, hits: 4, version: 5 }] }) },
+    { ...op(OP.MAP_MERGE, 'm', ''), value: encodeMapMerge({ policy: 'PassThroughMergePolicy', entries: [{ key: utf8(d), value: utf8('d-merged'), contentType: 'x/y', creationTimeMs: 7, updateTimeMs: 8, lastAccessTimeMs: 9, expirationTimeMs: Infinity, hits: 4, version: 5, ttlMs: -1, maxIdleMs: -1 }] }) },
     1800,
   ).backup as BackupOpWire;
   const unconfirmed = [ua, ub, uc1, uc2, ur, merged].map((o) => ({ partitionId: pid(o.name === 'm' && o.key.length > 0 ? Buffer.from(o.key).toString() : d), op: o }));

@@ -100,7 +100,7 @@ test('a store written through random operations comes back from its log exactly'
       else if (op < 12) r.store.runOwnerOp(p, { ...base, code: OP.MAP_REMOVE }, now + i);
       else if (op < 13) r.store.runOwnerOp(p, { ...base, code: OP.MAP_CLEAR_PARTITION }, now + i);
       else if (op < 14) {
-        const entries = [0, 1, 2].map((j) => ({ key: utf8(`m${i}-${j}`), value: utf8(`merged${i}`), contentType: null, creationTimeMs: now, updateTimeMs: now, lastAccessTimeMs: now, expirationTimeMs: Infinity, hits: 3, version: 5 })).filter((e) => partitionIdOfKey(e.key, PARTITIONS) === p);
+        const entries = [0, 1, 2].map((j) => ({ key: utf8(`m${i}-${j}`), value: utf8(`merged${i}`), contentType: null, creationTimeMs: now, updateTimeMs: now, lastAccessTimeMs: now, expirationTimeMs: Infinity, hits: 3, version: 5, ttlMs: -1, maxIdleMs: -1 })).filter((e) => partitionIdOfKey(e.key, PARTITIONS) === p);
         if (entries.length > 0) r.store.runOwnerOp(p, { code: OP.MAP_MERGE, name: map, key: Buffer.alloc(0), value: encodeMapMerge({ policy: 'PassThroughMergePolicy', entries }), contentType: null, timeoutMs: 0 }, now + i);
       } else if (op < 17) {
         const q = `jobs${rnd.nextInt(3)}`;

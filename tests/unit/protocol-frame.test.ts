@@ -16,6 +16,7 @@ import {
   PARTITION_NONE,
   PREAMBLE,
   PROTOCOL_VERSION,
+  PROTOCOL_VERSION_MIN,
   type Frame,
   type FrameFields,
 } from '../../src/cluster/protocol/frame.js';
@@ -57,10 +58,10 @@ function sampleStream(): { bytes: Buffer; expected: object[] } {
 }
 
 test('the preamble is "GRD" and the protocol version; the header is 20 bytes as documented', () => {
-  assert.deepEqual([...PREAMBLE], [0x47, 0x52, 0x44, 1]);
+  assert.deepEqual([...PREAMBLE], [0x47, 0x52, 0x44, PROTOCOL_VERSION]);
   const h = encodeFrameHeader({ messageType: 0x0102, flags: FLAG_URGENT, partitionId: -1, callId: 0x0000_0003_0000_0004 }, 5);
   assert.equal(h.length, HEADER_BYTES);
-  assert.equal(h.toString('hex'), '00000019' + '01' + '02' + '0102' + 'ffffffff' + '00000003' + '00000004');
+  assert.equal(h.toString('hex'), '00000019' + PROTOCOL_VERSION.toString(16).padStart(2, '0') + '02' + '0102' + 'ffffffff' + '00000003' + '00000004');
 });
 
 test('round trip split at every byte boundary (two chunks)', () => {
@@ -172,15 +173,15 @@ test('the cap can be raised after a first small frame without losing the bytes b
 });
 
 test('a bad preamble is ERR_PROTOCOL_MALFORMED', () => {
-  for (const p of ['GET ', 'GRX\x01', 'GRD\x00', 'GRD\x02', '\x16\x03\x01\x00']) {
+  for (const p of ['GET ', 'GRX\x01', 'GRD\x00', `GRD${String.fromCharCode(PROTOCOL_VERSION + 1)}`, '\x16\x03\x01\x00']) {
     const r = new FrameReader({ frameBytesMax: MAX });
     assert.throws(() => r.push(Buffer.from(p, 'latin1')), gridError('ERR_PROTOCOL_MALFORMED'), JSON.stringify(p));
   }
   const split = new FrameReader({ frameBytesMax: MAX });
   assert.deepEqual(split.push(Buffer.from('GR')), []);
   assert.equal(split.preambleVersion, null);
-  assert.deepEqual(split.push(Buffer.from('D\x01')), []);
-  assert.equal(split.preambleVersion, 1);
+  assert.deepEqual(split.push(Buffer.from([0x44, PROTOCOL_VERSION])), []);
+  assert.equal(split.preambleVersion, PROTOCOL_VERSION);
 });
 
 test('the preamble can be turned off (e.g. after the unified port consumed it)', () => {
@@ -194,7 +195,8 @@ test('malformed headers are ERR_PROTOCOL_MALFORMED', () => {
     ['length below the header size', (b) => b.writeUInt32BE(HEADER_BYTES - 1, 0)],
     ['length zero', (b) => b.writeUInt32BE(0, 0)],
     ['version 0', (b) => (b[4] = 0)],
-    ['version 2', (b) => (b[4] = 2)],
+    ['a version above ours', (b) => (b[4] = PROTOCOL_VERSION + 1)],
+    ['a version below our minimum', (b) => (b[4] = PROTOCOL_VERSION_MIN - 1)],
     ['unknown flag bit', (b) => (b[5] = 0x08)],
     ['message type 0', (b) => b.writeUInt16BE(0, 6)],
     ['partition id -2', (b) => b.writeInt32BE(-2, 8)],

@@ -34,7 +34,10 @@ import { GridError } from '../../src/util/errors.js';
 
 const malformed = (e: unknown): boolean => e instanceof GridError && e.code === 'ERR_PROTOCOL_MALFORMED';
 
+// Protocol versions 1..1 on both sides here: answerHandshake's rules do not depend on the build's own version.
 const REQUEST: HandshakeRequest = sampleHandshake({
+  protocolVersionMin: 1,
+  protocolVersionMax: 1,
   addresses: [
     { host: '127.0.0.1', port: 5701 },
     { host: '::1', port: 5702 },

@@ -23,7 +23,7 @@ import path from 'node:path';
 import type { TlsOptions } from 'node:tls';
 import { message, MESSAGE_TYPES, type Message } from '../../src/cluster/messages.js';
 import type { Peer } from '../../src/cluster/transport.js';
-import { encodeFrame, FLAG_RESPONSE, FLAG_URGENT, PREAMBLE, type Frame } from '../../src/cluster/protocol/frame.js';
+import { encodeFrame, FLAG_RESPONSE, FLAG_URGENT, PREAMBLE, PROTOCOL_VERSION, type Frame } from '../../src/cluster/protocol/frame.js';
 import { FrameReader } from '../../src/cluster/protocol/frame-reader.js';
 import {
   decodeHandshakeRequest,
@@ -177,7 +177,7 @@ async function rawServer(uuid: string): Promise<{ port: number; frames: Frame[];
           continue;
         }
         requests.push(decodeHandshakeRequest(f.payload));
-        const answer = encodeHandshakeResponse({ kind: 'accepted', memberUuid: uuid, memberVersion: '0.1.0', protocolVersion: 1 });
+        const answer = encodeHandshakeResponse({ kind: 'accepted', memberUuid: uuid, memberVersion: '0.1.0', protocolVersion: PROTOCOL_VERSION });
         socket.write(Buffer.concat([PREAMBLE, encodeFrame({ messageType: HANDSHAKE_RESPONSE, flags: FLAG_RESPONSE, callId: f.callId }, answer)]));
       }
     });

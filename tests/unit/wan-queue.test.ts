@@ -11,7 +11,7 @@ import { WanPublisher, type PublisherHost } from '../../src/wan/publisher.js';
 import type { TimerHandle } from '../../src/util/clock.js';
 
 function ev(version: number, kind = EVENT_PUT, key = `k${version}`): WanEventWire {
-  return { partitionId: 0, version, kind, map: 'm', key: Buffer.from(key), value: Buffer.from(`v${version}`), contentType: null, creationTimeMs: 1, updateTimeMs: 1, lastAccessTimeMs: 1, entryVersion: 0, hits: 0, policy: 0, origin: 'a' };
+  return { partitionId: 0, version, kind, map: 'm', key: Buffer.from(key), value: Buffer.from(`v${version}`), contentType: null, creationTimeMs: 1, updateTimeMs: 1, lastAccessTimeMs: 1, entryVersion: 0, hits: 0, ttlMs: -1, maxIdleMs: -1, policy: 0, origin: 'a' };
 }
 
 test('a queue hands out its head in order and consume removes exactly what a batch carried', () => {

@@ -23,10 +23,10 @@
 import { assert } from '../../util/assert.js';
 import { GridError } from '../../util/errors.js';
 
-export const PROTOCOL_VERSION = 1;
-export const PROTOCOL_VERSION_MIN = 1;
+export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION_MIN = 2;
 export const PREAMBLE_MAGIC = Buffer.from('GRD', 'latin1');
-export const PREAMBLE = Buffer.from([0x47, 0x52, 0x44, PROTOCOL_VERSION]); // 'GRD\x01'
+export const PREAMBLE = Buffer.from([0x47, 0x52, 0x44, PROTOCOL_VERSION]); // 'GRD' + the version
 export const PREAMBLE_BYTES = 4;
 export const HEADER_BYTES = 20;
 /** Default of grid.member.frame.bytes.max. */
