@@ -96,10 +96,11 @@ async function main(): Promise<number> {
   const pid = member.child.pid!;
   const scripts = WrkScripts.create(KEYS, VALUE_BYTES, 42, '/grid/rest/maps/bench/k');
   const processes = option('--client-processes', 2);
-  if (!Number.isInteger(processes) || IN_FLIGHT % processes !== 0) throw new Error(`--client-processes: a divisor of ${IN_FLIGHT}`);
+  if (!Number.isInteger(processes) || processes > IN_FLIGHT) throw new Error(`--client-processes: a whole number up to ${IN_FLIGHT}`);
   const clients: ClientProcess[] = [];
   try {
-    for (let i = 0; i < processes; i++) clients.push(await ClientProcess.start(`${host}:${member.port}`, 'bench-client', IN_FLIGHT / processes, 42 + i));
+    // The 32 calls in flight, shared out as evenly as they go.
+    for (let i = 0; i < processes; i++) clients.push(await ClientProcess.start(`${host}:${member.port}`, 'bench-client', Math.floor(((i + 1) * IN_FLIGHT) / processes) - Math.floor((i * IN_FLIGHT) / processes), 42 + i));
     // Preload every key through the clients (REST reads them as text/plain).
     await Promise.all(clients.map((c, i) => c.ask({ cmd: 'preload', from: Math.floor((i * KEYS) / processes), to: Math.floor(((i + 1) * KEYS) / processes) })));
     interface Figures {

@@ -1,0 +1,111 @@
+"""The official Python client (hazelcast-python-client 5.x) against running Grid members.
+
+Run by scripts/python-client.ts, which starts three members and passes their ports. Every check
+raises on failure (the process then exits non-zero); the last line printed is "python client: ok".
+Written for this project; it uses only the client's public API and urllib for REST.
+"""
+import json
+import sys
+import time
+import urllib.request
+
+import hazelcast
+from hazelcast.core import HazelcastJsonValue
+
+ports = [int(p) for p in sys.argv[1:]]
+host = "127.0.0.1"
+
+
+def rest(port, method, path, body=None, content_type=None):
+    req = urllib.request.Request(f"http://{host}:{port}{path}", data=body, method=method)
+    if content_type is not None:
+        req.add_header("Content-Type", content_type)
+    with urllib.request.urlopen(req, timeout=10) as answer:
+        return answer.status, answer.headers.get("Content-Type"), answer.read()
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print(f"  ok: {what}")
+
+
+client = hazelcast.HazelcastClient(
+    cluster_name="dev",
+    cluster_members=[f"{host}:{ports[0]}"],
+    cluster_connect_timeout=30,
+)
+try:
+    members = client.cluster_service.get_members()
+    check(len(members) == len(ports), f"the client lists {len(ports)} members")
+    check(sorted(m.address.port for m in members) == sorted(ports), "at their ports")
+
+    m = client.get_map("py").blocking()
+    # Python writes, REST reads on every member.
+    m.put("s", "héllo")
+    m.put("j", HazelcastJsonValue({"a": 1}))
+    m.put("b", bytearray(b"\x00\xff\x01"))
+    for port in ports:
+        status, ctype, body = rest(port, "GET", "/grid/rest/maps/py/s")
+        check(status == 200 and body.decode() == "héllo" and ctype == "text/plain; charset=utf-8", f"a str as text/plain on member {port}")
+        status, ctype, body = rest(port, "GET", "/grid/rest/maps/py/j")
+        check(json.loads(body) == {"a": 1} and ctype == "application/json", f"a HazelcastJsonValue as JSON on member {port}")
+        status, ctype, body = rest(port, "GET", "/grid/rest/maps/py/b")
+        check(body == b"\x00\xff\x01" and ctype == "application/octet-stream", f"a bytearray as bytes on member {port}")
+    # REST writes, Python reads (the reference's REST values are a type this client cannot decode).
+    rest(ports[1], "POST", "/grid/rest/maps/py/rt", "from REST".encode(), "text/plain")
+    rest(ports[2], "POST", "/grid/rest/maps/py/rj", b'{"b":[1,2]}', "application/json")
+    rest(ports[0], "POST", "/grid/rest/maps/py/rb", b"\x01\x02", "application/octet-stream")
+    check(m.get("rt") == "from REST", "REST text/plain read as str")
+    got = m.get("rj")
+    check(isinstance(got, HazelcastJsonValue) and got.loads() == {"b": [1, 2]}, "REST JSON read as HazelcastJsonValue")
+    check(bytes(m.get("rb")) == b"\x01\x02", "REST bytes read as a byte array")
+    # The other map calls.
+    check(m.put("s", "two") == "héllo", "put answers the old value")
+    check(m.put_if_absent("s", "x") == "two" and m.put_if_absent("new", "n") is None, "putIfAbsent")
+    check(m.replace("s", "three") == "two" and m.replace("absent", "x") is None, "replace")
+    check(m.replace_if_same("s", "three", "four") and not m.replace_if_same("s", "three", "x"), "replaceIfSame")
+    check(not m.remove_if_same("s", "x") and m.remove_if_same("s", "four"), "removeIfSame")
+    check(m.contains_key("new") and not m.contains_key("s"), "containsKey")
+    m.put_all({"pa1": "1", "pa2": "2"})
+    check(m.get_all(["pa1", "pa2", "absent"]) == {"pa1": "1", "pa2": "2"}, "putAll and getAll")
+    keys = set(m.key_set())
+    check(keys == {"j", "b", "rt", "rj", "rb", "new", "pa1", "pa2"}, "keySet over every member's partitions")
+    check(len(m.values()) == len(keys) and dict(m.entry_set())["pa2"] == "2", "values and entrySet")
+    check(m.size() == len(keys) and not m.is_empty(), "size and isEmpty")
+    m.delete("new")
+    check(m.get("new") is None, "delete")
+    # An entry's own TTL.
+    m.set("ttl", "short", ttl=1)
+    check(rest(ports[1], "GET", "/grid/rest/maps/py/ttl")[0] == 200, "a TTL entry is there")
+    deadline = time.time() + 15
+    while rest(ports[2], "GET", "/grid/rest/maps/py/ttl")[0] != 204:
+        if time.time() > deadline:
+            raise AssertionError("the TTL entry did not expire")
+        time.sleep(0.2)
+    check(m.get("ttl") is None, "gone after its TTL")
+    try:
+        m.put(42, "x")
+        raise AssertionError("a number key was accepted")
+    except hazelcast.errors.IllegalArgumentError as e:
+        check("Grid keys are strings" in str(e), "a number key is refused, saying why")
+    m.clear()
+    check(m.size() == 0, "clear")
+
+    # Queues, with REST in between.
+    q = client.get_queue("pyq").blocking()
+    check(q.offer("a"), "offer")
+    rest(ports[1], "POST", "/grid/rest/queues/pyq", b"b", "text/plain")
+    q.put("c")
+    check(q.size() == 3 and q.peek() == "a", "size and peek")
+    check(q.poll() == "a", "poll")
+    drained = []
+    check(q.drain_to(drained, 1) == 1 and drained == ["b"], "drainTo with a maximum")
+    check(q.take() == "c" and q.is_empty(), "take and isEmpty")
+    check(q.poll(timeout=0.3) is None, "a poll that times out")
+    q.offer("d")
+    q.clear()
+    check(rest(ports[0], "GET", "/grid/rest/queues/pyq/size")[2] == b"0", "clear")
+finally:
+    client.shutdown()
+print("python client: ok")
