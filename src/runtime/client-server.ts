@@ -36,11 +36,15 @@ import { CLIENT_ERROR, encodeErrorResponse } from '../client/errors.js';
 export const AUTH_TIMEOUT_MS = 10_000;
 const SWEEP_MS = 1000;
 const VIEW_CHECK_MS = 250;
+/** A stopping member closes a client connection after this long without a call (and no answer owed). */
+const STOP_QUIET_MS = 300;
 /** The version the member reports to clients: a 5.x the clients' feature checks accept. */
 export const CLIENT_SERVER_VERSION = '5.3.0';
 const SERIALIZATION_VERSION = 1;
 /** Answers queued for a client that does not read them: past this, its connection is not read until it drains. */
 const WRITE_BUFFERED_BYTES_MAX = 4 * 1024 * 1024;
+/** Calls of one connection in flight (forwarded, waiting) at most; past it, its calls wait unread. */
+const IN_FLIGHT_MAX = 4096;
 
 export interface ClientServerOptions {
   readonly api: () => MemberApi;
@@ -165,9 +169,22 @@ export class ClientServer {
     for (const c of this.viewers) c.sendView(view, members, partitions);
   }
 
-  /** Stop: new connections are refused, the open ones closed. */
-  stop(): void {
+  /**
+   * Stop: new connections are refused; on the open ones, calls that arrive from now on are answered
+   * with error 19 (INSTANCE_NOT_ACTIVE, which the clients retry on another member), the calls in
+   * flight finish (at most `drainMs`), and then the connections close. A client call made during a
+   * graceful shutdown is therefore answered or retried elsewhere, never cut off with its
+   * connection.
+   */
+  async stop(drainMs: number): Promise<void> {
     this.stopping = true;
+    const deadline = Date.now() + drainMs;
+    // A connection closes once no answer is owed and no call came for a moment: a call the client
+    // wrote just before the close would otherwise be lost with it (the clients do not resend a
+    // non-retryable call on a closed connection), and the clients route elsewhere within moments
+    // (the partition table they hold no longer names this member).
+    const settled = (c: ClientConnection): boolean => c.inFlight === 0 && Date.now() - c.lastReadAt >= STOP_QUIET_MS;
+    while (Date.now() < deadline && [...this.connections].some((c) => !settled(c))) await new Promise((r) => setTimeout(r, 10));
     this.stopViewChecks();
     for (const c of [...this.connections]) c.close('the member is stopping');
   }
@@ -188,6 +205,12 @@ export class ClientConnection implements ClientLiveness {
   private batch: Buffer[] = [];
   private reading = false;
   private flushQueued = false;
+  /** Calls whose answers are still to come (a stopping member waits for them). */
+  inFlight = 0;
+  /** Bytes of `batch`. */
+  private batchBytes = 0;
+  /** Messages wait in the reader until this connection owes less (see process). */
+  private stalled = false;
 
   constructor(
     private readonly server: ClientServer,
@@ -200,20 +223,65 @@ export class ClientConnection implements ClientLiveness {
   onData(chunk: Buffer): void {
     if (this.closed) return;
     this.lastReadAt = Date.now();
-    this.reading = true;
     try {
       this.reader.append(chunk);
-      for (let m = this.reader.next(); m !== null && !this.closed; m = this.reader.next()) this.handle(m);
     } catch (e) {
-      if (!(e instanceof GridError)) throw e;
-      this.server.counters.closedProtocol++;
-      this.server.o.log.warning(`closed the client connection from ${this.remote}: ${e.message} (${e.code})`);
-      this.flush();
-      this.close(null);
-    } finally {
-      this.reading = false;
+      this.refuse(e);
+      return;
     }
+    this.process();
+  }
+
+  /**
+   * Handles the messages read so far, unless this connection owes too much already: answers waiting
+   * to be written (WRITE_BUFFERED_BYTES_MAX) or calls in flight (IN_FLIGHT_MAX). Then the rest stays
+   * in the reader and the socket is not read until the answers drain or the calls settle, so one
+   * read of many calls cannot make the member hold an unbounded pile of answers.
+   */
+  private process(): void {
+    for (;;) {
+      this.stalled = false;
+      this.reading = true;
+      try {
+        while (!this.closed) {
+          if (this.owesTooMuch()) {
+            this.stalled = true;
+            break;
+          }
+          const m = this.reader.next();
+          if (m === null) break;
+          this.handle(m);
+        }
+      } catch (e) {
+        this.refuse(e);
+      } finally {
+        this.reading = false;
+      }
+      this.flush();
+      // The socket may have taken the whole batch at once (then no 'drain' follows): go on.
+      if (!this.stalled || this.closed || this.owesTooMuch()) break;
+    }
+    if (this.stalled && !this.closed && !this.socket.isPaused()) this.socket.pause();
+  }
+
+  private owesTooMuch(): boolean {
+    return this.batchBytes + this.socket.writableLength > WRITE_BUFFERED_BYTES_MAX || this.inFlight >= IN_FLIGHT_MAX;
+  }
+
+  /** Goes on with the messages held back, once the connection owes little enough. */
+  private unstall(): void {
+    if (!this.stalled || this.closed || this.owesTooMuch()) return;
+    this.process();
+    if (!this.stalled && !this.closed && this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** Bad bytes from the client: the connection closes with a log line (what was answered goes first). */
+  private refuse(e: unknown): void {
+    if (!(e instanceof GridError)) throw e;
+    this.server.counters.closedProtocol++;
+    this.server.o.log.warning(`closed the client connection from ${this.remote}: ${e.message} (${e.code})`);
     this.flush();
+    this.close(null);
   }
 
   /** Writes the batched answers with one write. */
@@ -224,13 +292,15 @@ export class ClientConnection implements ClientLiveness {
       return;
     }
     this.batch = [];
+    this.batchBytes = 0;
     this.socket.write(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
     // A client that sends calls and reads no answers: stop reading its calls until it catches up.
     if (this.socket.writableLength > WRITE_BUFFERED_BYTES_MAX && !this.socket.isPaused()) this.socket.pause();
   }
 
   onDrain(): void {
-    if (!this.closed && this.socket.isPaused()) this.socket.resume();
+    if (this.stalled) this.unstall();
+    else if (!this.closed && this.socket.isPaused()) this.socket.resume();
   }
 
   close(why: string | null): void {
@@ -266,6 +336,7 @@ export class ClientConnection implements ClientLiveness {
   private write(bytes: Buffer): void {
     if (this.closed) return;
     this.batch.push(bytes);
+    this.batchBytes += bytes.length;
     if (this.reading || this.flushQueued) return;
     this.flushQueued = true;
     queueMicrotask(() => {
@@ -319,6 +390,11 @@ export class ClientConnection implements ClientLiveness {
         return;
       default:
         if (isServedCall(r.type)) {
+          if (this.server.stopping) {
+            counters.errors++;
+            this.write(encodeErrorResponse(r.correlationId, CLIENT_ERROR.INSTANCE_NOT_ACTIVE, 'this member is shutting down: the call goes to another member'));
+            return;
+          }
           const out = runCall(r, {
             api: this.server.o.api(),
             client: this,
@@ -331,8 +407,14 @@ export class ClientConnection implements ClientLiveness {
             if (bytes.readInt32LE(6) === 0) counters.errors++;
             this.write(bytes);
           };
-          if (out instanceof Promise) void out.then(send);
-          else send(out);
+          if (out instanceof Promise) {
+            this.inFlight++;
+            void out.then((bytes) => {
+              this.inFlight--;
+              send(bytes);
+              if (this.stalled) this.unstall();
+            });
+          } else send(out);
           return;
         }
         this.server.counters.errors++;

@@ -371,8 +371,8 @@ export class MemberRuntime {
       if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
       this.processMetrics.stop();
       const closing = this.listeners.map((l) => l.close());
-      this.clients?.stop();
-      await this.rest.drain(this.config.properties.shutdownInflightWaitSeconds * 1000);
+      const inflightWaitMs = this.config.properties.shutdownInflightWaitSeconds * 1000;
+      await Promise.all([this.rest.drain(inflightWaitMs), this.clients?.stop(inflightWaitMs)]);
       this.memberPort.closeAll();
       await Promise.all(closing);
       this.member.markShutDown();

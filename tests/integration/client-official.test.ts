@@ -356,6 +356,56 @@ test('kill -9 of a member under a client writer: every acknowledged write is rea
   }
 });
 
+test('a member shut down gracefully under client writers: every call is answered, every write read back', { timeout: 180_000 }, async (t) => {
+  const ports = await freePorts(3);
+  const members = await startClusterMembers(ports);
+  let client: HzClient | null = null;
+  try {
+    await waitSettled(ports, 3, 30_000);
+    client = await hz.Client.newHazelcastClient(clientConfig(ports));
+    const map = await client.getMap('gs');
+    const acked = new Map<string, string>();
+    const failures: string[] = [];
+    let stop = false;
+    let sequence = 0;
+    const writer = async (w: number): Promise<void> => {
+      while (!stop) {
+        const i = sequence++;
+        const key = `w${w}-k${i % 500}`;
+        const value = `v${i}`;
+        try {
+          await map.set(key, value);
+          acked.set(key, value);
+        } catch (e) {
+          failures.push(String(e));
+          acked.delete(key);
+        }
+      }
+    };
+    const writers = [0, 1, 2, 3].map((w) => writer(w));
+    await until('1000 acknowledged writes', 30_000, async () => (acked.size >= 1000 ? true : null));
+    // SIGTERM: the member hands its partitions off, answers calls that still reach it with 19 (the
+    // client retries them elsewhere), finishes the ones in flight, and only then closes.
+    await members[2]!.stop('SIGTERM', 60_000);
+    await until('two members', 30_000, () => sizeIs(ports.slice(0, 2), 2));
+    const afterStop = sequence;
+    await until('writes after the shutdown', 30_000, async () => (sequence > afterStop + 1000 ? true : null));
+    stop = true;
+    await Promise.all(writers);
+    t.diagnostic(`attempted ${sequence}, failed ${failures.length}`);
+    assert.deepEqual(failures, [], 'no call failed');
+    for (const [key, value] of acked) {
+      const answer = await request(ports[key.length % 2]!, 'GET', `/grid/rest/maps/gs/${key}`);
+      assert.equal(answer.body.toString(), value, `${key} acknowledged as ${value}`);
+    }
+    await client.shutdown();
+    client = null;
+  } finally {
+    if (client !== null) await client.shutdown().catch(() => null);
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
 test('a wrong cluster name: the client gives up, the member keeps serving', { timeout: 60_000 }, async () => {
   const [port] = await freePorts(1);
   const [member] = await startClusterMembers([port!]);

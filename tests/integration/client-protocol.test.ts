@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import type { ClientMessage } from '../../src/client/frames.js';
 import { PREAMBLE } from '../../src/client/frames.js';
 import { request } from '../harness/raw-http.js';
-import { clusterOf, freePorts, memberXml, startClusterMembers, startClusterMember, until, sizeIs, waitSettled } from '../harness/cluster.js';
-import { authRequest, bareRequest, RawClient, uuidAt } from '../harness/client-wire.js';
+import { clusterOf, freePorts, memberXml, metricsOf, startClusterMembers, startClusterMember, until, sizeIs, waitSettled } from '../harness/cluster.js';
+import { authRequest, bareRequest, encodeFrames, RawClient, requestInitial, uuidAt, wireFrame } from '../harness/client-wire.js';
+import { stringData } from '../../src/client/data.js';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
 
 const AUTH_RESPONSE = 0x000101;
@@ -110,6 +111,72 @@ test('clients authenticate on every member of a cluster, see its view, and get 6
   } finally {
     for (const c of clients) c.close();
     await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('a member shutting down answers calls with 19 (the clients retry those elsewhere) and closes once none is owed', { timeout: 120_000 }, async () => {
+  const ports = await freePorts(2);
+  const members = await startClusterMembers(ports);
+  try {
+    await waitSettled(ports, 2, 30_000);
+    const { client, auth } = await connectAndAuth(ports[1]!);
+    assert.equal(auth.status, 0);
+    const get = (correlationId: bigint): Buffer => {
+      const threadId = Buffer.alloc(8);
+      return encodeFrames([requestInitial(0x010200, correlationId, -1, threadId), wireFrame('m'), wireFrame(stringData('k'))]);
+    };
+    client.send(get(2n));
+    assert.equal((await client.answer(0x010201, 2n)).frames.length, 2, 'served before the shutdown');
+    members[1]!.child.kill('SIGTERM');
+    // Calls go on while the member hands its partitions off; once it stops serving, each is
+    // answered with 19 and a message, until the client stops calling.
+    let correlation = 3n;
+    let notActive: ClientMessage | null = null;
+    while (notActive === null && !client.closed) {
+      const id = correlation++;
+      client.send(get(id));
+      const answerTo = (): ClientMessage | undefined => client.messages.find((m) => m.frames[0]!.content.readBigInt64LE(4) === id);
+      await client.until(`an answer to call ${id}`, 10_000, () => answerTo() !== undefined || client.closed);
+      const answer = answerTo();
+      if (answer !== undefined && answer.frames[0]!.content.readInt32LE(0) === 0) notActive = answer;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(notActive !== null, 'a call answered with an error before the connection closed');
+    assert.equal(notActive.frames[3]!.content.readInt32LE(0), 19);
+    assert.match(notActive.frames[5]!.content.toString(), /shutting down/);
+    // No call owed and none coming: the member closes the connection and exits.
+    await client.until('the connection closed', 10_000, () => client.closed);
+    assert.equal(await members[1]!.waitForExit(30_000), 0);
+  } finally {
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('a client that does not read its answers is not read either: the member holds a bounded pile of answers', { timeout: 90_000 }, async () => {
+  const [port] = await freePorts(1);
+  const [member] = await startClusterMembers([port!]);
+  try {
+    await until('joined', 20_000, () => sizeIs([port!], 1));
+    const mib = Buffer.alloc(1024 * 1024, 0x61);
+    assert.equal((await request(port!, 'POST', '/grid/rest/maps/big/k', { body: mib, headers: { 'content-type': 'application/octet-stream' } })).status, 200);
+    const { client } = await connectAndAuth(port!);
+    const callsBefore = (await metricsOf(port!)).clientCalls ?? 0;
+    client.socket.pause();
+    // 300 gets of a 1 MiB value in one write: 300 MiB of answers if the member took them all.
+    const gets = Array.from({ length: 300 }, (_, i) => encodeFrames([requestInitial(0x010200, BigInt(100 + i), -1, Buffer.alloc(8)), wireFrame('big'), wireFrame(stringData('k'))]));
+    client.send(Buffer.concat(gets));
+    await new Promise((r) => setTimeout(r, 1500));
+    const handled = ((await metricsOf(port!)).clientCalls ?? 0) - callsBefore;
+    assert.ok(handled < 50, `the member took ${handled} of 300 calls while no answer was read`);
+    assert.equal((await request(port!, 'GET', '/grid/health/ready')).status, 200, 'and serves everything else');
+    client.socket.resume();
+    await client.until('300 answers', 60_000, () => client.messages.filter((m) => m.frames[0]!.content.readInt32LE(0) === 0x010201).length === 300).catch((e: unknown) => {
+      throw new Error(`${String(e)}\n${member!.stdout().slice(-3000)}`);
+    });
+    for (const m of client.messages.filter((x) => x.frames[0]!.content.readInt32LE(0) === 0x010201)) assert.equal(m.frames[1]!.content.length, 8 + 4 + mib.length);
+    client.close();
+  } finally {
+    await member!.stop('SIGKILL', 5000).catch(() => null);
   }
 });
 
