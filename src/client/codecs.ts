@@ -13,6 +13,8 @@ export const MESSAGE = {
   MEMBERS_VIEW_EVENT: 0x000302,
   PARTITIONS_VIEW_EVENT: 0x000303,
   CREATE_PROXY: 0x000400,
+  /** The proxies a client had, sent again when it connects to a cluster with another id. */
+  CREATE_PROXIES: 0x000e00,
   DESTROY_PROXY: 0x000500,
   PING: 0x000b00,
   STATISTICS: 0x000c00,

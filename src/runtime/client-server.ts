@@ -129,8 +129,24 @@ export class ClientServer {
     this.sweepTimer.unref();
   }
 
+  /**
+   * Closes the connections that authenticated with another cluster id: this member left that
+   * cluster and joined another (a split-brain merge, or a restart as a new member). Its versions
+   * are the new cluster's and may be lower than what the client holds, which would ignore them; a
+   * client that reconnects sees the new cluster id and takes the new cluster's view whole.
+   */
+  private closeForeign(clusterId: string): void {
+    for (const c of this.connections) {
+      if (c.authenticated && c.clusterId !== null && c.clusterId !== clusterId) {
+        c.close(`this member is now in cluster ${clusterId} (the client authenticated with ${c.clusterId}): reconnect`);
+      }
+    }
+  }
+
   private sweep(): void {
     const now = Date.now();
+    const view = this.o.api().clientView();
+    if (view.joined) this.closeForeign(view.clusterId);
     for (const c of this.connections) {
       if (!c.authenticated && now - c.openedAt >= AUTH_TIMEOUT_MS) {
         this.counters.closedUnauthenticated++;
@@ -162,6 +178,7 @@ export class ClientServer {
   private checkView(): void {
     const view = this.o.api().clientView();
     if (!view.joined) return;
+    this.closeForeign(view.clusterId);
     const members = view.membersVersion !== this.lastView.members;
     const partitions = view.partitionsVersion !== this.lastView.partitions;
     if (!members && !partitions) return;
@@ -207,6 +224,8 @@ export class ClientConnection implements ClientLiveness {
   private flushQueued = false;
   /** Calls whose answers are still to come (a stopping member waits for them). */
   inFlight = 0;
+  /** The cluster id this connection authenticated with. */
+  clusterId: string | null = null;
   /** Bytes of `batch`. */
   private batchBytes = 0;
   /** Messages wait in the reader until this connection owes less (see process). */
@@ -372,6 +391,7 @@ export class ClientConnection implements ClientLiveness {
       case MESSAGE.PING:
       case MESSAGE.STATISTICS:
       case MESSAGE.CREATE_PROXY:
+      case MESSAGE.CREATE_PROXIES:
       case MESSAGE.DESTROY_PROXY:
         this.write(encodeEmptyResponse(r.type, r.correlationId));
         return;
@@ -457,6 +477,7 @@ export class ClientConnection implements ClientLiveness {
       return;
     }
     this.authenticated = true;
+    this.clusterId = view.clusterId;
     this.server.counters.authenticated++;
     this.server.o.log.info(`client ${request.clientType} '${request.clientName}' ${request.clientVersion} connected from ${this.remote}`);
     this.write(

@@ -3,13 +3,15 @@
 // learns the three members and a partition table of 271 partitions owned by them, and shuts down
 // cleanly; every map and queue call of spec/client.md sees the same data as REST on every member, in
 // both directions, with the value mapping of spec/client.md. Several clients share queues with REST,
-// a joining member is picked up, a member killed under writers loses no acknowledged write, and a
-// wrong cluster name makes the client give up.
+// a joining member is picked up, a member killed under writers loses no acknowledged write, a member
+// shut down gracefully under writers fails no call, a split-brain merge moves the client to the
+// merged cluster, and a wrong cluster name makes the client give up.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { clusterOf, freePorts, startClusterMember, startClusterMembers, until, sizeIs, waitSettled } from '../harness/cluster.js';
 import { request } from '../harness/raw-http.js';
+import type { MemberProcess } from '../harness/member-process.js';
 
 interface HzMember {
   readonly uuid: { toString(): string };
@@ -400,6 +402,36 @@ test('a member shut down gracefully under client writers: every call is answered
     }
     await client.shutdown();
     client = null;
+  } finally {
+    if (client !== null) await client.shutdown().catch(() => null);
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('a split-brain merge: the merging member closes its client connections, the client reconnects and takes the merged cluster\'s view', { timeout: 180_000 }, async () => {
+  const [b, a1, a2] = await freePorts(3);
+  const members: MemberProcess[] = [];
+  let client: HzClient | null = null;
+  try {
+    // B comes up alone (A1, in its member list, is not there yet): a cluster of one.
+    members.push(await startClusterMember(b!, [b!, a1!]));
+    await waitSettled([b!], 1, 60_000);
+    const config = clientConfig([b!]) as { properties: Record<string, unknown> };
+    client = await hz.Client.newHazelcastClient({ ...config, properties: { ...config.properties, 'hazelcast.client.invocation.timeout.millis': 15_000 } });
+    const map = await client.getMap('sb');
+    await map.set('from-b', 'written before the merge');
+    // A1 and A2 form a cluster of two; B's split-brain probe finds it and B, the smaller side, merges.
+    members.push(await startClusterMember(a1!, [a1!, a2!]), await startClusterMember(a2!, [a1!, a2!]));
+    await waitSettled([a1!, b!, a2!], 3, 90_000);
+    const view = await clusterOf(a1!);
+    await until('the client lists the merged cluster', 60_000, async () =>
+      client!.getCluster().getMembers().map((m) => m.uuid.toString()).sort().join() === view.members.map((m) => m.uuid).sort().join() ? true : null,
+    );
+    assert.match(members[0]!.stdout(), /closed the client connection from [^:]+:\d+: this member is now in cluster \S+ \(the client authenticated with \S+\): reconnect/);
+    // Calls work on the merged cluster, and B's entry was merged into it.
+    assert.equal(await map.get('from-b'), 'written before the merge');
+    await map.set('after', 'merge');
+    assert.equal((await request(a2!, 'GET', '/grid/rest/maps/sb/after')).body.toString(), 'merge');
   } finally {
     if (client !== null) await client.shutdown().catch(() => null);
     await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
