@@ -5,13 +5,18 @@
 // both directions, with the value mapping of spec/client.md. Several clients share queues with REST,
 // a joining member is picked up, a member killed under writers loses no acknowledged write, a member
 // shut down gracefully under writers fails no call, a split-brain merge moves the client to the
-// merged cluster, and a wrong cluster name makes the client give up.
+// merged cluster, client writes reach a WAN target (with an entry's own TTL) and the persistence
+// log, and a wrong cluster name makes the client give up.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { clusterOf, freePorts, startClusterMember, startClusterMembers, until, sizeIs, waitSettled } from '../harness/cluster.js';
+import { clusterOf, freePorts, memberXml, startClusterMember, startClusterMembers, until, sizeIs, waitSettled } from '../harness/cluster.js';
 import { request } from '../harness/raw-http.js';
-import type { MemberProcess } from '../harness/member-process.js';
+import { startMember, type MemberProcess } from '../harness/member-process.js';
+import { getEntry, startWanCluster } from '../harness/wan.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 interface HzMember {
   readonly uuid: { toString(): string };
@@ -56,6 +61,7 @@ interface HzQueue {
 }
 interface HzModule {
   Client: { newHazelcastClient(config: unknown): Promise<HzClient> };
+  HazelcastJsonValue: new (json: string) => unknown;
 }
 
 const hz = createRequire(import.meta.url)('hazelcast-client') as HzModule;
@@ -435,6 +441,67 @@ test('a split-brain merge: the merging member closes its client connections, the
   } finally {
     if (client !== null) await client.shutdown().catch(() => null);
     await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('client writes go where REST writes go: to a WAN target (an entry\'s own TTL with them) and into the persistence log', { timeout: 180_000 }, async () => {
+  const [a, b, p] = await freePorts(3);
+  const members: MemberProcess[] = [];
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-client-persist-'));
+  let client: HzClient | null = null;
+  try {
+    // WAN: cluster a replicates map `orders` to cluster b.
+    members.push(...(await startWanCluster({ clusterName: 'b', peers: [b!], maps: { orders: null } })));
+    members.push(...(await startWanCluster({ clusterName: 'a', peers: [a!], maps: { orders: 'to-b' }, replications: { 'to-b': [{ clusterName: 'b', endpoints: [b!], batchMaxDelayMillis: 100 }] } })));
+    await waitSettled([a!], 1, 30_000);
+    await waitSettled([b!], 1, 30_000);
+    client = await hz.Client.newHazelcastClient(clientConfig([a!], 'a'));
+    const orders = await client.getMap('orders');
+    await orders.set('plain', 'kept');
+    await orders.put('json', new hz.HazelcastJsonValue('{"n":1}'));
+    await orders.set('short', 'expires', 3000);
+    await until('the client writes on b', 20_000, async () => ((await getEntry(b!, 'orders', 'short')).status === 200 && (await getEntry(b!, 'orders', 'json')).status === 200 ? true : null));
+    const plain = await getEntry(b!, 'orders', 'plain');
+    assert.deepEqual([plain.value, plain.contentType], ['kept', 'text/plain; charset=utf-8']);
+    assert.equal((await getEntry(b!, 'orders', 'json')).contentType, 'application/json');
+    // The entry's own TTL travelled with the event: b drops it too, without a write from a.
+    await until('the TTL entry gone on b', 20_000, async () => ((await getEntry(b!, 'orders', 'short')).status === 204 ? true : null));
+    assert.equal((await getEntry(b!, 'orders', 'plain')).status, 200);
+    await client.shutdown();
+    client = null;
+
+    // Persistence: a member with a persistent map and queue, restarted on its directory.
+    const xml = memberXml(p!, [p!]).replace(
+      '</grid>',
+      `<persistence enabled="true"><base-dir>${base}</base-dir></persistence>
+      <map name="kept"><data-persistence enabled="true" fsync="false"/></map>
+      <queue name="jobs"><data-persistence enabled="true" fsync="false"/></queue></grid>`,
+    );
+    let persistent = await startMember({ xml, args: ['--port', String(p)] });
+    members.push(persistent);
+    await waitSettled([p!], 1, 30_000);
+    client = await hz.Client.newHazelcastClient(clientConfig([p!]));
+    const kept = await client.getMap('kept');
+    await kept.set('k', 'v');
+    await kept.set('long-ttl', 'still here', 3_600_000);
+    await kept.set('short-ttl', 'gone', 1000);
+    await (await client.getQueue('jobs')).offer('job-1');
+    await client.shutdown();
+    client = null;
+    // The short TTL passes while the member runs; an entry expired before it went down stays gone.
+    await new Promise((r) => setTimeout(r, 1500));
+    await persistent.stop('SIGTERM', 30_000);
+    persistent = await startMember({ xml, args: ['--port', String(p)] });
+    members.push(persistent);
+    await waitSettled([p!], 1, 60_000);
+    assert.equal((await request(p!, 'GET', '/grid/rest/maps/kept/k')).body.toString(), 'v');
+    assert.equal((await request(p!, 'GET', '/grid/rest/maps/kept/long-ttl')).body.toString(), 'still here');
+    assert.equal((await request(p!, 'GET', '/grid/rest/maps/kept/short-ttl')).status, 204, 'expired before the member went down');
+    assert.equal((await request(p!, 'GET', '/grid/rest/queues/jobs/0')).body.toString(), 'job-1');
+  } finally {
+    if (client !== null) await client.shutdown().catch(() => null);
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+    fs.rmSync(base, { recursive: true, force: true });
   }
 });
 
