@@ -3,8 +3,9 @@
 // (spec/client.md "Calls"; wire layout in docs/client-calls.md). I/O-free: a call is decoded, run on
 // the MemberApi, and its answer encoded; errors become the error response.
 //
-// Served: map put, set, putIfAbsent, putTransient (each also with a TTL and a max-idle of its own), replace, replaceIfSame, get, getAll,
-// putAll, remove, removeIfSame, delete, containsKey, size, isEmpty, clear, keySet, values, entrySet;
+// Served: map put, set, putIfAbsent, putTransient (each also with a TTL and a max-idle of its own),
+// replace, replaceIfSame, get, getAll, putAll, remove, removeIfSame, delete, containsKey, size,
+// isEmpty, clear, keySet, values, entrySet;
 // queue offer (waiting for room up to its timeout), put, poll, take, peek, size, isEmpty, clear,
 // drainTo (with or without a maximum). put, take and a waiting offer or poll wait at most
 // grid.queue.poll.timeout.seconds.max. Every other call is answered with error 61 by the caller
@@ -112,7 +113,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
     case CALL.MAP_SET_WITH_MAX_IDLE: {
       // ttl and maxIdle in ms: -1 (any negative) the map's, 0 never. A transient put is a set here
       // (Grid has no map store to skip). The WithMaxIdle calls answer a nullable value, even for a set.
-      const withMaxIdle = type >= CALL.MAP_PUT_WITH_MAX_IDLE;
+      const withMaxIdle = type === CALL.MAP_PUT_WITH_MAX_IDLE || type === CALL.MAP_PUT_TRANSIENT_WITH_MAX_IDLE || type === CALL.MAP_PUT_IF_ABSENT_WITH_MAX_IDLE || type === CALL.MAP_SET_WITH_MAX_IDLE;
       const ttl = r.long(8, 'ttl');
       const maxIdle = withMaxIdle ? r.long(16, 'maxIdle') : -1;
       const name = r.string('name');

@@ -349,24 +349,35 @@ export class LocalMember implements MemberApi {
   mapClear(mapName: string): Awaitable<void> {
     this.refuseWhenNotJoined();
     this.refuseWriteWhenPassive('map clear');
-    const pending: Promise<OpOutcome>[] = [];
-    for (let p = 0; p < this.config.properties.partitionCount; p++) {
-      const r = this.run(p, OP.MAP_CLEAR_PARTITION, mapName, EMPTY, EMPTY, null);
-      if (r instanceof Promise) pending.push(r);
+    return then(this.runOnEveryPartition(OP.MAP_CLEAR_PARTITION, mapName, EMPTY), TO_UNDEFINED);
+  }
+
+  /**
+   * One operation on every partition's owner, in parallel; the outcomes in partition order, now when
+   * every partition answered at once. A partition that fails at once does not stop the others, and
+   * its failure is observed together with theirs (a forwarded call still running is never left
+   * with nobody to take its rejection).
+   */
+  private runOnEveryPartition(code: number, name: string, value: Uint8Array): Awaitable<OpOutcome[]> {
+    const count = this.config.properties.partitionCount;
+    const outcomes = new Array<Awaitable<OpOutcome>>(count);
+    let later = false;
+    for (let p = 0; p < count; p++) {
+      let r: Awaitable<OpOutcome>;
+      try {
+        r = this.run(p, code, name, EMPTY, value, null);
+      } catch (e) {
+        r = Promise.reject(e);
+      }
+      if (r instanceof Promise) later = true;
+      outcomes[p] = r;
     }
-    return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
+    return later ? Promise.all(outcomes) : (outcomes as OpOutcome[]);
   }
 
   mapSize(mapName: string): Awaitable<number> {
     this.refuseWhenNotJoined();
-    let total = 0;
-    const pending: Promise<OpOutcome>[] = [];
-    for (let p = 0; p < this.config.properties.partitionCount; p++) {
-      const r = this.run(p, OP.MAP_SIZE_PARTITION, mapName, EMPTY, EMPTY, null);
-      if (r instanceof Promise) pending.push(r);
-      else total += countOf(r);
-    }
-    return pending.length === 0 ? total : Promise.all(pending).then((rs) => rs.reduce((sum, r) => sum + countOf(r), total));
+    return then(this.runOnEveryPartition(OP.MAP_SIZE_PARTITION, mapName, EMPTY), (rs) => rs.reduce((sum, r) => sum + countOf(r), 0));
   }
 
   queuePeek(queueName: string): Awaitable<StoredValue | null> {
@@ -400,8 +411,6 @@ export class LocalMember implements MemberApi {
   mapEntries(mapName: string, select: 'keys' | 'values' | 'entries', bytesMax: number): Awaitable<MapEntryRead[]> {
     this.refuseWhenNotJoined();
     const what = Buffer.of(select === 'keys' ? ENTRIES_READ.KEYS : select === 'values' ? ENTRIES_READ.VALUES : ENTRIES_READ.ENTRIES);
-    const parts: Awaitable<OpOutcome>[] = [];
-    for (let p = 0; p < this.config.properties.partitionCount; p++) parts.push(this.run(p, OP.MAP_ENTRIES_PARTITION, mapName, EMPTY, what, null));
     const collect = (outcomes: readonly OpOutcome[]): MapEntryRead[] => {
       const out: MapEntryRead[] = [];
       let bytes = 0;
@@ -417,7 +426,7 @@ export class LocalMember implements MemberApi {
       }
       return out;
     };
-    return parts.some((x) => x instanceof Promise) ? Promise.all(parts).then(collect) : collect(parts as OpOutcome[]);
+    return then(this.runOnEveryPartition(OP.MAP_ENTRIES_PARTITION, mapName, what), collect);
   }
 
   queueOfferWaiting(queueName: string, value: Buffer, contentType: string | null, timeoutMs: number, client: ClientLiveness): Awaitable<boolean> {
