@@ -13,9 +13,9 @@
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
-import { dataOfStored, keyData, keyOfData, storedFormOfData, stringData } from './data.js';
+import { dataLengthOfStored, dataOfStored, keyData, keyOfData, storedFormOfData, stringData, writeDataOfStored } from './data.js';
 import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
-import { MessageWriter, type MessageReader } from './message.js';
+import { MessageWriter, SIMPLE_FIXED_AT, simpleResponse, type MessageReader } from './message.js';
 
 export const CALL = {
   MAP_PUT: 0x010100,
@@ -264,20 +264,28 @@ function settled<T>(f: () => Awaitable<T>): Awaitable<T> {
   }
 }
 
+// The answers of the common calls, each built in one buffer (simpleResponse).
+
 function emptyAnswer(type: number, id: bigint): Buffer {
-  return MessageWriter.response(type + 1, id).build();
+  return simpleResponse(type + 1, id, 0);
 }
 
 function booleanAnswer(type: number, id: bigint, value: boolean): Buffer {
-  return MessageWriter.response(type + 1, id, 1).setBoolean(0, value).build();
+  const out = simpleResponse(type + 1, id, 1);
+  out[SIMPLE_FIXED_AT] = value ? 1 : 0;
+  return out;
 }
 
 function intAnswer(type: number, id: bigint, value: number): Buffer {
-  return MessageWriter.response(type + 1, id, 4).setInt(0, value).build();
+  const out = simpleResponse(type + 1, id, 4);
+  out.writeInt32LE(value, SIMPLE_FIXED_AT);
+  return out;
 }
 
 function nullableDataAnswer(type: number, id: bigint, value: StoredValue | null): Buffer {
-  return MessageWriter.response(type + 1, id)
-    .nullableBytes(value === null ? null : dataOfStored(value.value, value.contentType))
-    .build();
+  if (value === null) return simpleResponse(type + 1, id, 0, null);
+  const length = dataLengthOfStored(value.value, value.contentType);
+  const out = simpleResponse(type + 1, id, 0, length);
+  writeDataOfStored(out, out.length - length, value.value, value.contentType);
+  return out;
 }

@@ -43,7 +43,7 @@ function malformed(message: string): GridError {
 /** The serializer type id of a Data frame. */
 export function dataType(data: Uint8Array): number {
   if (data.length < DATA_HEADER_BYTES) throw malformed(`a serialized value of ${data.length} bytes (at least ${DATA_HEADER_BYTES})`);
-  return Buffer.from(data.buffer, data.byteOffset, data.length).readInt32BE(4);
+  return int32BE(data, 4);
 }
 
 /** The partition hash of a Data frame, as the clients compute it. */
@@ -54,14 +54,18 @@ export function dataPartitionHash(data: Uint8Array): number {
   return given !== 0 ? given : murmurHash3x86(data, PARTITION_HASH_SEED, DATA_HEADER_BYTES, data.length);
 }
 
+/** A big-endian int32 at `at` (the caller checked the bounds): no Buffer view made per read. */
+function int32BE(data: Uint8Array, at: number): number {
+  return ((data[at] as number) << 24) | ((data[at + 1] as number) << 16) | ((data[at + 2] as number) << 8) | (data[at + 3] as number);
+}
+
 /** The payload bytes of a length-prefixed payload (String, byte[], JSON): a view. */
 function lengthPrefixed(data: Uint8Array, what: string): Buffer {
-  const view = Buffer.from(data.buffer, data.byteOffset, data.length);
   if (data.length < DATA_HEADER_BYTES + 4) throw malformed(`${what}: ${data.length} bytes, too short for its length`);
-  const length = view.readInt32BE(DATA_HEADER_BYTES);
+  const length = int32BE(data, DATA_HEADER_BYTES);
   if (length < 0) throw malformed(`${what}: a null or negative length (${length})`);
   if (DATA_HEADER_BYTES + 4 + length !== data.length) throw malformed(`${what}: a length of ${length} in ${data.length - DATA_HEADER_BYTES - 4} payload bytes`);
-  return view.subarray(DATA_HEADER_BYTES + 4);
+  return Buffer.from(data.buffer, data.byteOffset + DATA_HEADER_BYTES + 4, length);
 }
 
 /**
@@ -93,17 +97,25 @@ export function storedFormOfData(data: Uint8Array): StoredForm {
 
 /** The Data a client reads for a stored value (the mapping of spec/client.md). */
 export function dataOfStored(value: Uint8Array, contentType: string | null): Buffer {
-  switch (valueKind(value, contentType)) {
-    case 'serialized':
-      // Written by a client as some other type: handed back whole.
-      return Buffer.from(value);
-    case 'text':
-      return lengthPrefixedData(TYPE_STRING, value);
-    case 'json':
-      return lengthPrefixedData(TYPE_JSON, value);
-    case 'bytes':
-      return lengthPrefixedData(TYPE_BYTE_ARRAY, value);
+  const out = Buffer.allocUnsafe(dataLengthOfStored(value, contentType));
+  writeDataOfStored(out, 0, value, contentType);
+  return out;
+}
+
+/** The bytes of dataOfStored(value, contentType). */
+export function dataLengthOfStored(value: Uint8Array, contentType: string | null): number {
+  return valueKind(value, contentType) === 'serialized' ? value.length : DATA_HEADER_BYTES + 4 + value.length;
+}
+
+/** Writes dataOfStored(value, contentType) into `target` at `at` (an answer built in one buffer). */
+export function writeDataOfStored(target: Buffer, at: number, value: Uint8Array, contentType: string | null): void {
+  const kind = valueKind(value, contentType);
+  if (kind === 'serialized') {
+    // Written by a client as some other type: handed back whole.
+    target.set(value, at);
+    return;
   }
+  writeLengthPrefixed(target, at, kind === 'text' ? TYPE_STRING : kind === 'json' ? TYPE_JSON : TYPE_BYTE_ARRAY, value);
 }
 
 /** The String Data of a stored key (its UTF-8 bytes, as REST and client writes store keys). */
@@ -118,9 +130,13 @@ export function stringData(text: string): Buffer {
 
 function lengthPrefixedData(type: number, payload: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(DATA_HEADER_BYTES + 4 + payload.length);
-  out.writeInt32BE(0, 0);
-  out.writeInt32BE(type, 4);
-  out.writeInt32BE(payload.length, 8);
-  out.set(payload, 12);
+  writeLengthPrefixed(out, 0, type, payload);
   return out;
+}
+
+function writeLengthPrefixed(target: Buffer, at: number, type: number, payload: Uint8Array): void {
+  target.writeInt32BE(0, at);
+  target.writeInt32BE(type, at + 4);
+  target.writeInt32BE(payload.length, at + 8);
+  target.set(payload, at + 12);
 }

@@ -79,6 +79,8 @@ export class ClientFrameReader {
   private preambleLeft: number;
   private readonly initialFrameBytesMin: number;
   private chunks: Buffer[] = [];
+  /** Bytes of chunks[0] already consumed (the rest of the chunk is not re-sliced per frame). */
+  private offset = 0;
   private buffered = 0;
   /** Frames of the message being read. */
   private frames: ClientFrame[] = [];
@@ -115,6 +117,7 @@ export class ClientFrameReader {
       const error = e instanceof GridError ? e : malformed(String(e));
       this.failure = error;
       this.chunks = [];
+      this.offset = 0;
       this.frames = [];
       this.buffered = 0;
       this.messageBytes = 0;
@@ -124,6 +127,7 @@ export class ClientFrameReader {
 
   private step(): ClientMessage | null {
     if (this.preambleLeft > 0) {
+      if (this.buffered === 0) return null;
       if (this.buffered < this.preambleLeft) {
         // Check what has come so far: garbage is refused without waiting for the rest.
         const got = this.peek(this.buffered);
@@ -136,7 +140,7 @@ export class ClientFrameReader {
     }
     for (;;) {
       if (this.buffered < 4) return null;
-      const length = this.peek(4).readInt32LE(0);
+      const length = this.contiguous(4).readInt32LE(this.offset);
       if (length < FRAME_HEADER_BYTES) throw malformed(`a frame length of ${length} (at least ${FRAME_HEADER_BYTES})`);
       if (length > this.frameBytesMax) {
         throw new GridError('ERR_CLIENT_FRAME_TOO_LARGE', `a frame of ${length} bytes is larger than grid.client.frame.bytes.max (${this.frameBytesMax})`);
@@ -145,9 +149,12 @@ export class ClientFrameReader {
         throw new GridError('ERR_CLIENT_FRAME_TOO_LARGE', `a message of more than ${this.messageBytesMax} bytes`);
       }
       if (this.buffered < length) return null;
-      const frame = this.take(length);
-      const flags = frame.readUInt16LE(4);
-      const content = frame.subarray(FRAME_HEADER_BYTES);
+      // One view per frame: its content (the header is read in place).
+      const chunk = this.contiguous(length);
+      const at = this.offset;
+      const flags = chunk.readUInt16LE(at + 4);
+      const content = chunk.subarray(at + FRAME_HEADER_BYTES, at + length);
+      this.consume(length);
       if (this.frames.length === 0) {
         if ((flags & FLAG_UNFRAGMENTED) !== FLAG_UNFRAGMENTED) throw malformed('a fragmented message (fragments are not supported)');
         if (content.length < this.initialFrameBytesMin) throw malformed(`an initial frame of ${content.length} bytes (at least ${this.initialFrameBytesMin})`);
@@ -165,24 +172,37 @@ export class ClientFrameReader {
 
   /** The first n buffered bytes (a view when they lie in one chunk), without consuming them. */
   private peek(n: number): Buffer {
-    const first = this.chunks[0] as Buffer;
-    if (first.length >= n) return first.subarray(0, n);
-    const joined = Buffer.concat(this.chunks);
-    this.chunks = [joined];
-    return joined.subarray(0, n);
+    const chunk = this.contiguous(n);
+    return chunk.subarray(this.offset, this.offset + n);
   }
 
   /** Consumes and returns the first n buffered bytes (n <= buffered). */
   private take(n: number): Buffer {
-    let first = this.chunks[0] as Buffer;
-    if (first.length < n) {
-      first = Buffer.concat(this.chunks);
-      this.chunks = [first];
-    }
-    const out = first.subarray(0, n);
-    if (first.length === n) this.chunks.shift();
-    else this.chunks[0] = first.subarray(n);
-    this.buffered -= n;
+    const out = this.peek(n);
+    this.consume(n);
     return out;
+  }
+
+  /**
+   * chunks[0], made to hold the first n unconsumed bytes from `offset` on (n <= buffered): as it is
+   * when they lie in it, else joined with the chunks after it.
+   */
+  private contiguous(n: number): Buffer {
+    const first = this.chunks[0] as Buffer;
+    if (first.length - this.offset >= n) return first;
+    const joined = Buffer.concat([first.subarray(this.offset), ...this.chunks.slice(1)]);
+    this.chunks = [joined];
+    this.offset = 0;
+    return joined;
+  }
+
+  /** Marks n bytes consumed (they lie in chunks[0], after `contiguous`). */
+  private consume(n: number): void {
+    this.offset += n;
+    this.buffered -= n;
+    if (this.offset === (this.chunks[0] as Buffer).length) {
+      this.chunks.shift();
+      this.offset = 0;
+    }
   }
 }

@@ -289,6 +289,33 @@ export class MessageWriter {
 
 const EMPTY = new Uint8Array(0);
 
+/**
+ * A response of one initial frame with `fixedBytes` of fixed fields (zeros, for the caller to set at
+ * RESPONSE_FIXED + offset of the initial frame's content, i.e. byte FRAME_HEADER_BYTES + 13 + offset)
+ * and, when `frameBytes` is not undefined, one more frame of that many content bytes at the end (for
+ * the caller to fill), or a null frame for null. The same bytes MessageWriter would build, in one
+ * buffer: the answers of the common calls are made this way.
+ */
+export function simpleResponse(type: number, correlationId: bigint, fixedBytes: number, frameBytes?: number | null): Buffer {
+  const initialLength = FRAME_HEADER_BYTES + RESPONSE_FIXED + fixedBytes;
+  const last = frameBytes === undefined;
+  const total = initialLength + (last ? 0 : FRAME_HEADER_BYTES + (frameBytes ?? 0));
+  const out = Buffer.allocUnsafe(total);
+  out.writeInt32LE(initialLength, 0);
+  out.writeUInt16LE(last ? FLAG_UNFRAGMENTED | FLAG_FINAL : FLAG_UNFRAGMENTED, 4);
+  out.writeInt32LE(type, FRAME_HEADER_BYTES + OFFSET_TYPE);
+  out.writeBigInt64LE(correlationId, FRAME_HEADER_BYTES + OFFSET_CORRELATION);
+  out.fill(0, FRAME_HEADER_BYTES + OFFSET_BACKUP_ACKS, initialLength);
+  if (!last) {
+    out.writeInt32LE(FRAME_HEADER_BYTES + (frameBytes ?? 0), initialLength);
+    out.writeUInt16LE(frameBytes === null ? FLAG_NULL | FLAG_FINAL : FLAG_FINAL, initialLength + 4);
+  }
+  return out;
+}
+
+/** Where simpleResponse's fixed field at `offset` lies in its bytes. */
+export const SIMPLE_FIXED_AT = FRAME_HEADER_BYTES + RESPONSE_FIXED;
+
 export function writeUuid(target: Buffer, at: number, uuid: Uuid): void {
   if (uuid === null) {
     target.fill(0, at, at + UUID_BYTES);

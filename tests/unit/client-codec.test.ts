@@ -5,13 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClientFrameReader, FLAG_BEGIN_STRUCT, FLAG_END_STRUCT, FLAG_FINAL, FLAG_NULL, FLAG_UNFRAGMENTED, PREAMBLE, type ClientMessage } from '../../src/client/frames.js';
-import { MessageReader, uuidFromString, uuidToString } from '../../src/client/message.js';
+import { MessageReader, MessageWriter, SIMPLE_FIXED_AT, simpleResponse, uuidFromString, uuidToString } from '../../src/client/message.js';
 import { AUTH_STATUS, decodeAuthentication, encodeAuthenticationResponse, encodeMembersView, encodePartitionsView, MESSAGE } from '../../src/client/codecs.js';
 import {
   CONTENT_TYPE_BYTES,
   CONTENT_TYPE_JSON,
   CONTENT_TYPE_SERIALIZED,
   CONTENT_TYPE_TEXT,
+  dataLengthOfStored,
   dataOfStored,
   dataPartitionHash,
   dataType,
@@ -22,6 +23,7 @@ import {
   TYPE_BYTE_ARRAY,
   TYPE_JSON,
   TYPE_STRING,
+  writeDataOfStored,
 } from '../../src/client/data.js';
 import { clientCodeOf, encodeErrorResponse, RETRIED_CODES } from '../../src/client/errors.js';
 import { keyHash, partitionIdOf } from '../../src/partition/partition-id.js';
@@ -482,4 +484,31 @@ test('calls: replace, the IfSame writes, whole-map reads and the queue calls map
   assert.equal(seen.length, 0, 'a maximum of 0 asks the member nothing');
   assert.equal(typeOf(await run(CALL.QUEUE_CLEAR, Buffer.alloc(0), [frame('q')])), CALL.QUEUE_CLEAR + 1);
   assert.deepEqual(seen.pop(), ['clear', 'q']);
+});
+
+test('the one-buffer answers equal what the message writer builds, byte for byte', () => {
+  const random = new SeededRandom(11);
+  for (let i = 0; i < 200; i++) {
+    const type = random.nextInt(0x7fffffff);
+    const id = BigInt(random.nextInt(0x7fffffff)) * 4096n - 17n;
+    assert.deepEqual(simpleResponse(type, id, 0), MessageWriter.response(type, id).build());
+    const flag = simpleResponse(type, id, 1);
+    flag[SIMPLE_FIXED_AT] = 1;
+    assert.deepEqual(flag, MessageWriter.response(type, id, 1).setBoolean(0, true).build());
+    const n = random.nextInt(1 << 30) - (1 << 29);
+    const int = simpleResponse(type, id, 4);
+    int.writeInt32LE(n, SIMPLE_FIXED_AT);
+    assert.deepEqual(int, MessageWriter.response(type, id, 4).setInt(0, n).build());
+    assert.deepEqual(simpleResponse(type, id, 0, null), MessageWriter.response(type, id).nullFrame().build());
+    const data = Buffer.from(Array.from({ length: random.nextInt(300) }, () => random.nextInt(256)));
+    const withData = simpleResponse(type, id, 0, data.length);
+    data.copy(withData, withData.length - data.length);
+    assert.deepEqual(withData, MessageWriter.response(type, id).bytes(data).build());
+  }
+  // A stored value written in place reads as dataOfStored says, for every kind.
+  for (const [value, contentType] of [[Buffer.from('héllo'), 'text/plain'], [Buffer.from('{"a":1}'), 'application/json'], [Buffer.from([0xff, 0]), null], [stringData('kept whole'), CONTENT_TYPE_SERIALIZED]] as const) {
+    const out = Buffer.alloc(3 + dataLengthOfStored(value, contentType));
+    writeDataOfStored(out, 3, value, contentType);
+    assert.deepEqual(out.subarray(3), dataOfStored(value, contentType));
+  }
 });
