@@ -123,8 +123,17 @@ export class MessageReader {
   }
 
   /** A String frame: strict UTF-8. */
+  /** The next frame as a string; the last short one decoded is reused when the bytes repeat (a map's name call after call). */
   string(what: string): string {
-    return decodeUtf8(this.bytes(what), what);
+    const bytes = this.bytes(what);
+    const cached = lastString.bytes;
+    if (cached !== null && sameBytes(bytes, cached)) return lastString.text;
+    const text = decodeUtf8(bytes, what);
+    if (bytes.length <= LAST_STRING_BYTES_MAX) {
+      lastString.bytes = Buffer.from(bytes);
+      lastString.text = text;
+    }
+    return text;
   }
 
   nullableString(what: string): string | null {
@@ -165,6 +174,17 @@ export class MessageReader {
   get framesLeft(): number {
     return this.message.frames.length - this.next;
   }
+}
+
+/** The last short string MessageReader.string decoded, with a copy of its bytes (module state: one thread, no I/O). */
+const LAST_STRING_BYTES_MAX = 64;
+const lastString: { bytes: Buffer | null; text: string } = { bytes: null, text: '' };
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), checked natively. */

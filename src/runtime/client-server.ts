@@ -226,6 +226,8 @@ export class ClientConnection implements ClientLiveness {
   inFlight = 0;
   /** The cluster id this connection authenticated with. */
   clusterId: string | null = null;
+  /** What runCall needs, made once per connection. */
+  private readonly context: { api: MemberApi; client: ClientLiveness; pollSecondsMax: number; answerBytesMax: number; internalError: (e: unknown, type: number) => void };
   /** Bytes of `batch`. */
   private batchBytes = 0;
   /** Messages wait in the reader until this connection owes less (see process). */
@@ -237,7 +239,28 @@ export class ClientConnection implements ClientLiveness {
   ) {
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.reader = new ClientFrameReader({ frameBytesMax: server.o.frameBytesMax, preamble: true });
+    this.context = {
+      api: server.o.api(),
+      client: this,
+      pollSecondsMax: server.o.pollSecondsMax,
+      answerBytesMax: server.o.frameBytesMax,
+      internalError: (e, type) => server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
+    };
   }
+
+  /** A call's answer (or error response) goes out with the batch. */
+  private send(bytes: Buffer): void {
+    // Message type 0 is the error response.
+    if (bytes.readInt32LE(6) === 0) this.server.counters.errors++;
+    this.write(bytes);
+  }
+
+  /** The answer of a call that was in flight. */
+  private readonly sendLater = (bytes: Buffer): void => {
+    this.inFlight--;
+    this.send(bytes);
+    if (this.stalled) this.unstall();
+  };
 
   onData(chunk: Buffer): void {
     if (this.closed) return;
@@ -415,26 +438,13 @@ export class ClientConnection implements ClientLiveness {
             this.write(encodeErrorResponse(r.correlationId, CLIENT_ERROR.INSTANCE_NOT_ACTIVE, 'this member is shutting down: the call goes to another member'));
             return;
           }
-          const out = runCall(r, {
-            api: this.server.o.api(),
-            client: this,
-            pollSecondsMax: this.server.o.pollSecondsMax,
-            answerBytesMax: this.server.o.frameBytesMax,
-            internalError: (e, type) => this.server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
-          });
-          const send = (bytes: Buffer): void => {
-            // Message type 0 is the error response.
-            if (bytes.readInt32LE(6) === 0) counters.errors++;
-            this.write(bytes);
-          };
+          // The member API of the moment (a member restarted as a new member is another object).
+          this.context.api = this.server.o.api();
+          const out = runCall(r, this.context);
           if (out instanceof Promise) {
             this.inFlight++;
-            void out.then((bytes) => {
-              this.inFlight--;
-              send(bytes);
-              if (this.stalled) this.unstall();
-            });
-          } else send(out);
+            void out.then(this.sendLater);
+          } else this.send(out);
           return;
         }
         this.server.counters.errors++;
