@@ -94,12 +94,12 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
   const type = r.type;
   switch (type) {
     case CALL.MAP_GET: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       return then(api.mapGet(name, key), (v) => nullableDataAnswer(type, id, v));
     }
     case CALL.MAP_CONTAINS_KEY: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       return then(api.mapGet(name, key), (v) => booleanAnswer(type, id, v !== null));
     }
@@ -116,7 +116,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const withMaxIdle = type === CALL.MAP_PUT_WITH_MAX_IDLE || type === CALL.MAP_PUT_TRANSIENT_WITH_MAX_IDLE || type === CALL.MAP_PUT_IF_ABSENT_WITH_MAX_IDLE || type === CALL.MAP_SET_WITH_MAX_IDLE;
       const ttl = r.long(8, 'ttl');
       const maxIdle = withMaxIdle ? r.long(16, 'maxIdle') : -1;
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       const value = storedFormOfData(r.bytes('value'));
       const mode = type === CALL.MAP_PUT || type === CALL.MAP_PUT_WITH_MAX_IDLE ? 'put' : type === CALL.MAP_PUT_IF_ABSENT || type === CALL.MAP_PUT_IF_ABSENT_WITH_MAX_IDLE ? 'putIfAbsent' : 'set';
@@ -129,18 +129,18 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       return then(api.mapPutWithExpiry(name, key, value.value, value.contentType, ttl, maxIdle, mode), (v) => answerWith(mode === 'set' ? null : v));
     }
     case CALL.MAP_REMOVE: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       return then(api.mapGetAndRemove(name, key), (v) => nullableDataAnswer(type, id, v));
     }
     case CALL.MAP_DELETE: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       return then(api.mapRemove(name, key), () => emptyAnswer(type, id));
     }
     case CALL.MAP_GET_ALL: {
       // As in the reference, not one atomic read: each key is read on its owner.
-      const name = r.string('name');
+      const name = r.structureName('name');
       const keys = r.bytesList('keys').map((k) => keyOfData(k));
       const reads = keys.map((k) => settled(() => api.mapGet(name, k)));
       const answerWith = (values: (StoredValue | null)[]): Buffer => {
@@ -154,33 +154,33 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
     }
     case CALL.MAP_PUT_ALL: {
       // Each entry is written on its owner; not atomic as a whole (nor in the reference).
-      const name = r.string('name');
+      const name = r.structureName('name');
       const entries = r.entryList('entries').map(([k, v]) => [keyOfData(k), storedFormOfData(v)] as const);
       const writes = entries.map(([k, v]) => settled(() => api.mapPut(name, k, v.value, v.contentType)));
       const pending = writes.filter((x): x is Promise<void> => x instanceof Promise);
       return pending.length === 0 ? emptyAnswer(type, id) : Promise.all(pending).then(() => emptyAnswer(type, id));
     }
     case CALL.MAP_SIZE:
-      return then(api.mapSize(r.string('name')), (n) => intAnswer(type, id, n));
+      return then(api.mapSize(r.structureName('name')), (n) => intAnswer(type, id, n));
     case CALL.MAP_IS_EMPTY:
-      return then(api.mapSize(r.string('name')), (n) => booleanAnswer(type, id, n === 0));
+      return then(api.mapSize(r.structureName('name')), (n) => booleanAnswer(type, id, n === 0));
     case CALL.MAP_CLEAR:
-      return then(api.mapClear(r.string('name')), () => emptyAnswer(type, id));
+      return then(api.mapClear(r.structureName('name')), () => emptyAnswer(type, id));
     case CALL.MAP_REPLACE: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       const value = storedFormOfData(r.bytes('value'));
       return then(api.mapReplace(name, key, value.value, value.contentType), (v) => nullableDataAnswer(type, id, v));
     }
     case CALL.MAP_REPLACE_IF_SAME: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       const expected = storedFormOfData(r.bytes('testValue'));
       const value = storedFormOfData(r.bytes('value'));
       return then(api.mapReplaceIfSame(name, key, expected, value.value, value.contentType), (ok) => booleanAnswer(type, id, ok));
     }
     case CALL.MAP_REMOVE_IF_SAME: {
-      const name = r.string('name');
+      const name = r.structureName('name');
       const key = keyOfData(r.bytes('key'));
       const expected = storedFormOfData(r.bytes('value'));
       return then(api.mapRemoveIfSame(name, key, expected), (ok) => booleanAnswer(type, id, ok));
@@ -189,7 +189,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
     case CALL.MAP_VALUES:
     case CALL.MAP_ENTRY_SET: {
       const select = type === CALL.MAP_KEY_SET ? 'keys' : type === CALL.MAP_VALUES ? 'values' : 'entries';
-      return then(api.mapEntries(r.string('name'), select, c.answerBytesMax), (entries) => {
+      return then(api.mapEntries(r.structureName('name'), select, c.answerBytesMax), (entries) => {
         const w = MessageWriter.response(type + 1, id).begin();
         for (const e of entries) {
           if (select !== 'values') w.bytes(keyData(e.key));
@@ -203,7 +203,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       // offer waits up to its timeout (at most the poll limit); put waits up to the poll limit and
       // then fails with 38, as take does (its wait has no end in the reference).
       const timeoutMs = type === CALL.QUEUE_PUT ? c.pollSecondsMax * 1000 : Math.min(r.long(0, 'timeoutMillis'), c.pollSecondsMax * 1000);
-      const name = r.string('name');
+      const name = r.structureName('name');
       const value = storedFormOfData(r.bytes('value'));
       const stored = timeoutMs > 0 ? api.queueOfferWaiting(name, value.value, value.contentType, timeoutMs, c.client) : api.queueOffer(name, value.value, value.contentType);
       return then(stored, (ok) => {
@@ -213,12 +213,12 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       });
     }
     case CALL.QUEUE_CLEAR:
-      return then(api.queueClear(r.string('name')), () => emptyAnswer(type, id));
+      return then(api.queueClear(r.structureName('name')), () => emptyAnswer(type, id));
     case CALL.QUEUE_DRAIN_TO:
     case CALL.QUEUE_DRAIN_TO_MAX_SIZE: {
       // As in the reference: a negative maximum drains all, 0 drains nothing.
       const max = type === CALL.QUEUE_DRAIN_TO ? -1 : r.int(0, 'maxSize');
-      const name = r.string('name');
+      const name = r.structureName('name');
       const listAnswer = (items: readonly StoredValue[]): Buffer => {
         const w = MessageWriter.response(type + 1, id).begin();
         for (const v of items) w.bytes(dataOfStored(v.value, v.contentType));
@@ -231,7 +231,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
     case CALL.QUEUE_TAKE: {
       // take waits as long as a poll may (its wait has no end in the reference).
       const timeoutMs = type === CALL.QUEUE_TAKE ? -1 : r.long(0, 'timeoutMillis');
-      const name = r.string('name');
+      const name = r.structureName('name');
       // A negative timeout (take) and one past the limit wait for the limit.
       const seconds = timeoutMs < 0 ? c.pollSecondsMax : Math.min(timeoutMs / 1000, c.pollSecondsMax);
       return then(api.queuePoll(name, seconds, c.client), (v) => {
@@ -242,11 +242,11 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       });
     }
     case CALL.QUEUE_PEEK:
-      return then(api.queuePeek(r.string('name')), (v) => nullableDataAnswer(type, id, v));
+      return then(api.queuePeek(r.structureName('name')), (v) => nullableDataAnswer(type, id, v));
     case CALL.QUEUE_SIZE:
-      return then(api.queueSize(r.string('name')), (n) => intAnswer(type, id, n));
+      return then(api.queueSize(r.structureName('name')), (n) => intAnswer(type, id, n));
     case CALL.QUEUE_IS_EMPTY:
-      return then(api.queueSize(r.string('name')), (n) => booleanAnswer(type, id, n === 0));
+      return then(api.queueSize(r.structureName('name')), (n) => booleanAnswer(type, id, n === 0));
     default:
       throw new GridError('ERR_CLIENT_PROTOCOL', `message type 0x${type.toString(16)} is not a served call`);
   }

@@ -123,8 +123,15 @@ export class MessageReader {
   }
 
   /** A String frame: strict UTF-8. */
-  /** The next frame as a string; the last short one decoded is reused when the bytes repeat (a map's name call after call). */
   string(what: string): string {
+    return decodeUtf8(this.bytes(what), what);
+  }
+
+  /**
+   * A structure's name (map, queue): as string(), but the last short name decoded is reused when
+   * its bytes come again (call after call on one map). Only names are kept, never credentials.
+   */
+  structureName(what: string): string {
     const bytes = this.bytes(what);
     const cached = lastString.bytes;
     if (cached !== null && sameBytes(bytes, cached)) return lastString.text;
@@ -176,7 +183,7 @@ export class MessageReader {
   }
 }
 
-/** The last short string MessageReader.string decoded, with a copy of its bytes (module state: one thread, no I/O). */
+/** The last short name MessageReader.structureName decoded, with a copy of its bytes (module state: one thread, no I/O). */
 const LAST_STRING_BYTES_MAX = 64;
 const lastString: { bytes: Buffer | null; text: string } = { bytes: null, text: '' };
 
