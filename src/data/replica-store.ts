@@ -666,7 +666,7 @@ export class ReplicaStore {
       case BACKUP.QUEUE_REMOVE:
         return this.emitQueue(partitionId, op.name, 'queueRemove', null, op.itemId, false);
       case BACKUP.QUEUE_REMOVE_MANY:
-        for (const i of decodeWith(REMOVED_ITEMS, op.value, 'removed items').items) this.emitQueue(partitionId, op.name, 'queueRemove', null, i.id, false);
+        for (const i of removedItems(op.value)) this.emitQueue(partitionId, op.name, 'queueRemove', null, i.id, false);
         return;
       case BACKUP.QUEUE_CLEAR:
         return this.emitQueue(partitionId, op.name, 'queueClear', null, 0, false);
@@ -681,7 +681,8 @@ export class ReplicaStore {
         this.maps.put(op.name, op.key, partitionId, op.value, op.contentType, op.timeMs);
         return;
       case BACKUP.MAP_PUT_EXPIRY: {
-        const p = decodeWith(BACKUP_PUT_EXPIRY, op.value, 'backup put with expiry');
+        // Views of the write's bytes: the store copies what it keeps.
+        const p = decodeWith(BACKUP_PUT_EXPIRY, op.value, 'backup put with expiry', { views: true });
         this.maps.put(op.name, op.key, partitionId, p.value, op.contentType, op.timeMs, { ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs });
         return;
       }
@@ -703,7 +704,7 @@ export class ReplicaStore {
         this.queues.removeReplica(op.name, op.itemId);
         return;
       case BACKUP.QUEUE_REMOVE_MANY:
-        for (const i of decodeWith(REMOVED_ITEMS, op.value, 'removed items').items) this.queues.removeReplica(op.name, i.id);
+        for (const i of removedItems(op.value)) this.queues.removeReplica(op.name, i.id);
         return;
       case BACKUP.QUEUE_CLEAR:
         this.queues.dropItems(op.name);
@@ -804,6 +805,11 @@ function parseWanGuard(guard: string | null): { sync: boolean; version: number; 
 /** Puts the owner's drop mask into the backup write (map writes leave itemId unused). */
 function withDropMask(r: OwnerResult, mask: number): void {
   if (r.backup !== null && mask !== 0) (r.backup as { itemId: number }).itemId = mask >>> 0;
+}
+
+/** The items a QUEUE_REMOVE_MANY backup write names (values as views of its bytes). */
+function removedItems(value: Uint8Array): readonly { readonly id: number; readonly value: Uint8Array }[] {
+  return decodeWith(REMOVED_ITEMS, value, 'removed items', { views: true }).items;
 }
 
 /** An entry's own time-to-live or max-idle as the wire may carry it: -1 (the map's), 0 (never) or a whole positive number of ms. */

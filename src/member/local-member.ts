@@ -416,7 +416,7 @@ export class LocalMember implements MemberApi {
       let bytes = 0;
       for (const o of outcomes) {
         if (o.kind !== 'value' || o.value === null) continue;
-        for (const e of decodeWith(ENTRIES_ANSWER, o.value, 'map entries answer').entries) {
+        for (const e of decodeWith(ENTRIES_ANSWER, o.value, 'map entries answer', { views: true }).entries) {
           bytes += e.key.length + e.value.length;
           if (bytes > bytesMax) {
             throw new GridError('ERR_DATA_ANSWER_TOO_LARGE', `map '${mapName}' holds more than ${bytesMax} bytes of ${select}: too much for one answer (read it by keys instead)`);
@@ -453,7 +453,7 @@ export class LocalMember implements MemberApi {
     const p = this.node.store.queuePartition(queueName);
     return then(this.run(p, OP.QUEUE_DRAIN, queueName, EMPTY, EMPTY, null, max), (o) => {
       if (o.kind !== 'value' || o.value === null) return [];
-      return decodeWith(QUEUE_ITEMS_ANSWER, o.value, 'queue drain answer').items.map((i) => ({ value: Buffer.from(i.value), contentType: i.contentType }));
+      return decodeWith(QUEUE_ITEMS_ANSWER, o.value, 'queue drain answer', { views: true }).items.map((i) => ({ value: Buffer.from(i.value), contentType: i.contentType }));
     });
   }
 

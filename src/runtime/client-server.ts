@@ -145,8 +145,11 @@ export class ClientServer {
 
   private sweep(): void {
     const now = Date.now();
-    const view = this.o.api().clientView();
-    if (view.joined) this.closeForeign(view.clusterId);
+    // With a view listener registered, checkView does this every 250 ms already.
+    if (this.viewers.size === 0) {
+      const view = this.o.api().clientView();
+      if (view.joined) this.closeForeign(view.clusterId);
+    }
     for (const c of this.connections) {
       if (!c.authenticated && now - c.openedAt >= AUTH_TIMEOUT_MS) {
         this.counters.closedUnauthenticated++;
@@ -336,13 +339,16 @@ export class ClientConnection implements ClientLiveness {
     this.batch = [];
     this.batchBytes = 0;
     this.socket.write(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
-    // A client that sends calls and reads no answers: stop reading its calls until it catches up.
-    if (this.socket.writableLength > WRITE_BUFFERED_BYTES_MAX && !this.socket.isPaused()) this.socket.pause();
+    // A client that sends calls and reads no answers (also answers that came later): stop reading
+    // its calls until it catches up, as process() does.
+    if (this.socket.writableLength > WRITE_BUFFERED_BYTES_MAX) {
+      this.stalled = true;
+      if (!this.socket.isPaused()) this.socket.pause();
+    }
   }
 
   onDrain(): void {
-    if (this.stalled) this.unstall();
-    else if (!this.closed && this.socket.isPaused()) this.socket.resume();
+    this.unstall();
   }
 
   close(why: string | null): void {

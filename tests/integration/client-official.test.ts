@@ -312,66 +312,20 @@ test('three clients and REST share a queue while a member joins: every item take
   }
 });
 
-test('kill -9 of a member under a client writer: every acknowledged write is read back', { timeout: 180_000 }, async (t) => {
+/**
+ * Four client writers, each on its own keys, while `lose` takes the third of three members away
+ * after 1,000 acknowledged writes; 1,000 more are attempted once two members remain. An
+ * acknowledged set is recorded; a failed one only attempted (its answer may have been lost after the
+ * write), so its key is not judged. Every acknowledged write is then read back through REST.
+ */
+async function writersThroughLoss(t: { diagnostic(message: string): void }, mapName: string, lose: (member: MemberProcess) => Promise<void>): Promise<{ failures: string[]; judged: number }> {
   const ports = await freePorts(3);
   const members = await startClusterMembers(ports);
   let client: HzClient | null = null;
   try {
     await waitSettled(ports, 3, 30_000);
     client = await hz.Client.newHazelcastClient(clientConfig(ports));
-    const map = await client.getMap('kw');
-    // Four writers, each writing its own keys in order: an acknowledged set is recorded, a failed one
-    // only attempted (its answer may have been lost after the write).
-    const acked = new Map<string, string>();
-    let failures = 0;
-    let stop = false;
-    let sequence = 0;
-    const writer = async (w: number): Promise<void> => {
-      while (!stop) {
-        const i = sequence++;
-        const key = `w${w}-k${i % 500}`;
-        const value = `v${i}`;
-        try {
-          await map.set(key, value);
-          acked.set(key, value);
-        } catch {
-          failures++;
-          acked.delete(key); // the last attempt may or may not have landed: not judged
-        }
-      }
-    };
-    const writers = [0, 1, 2, 3].map((w) => writer(w));
-    await until('1000 acknowledged writes', 30_000, async () => (acked.size >= 1000 ? true : null));
-    members[2]!.child.kill('SIGKILL');
-    await members[2]!.waitForExit();
-    await until('two members', 30_000, () => sizeIs(ports.slice(0, 2), 2));
-    const afterRemoval = sequence;
-    await until('writes after the removal', 30_000, async () => (sequence > afterRemoval + 1000 ? true : null));
-    stop = true;
-    await Promise.all(writers);
-    await waitSettled(ports.slice(0, 2), 2, 60_000);
-    t.diagnostic(`attempted ${sequence}, judged ${acked.size}, failed ${failures}`);
-    for (const [key, value] of acked) {
-      const answer = await request(ports[(key.length % 2)]!, 'GET', `/grid/rest/maps/kw/${key}`);
-      assert.equal(answer.body.toString(), value, `${key} acknowledged as ${value}`);
-    }
-    assert.ok(acked.size >= 1000);
-    await client.shutdown();
-    client = null;
-  } finally {
-    if (client !== null) await client.shutdown().catch(() => null);
-    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
-  }
-});
-
-test('a member shut down gracefully under client writers: every call is answered, every write read back', { timeout: 180_000 }, async (t) => {
-  const ports = await freePorts(3);
-  const members = await startClusterMembers(ports);
-  let client: HzClient | null = null;
-  try {
-    await waitSettled(ports, 3, 30_000);
-    client = await hz.Client.newHazelcastClient(clientConfig(ports));
-    const map = await client.getMap('gs');
+    const map = await client.getMap(mapName);
     const acked = new Map<string, string>();
     const failures: string[] = [];
     let stop = false;
@@ -392,26 +346,40 @@ test('a member shut down gracefully under client writers: every call is answered
     };
     const writers = [0, 1, 2, 3].map((w) => writer(w));
     await until('1000 acknowledged writes', 30_000, async () => (acked.size >= 1000 ? true : null));
-    // SIGTERM: the member hands its partitions off, answers calls that still reach it with 19 (the
-    // client retries them elsewhere), finishes the ones in flight, and only then closes.
-    await members[2]!.stop('SIGTERM', 60_000);
+    await lose(members[2]!);
     await until('two members', 30_000, () => sizeIs(ports.slice(0, 2), 2));
-    const afterStop = sequence;
-    await until('writes after the shutdown', 30_000, async () => (sequence > afterStop + 1000 ? true : null));
+    const afterLoss = sequence;
+    await until('writes after the loss', 30_000, async () => (sequence > afterLoss + 1000 ? true : null));
     stop = true;
     await Promise.all(writers);
-    t.diagnostic(`attempted ${sequence}, failed ${failures.length}`);
-    assert.deepEqual(failures, [], 'no call failed');
+    await waitSettled(ports.slice(0, 2), 2, 60_000);
+    t.diagnostic(`attempted ${sequence}, judged ${acked.size}, failed ${failures.length}`);
     for (const [key, value] of acked) {
-      const answer = await request(ports[key.length % 2]!, 'GET', `/grid/rest/maps/gs/${key}`);
+      const answer = await request(ports[key.length % 2]!, 'GET', `/grid/rest/maps/${mapName}/${key}`);
       assert.equal(answer.body.toString(), value, `${key} acknowledged as ${value}`);
     }
     await client.shutdown();
     client = null;
+    return { failures, judged: acked.size };
   } finally {
     if (client !== null) await client.shutdown().catch(() => null);
     await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
   }
+}
+
+test('kill -9 of a member under a client writer: every acknowledged write is read back', { timeout: 180_000 }, async (t) => {
+  const { judged } = await writersThroughLoss(t, 'kw', async (member) => {
+    member.child.kill('SIGKILL');
+    await member.waitForExit();
+  });
+  assert.ok(judged >= 1000);
+});
+
+test('a member shut down gracefully under client writers: every call is answered, every write read back', { timeout: 180_000 }, async (t) => {
+  // SIGTERM: the member hands its partitions off, answers calls that still reach it with 19 (the
+  // client retries them elsewhere), finishes the ones in flight, and only then closes.
+  const { failures } = await writersThroughLoss(t, 'gs', (member) => member.stop('SIGTERM', 60_000).then(() => undefined));
+  assert.deepEqual(failures, [], 'no call failed');
 });
 
 test('a split-brain merge: the merging member closes its client connections, the client reconnects and takes the merged cluster\'s view', { timeout: 180_000 }, async () => {

@@ -20,6 +20,13 @@ function newStore(): ReplicaStore {
   return new ReplicaStore({ partitionCount: PARTITIONS, resolveMapConfig: (name) => defaultMap(name), resolveQueueConfig: (name) => defaultQueue(name), random: new SeededRandom(1), waitersMax: 10 });
 }
 
+/** Applies an owner's result on `backup` as the owner's backup write (nothing when it wrote nothing). */
+function applierTo(owner: ReplicaStore, backup: ReplicaStore, p: number): (r: ReturnType<ReplicaStore['runOwnerOp']>) => void {
+  return (r) => {
+    if (r.backup !== null) assert.equal(backup.applyBackup(p, owner.version(p), r.backup), 'applied');
+  };
+}
+
 const op = (code: number, key: string, value = ''): OpWire => ({ code, name: 'm', key: utf8(key), value: utf8(value), contentType: value === '' ? null : 'text/plain', timeoutMs: 0 });
 
 function valueOf(outcome: { kind: string; value?: Uint8Array | null }): string | null {
@@ -31,9 +38,7 @@ test('get-and-put, put-if-absent-get and get-and-remove answer the old value and
   const owner = newStore();
   const backup = newStore();
   const p = partitionIdOfKey(utf8('k'), PARTITIONS);
-  const apply = (r: ReturnType<ReplicaStore['runOwnerOp']>): void => {
-    if (r.backup !== null) assert.equal(backup.applyBackup(p, owner.version(p), r.backup), 'applied');
-  };
+  const apply = applierTo(owner, backup, p);
   const get = (s: ReplicaStore): string | null => valueOf(s.runOwnerOp(p, op(OP.MAP_GET, 'k'), 2).outcome);
 
   let r = owner.runOwnerOp(p, op(OP.MAP_GET_AND_PUT, 'k', 'one'), 1);
@@ -87,9 +92,7 @@ test('replace, replaceIfSame and removeIfSame write only on their condition; a v
   const owner = newStore();
   const backup = newStore();
   const p = partitionIdOfKey(utf8('k'), PARTITIONS);
-  const apply = (r: ReturnType<ReplicaStore['runOwnerOp']>): void => {
-    if (r.backup !== null) assert.equal(backup.applyBackup(p, owner.version(p), r.backup), 'applied');
-  };
+  const apply = applierTo(owner, backup, p);
   const typed = (code: number, value: Buffer, contentType: string | null): OpWire => ({ code, name: 'm', key: utf8('k'), value, contentType, timeoutMs: 0 });
   const ifSame = (expected: string, expectedType: string | null, value: string): OpWire =>
     typed(OP.MAP_REPLACE_IF_SAME, encodeWith(IF_SAME_PAYLOAD, { expected: utf8(expected), expectedType, value: utf8(value) }), 'text/plain; charset=utf-8');
@@ -159,9 +162,7 @@ test('queue drain takes at most its maximum from the head, clear takes all; back
   const backup = newStore();
   const q = (code: number, value = '', max = 0): OpWire => ({ code, name: 'q', key: Buffer.alloc(0), value: utf8(value), contentType: 'text/plain', timeoutMs: max });
   const p = owner.queuePartition('q');
-  const apply = (r: ReturnType<ReplicaStore['runOwnerOp']>): void => {
-    if (r.backup !== null) assert.equal(backup.applyBackup(p, owner.version(p), r.backup), 'applied');
-  };
+  const apply = applierTo(owner, backup, p);
   const items = (r: ReturnType<ReplicaStore['runOwnerOp']>): string[] =>
     decodeWith(QUEUE_ITEMS_ANSWER, (r.outcome as { value: Buffer }).value, 'test').items.map((i) => Buffer.from(i.value).toString());
   for (const v of ['a', 'b', 'c', 'd', 'e']) apply(owner.runOwnerOp(p, q(OP.QUEUE_OFFER, v), 1));
