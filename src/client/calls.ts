@@ -10,10 +10,11 @@
 // drainTo (with or without a maximum). put, take and a waiting offer or poll wait at most
 // grid.queue.poll.timeout.seconds.max. Every other call is answered with error 61 by the caller
 // (docs/client.md).
+import { valueKind } from '../data/value-kind.js';
 import type { Awaitable, ClientLiveness, MemberApi, StoredValue } from '../member/member-api.js';
 import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
-import { dataLengthOfStored, dataOfStored, keyData, keyOfData, storedFormOfData, stringData, writeDataOfStored } from './data.js';
+import { dataLengthOfKind, dataOfStored, keyData, keyOfData, storedFormOfData, stringData, writeDataOfKind } from './data.js';
 import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
 import { MessageWriter, SIMPLE_FIXED_AT, simpleResponse, type MessageReader } from './message.js';
 
@@ -284,8 +285,9 @@ function intAnswer(type: number, id: bigint, value: number): Buffer {
 
 function nullableDataAnswer(type: number, id: bigint, value: StoredValue | null): Buffer {
   if (value === null) return simpleResponse(type + 1, id, 0, null);
-  const length = dataLengthOfStored(value.value, value.contentType);
+  const kind = valueKind(value.value, value.contentType);
+  const length = dataLengthOfKind(value.value, kind);
   const out = simpleResponse(type + 1, id, 0, length);
-  writeDataOfStored(out, out.length - length, value.value, value.contentType);
+  writeDataOfKind(out, out.length - length, value.value, kind);
   return out;
 }

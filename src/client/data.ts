@@ -17,7 +17,7 @@ import { GridError } from '../util/errors.js';
 import { murmurHash3x86 } from '../partition/murmur3.js';
 import { PARTITION_HASH_SEED } from '../partition/partition-id.js';
 import { decodeUtf8 } from './message.js';
-import { CONTENT_TYPE_SERIALIZED, SERIALIZED_HEADER_BYTES, valueKind } from '../data/value-kind.js';
+import { CONTENT_TYPE_SERIALIZED, SERIALIZED_HEADER_BYTES, valueKind, type ValueKind } from '../data/value-kind.js';
 
 export { CONTENT_TYPE_SERIALIZED, textKind } from '../data/value-kind.js';
 
@@ -97,19 +97,29 @@ export function storedFormOfData(data: Uint8Array): StoredForm {
 
 /** The Data a client reads for a stored value (the mapping of spec/client.md). */
 export function dataOfStored(value: Uint8Array, contentType: string | null): Buffer {
-  const out = Buffer.allocUnsafe(dataLengthOfStored(value, contentType));
-  writeDataOfStored(out, 0, value, contentType);
+  const kind = valueKind(value, contentType);
+  const out = Buffer.allocUnsafe(dataLengthOfKind(value, kind));
+  writeDataOfKind(out, 0, value, kind);
   return out;
 }
 
 /** The bytes of dataOfStored(value, contentType). */
 export function dataLengthOfStored(value: Uint8Array, contentType: string | null): number {
-  return valueKind(value, contentType) === 'serialized' ? value.length : DATA_HEADER_BYTES + 4 + value.length;
+  return dataLengthOfKind(value, valueKind(value, contentType));
 }
 
 /** Writes dataOfStored(value, contentType) into `target` at `at` (an answer built in one buffer). */
 export function writeDataOfStored(target: Buffer, at: number, value: Uint8Array, contentType: string | null): void {
-  const kind = valueKind(value, contentType);
+  writeDataOfKind(target, at, value, valueKind(value, contentType));
+}
+
+/** dataLengthOfStored for a value whose kind the caller has (one valueKind per answer). */
+export function dataLengthOfKind(value: Uint8Array, kind: ValueKind): number {
+  return kind === 'serialized' ? value.length : DATA_HEADER_BYTES + 4 + value.length;
+}
+
+/** writeDataOfStored for a value whose kind the caller has. */
+export function writeDataOfKind(target: Buffer, at: number, value: Uint8Array, kind: ValueKind): void {
   if (kind === 'serialized') {
     // Written by a client as some other type: handed back whole.
     target.set(value, at);

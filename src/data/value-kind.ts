@@ -17,9 +17,25 @@ export const SERIALIZED_HEADER_BYTES = 8;
 /**
  * 'text' for text/plain whose charset (if any) names UTF-8 or US-ASCII, 'json' for
  * application/json (same charset rule), null for anything else. Content types are compared without
- * case; parameters other than charset are ignored.
+ * case; parameters other than charset are ignored. Memoized per content type: a member stores a
+ * handful of distinct types (they are interned per map service), and every client read of a value
+ * asks.
  */
 export function textKind(contentType: string): 'text' | 'json' | null {
+  const known = textKinds.get(contentType);
+  if (known !== undefined) return known;
+  const kind = parseTextKind(contentType);
+  // Bounded: a client writing ever new content types cannot grow it past TEXT_KINDS_MAX.
+  if (textKinds.size >= TEXT_KINDS_MAX) textKinds.clear();
+  textKinds.set(contentType, kind);
+  return kind;
+}
+
+/** Content types whose kind is remembered at a time. */
+const TEXT_KINDS_MAX = 256;
+const textKinds = new Map<string, 'text' | 'json' | null>();
+
+function parseTextKind(contentType: string): 'text' | 'json' | null {
   const parts = contentType.split(';');
   const media = (parts[0] as string).trim().toLowerCase();
   const kind = media === 'text/plain' ? 'text' : media === 'application/json' ? 'json' : null;

@@ -289,6 +289,14 @@ test('values: what REST stored, as a client reads it', () => {
   assert.equal(dataType(asBytes), TYPE_BYTE_ARRAY);
   assert.deepEqual(asBytes.subarray(12), bad);
   assert.equal(textKind('application/json; charset=utf-16'), null);
+  // textKind remembers content types; past its bound it forgets them all and still answers right.
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 600; i++) {
+      assert.equal(textKind(`text/plain; x=${i}`), 'text');
+      assert.equal(textKind(`text/plain; charset=latin-${i}`), null);
+      assert.equal(textKind(`Application/JSON; v=${i}`), 'json');
+    }
+  }
 });
 
 // ── calls (on a fake member API) ──────────────────────────────────────────────────────────────
@@ -486,6 +494,9 @@ test('calls: replace, the IfSame writes, whole-map reads and the queue calls map
   assert.deepEqual(seen.pop(), ['clear', 'q']);
 });
 
+/** Where an answer's correlation id lies: after the frame header (6 bytes) and the message type (4). */
+const FRAME_ID_AT = 10;
+
 test('the one-buffer answers equal what the message writer builds, byte for byte', () => {
   const random = new SeededRandom(11);
   for (let i = 0; i < 200; i++) {
@@ -504,6 +515,12 @@ test('the one-buffer answers equal what the message writer builds, byte for byte
     const withData = simpleResponse(type, id, 0, data.length);
     data.copy(withData, withData.length - data.length);
     assert.deepEqual(withData, MessageWriter.response(type, id).bytes(data).build());
+  }
+  // Correlation ids at the edges of the fast path (a safe integer) and of int64.
+  const safe = BigInt(Number.MAX_SAFE_INTEGER);
+  for (const id of [0n, 1n, 2n ** 32n - 1n, 2n ** 32n, safe - 1n, safe, safe + 1n, -1n, -(2n ** 63n), 2n ** 63n - 1n]) {
+    assert.deepEqual(simpleResponse(7, id, 0), MessageWriter.response(7, id).build(), String(id));
+    assert.equal(simpleResponse(7, id, 0).readBigInt64LE(FRAME_ID_AT), id);
   }
   // A stored value written in place reads as dataOfStored says, for every kind.
   for (const [value, contentType] of [[Buffer.from('héllo'), 'text/plain'], [Buffer.from('{"a":1}'), 'application/json'], [Buffer.from([0xff, 0]), null], [stringData('kept whole'), CONTENT_TYPE_SERIALIZED]] as const) {
