@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClientFrameReader, FLAG_BEGIN_STRUCT, FLAG_END_STRUCT, FLAG_FINAL, FLAG_NULL, FLAG_UNFRAGMENTED, PREAMBLE, type ClientMessage } from '../../src/client/frames.js';
-import { MessageReader, MessageWriter, SIMPLE_FIXED_AT, simpleResponse, uuidFromString, uuidToString } from '../../src/client/message.js';
+import { decodeUtf8, MessageReader, MessageWriter, SIMPLE_FIXED_AT, simpleResponse, uuidFromString, uuidToString } from '../../src/client/message.js';
 import { AUTH_STATUS, decodeAuthentication, encodeAuthenticationResponse, encodeMembersView, encodePartitionsView, MESSAGE } from '../../src/client/codecs.js';
 import {
   CONTENT_TYPE_BYTES,
@@ -528,4 +528,38 @@ test('the one-buffer answers equal what the message writer builds, byte for byte
     writeDataOfStored(out, 3, value, contentType);
     assert.deepEqual(out.subarray(3), dataOfStored(value, contentType));
   }
+});
+
+test('a long parameter reads as the number it names, clamped to ±(2^53 - 1) beyond', () => {
+  const safe = BigInt(Number.MAX_SAFE_INTEGER);
+  const expected = (v: bigint): number => (v > safe ? Number.MAX_SAFE_INTEGER : v < -safe ? Number.MIN_SAFE_INTEGER : Number(v));
+  const random = new SeededRandom(5);
+  const values = [0n, 1n, -1n, 2n ** 32n - 1n, 2n ** 32n, -(2n ** 32n), safe - 1n, safe, safe + 1n, -safe, -safe - 1n, -(2n ** 53n), -(2n ** 53n) + 1n, 2n ** 53n, -(2n ** 63n), 2n ** 63n - 1n];
+  for (let i = 0; i < 500; i++) values.push(BigInt.asIntN(64, (BigInt(random.nextInt(0x7fffffff)) << 33n) ^ BigInt(random.nextInt(0x7fffffff))));
+  for (const v of values) {
+    const r = new MessageReader(callMessage(CALL.MAP_SET, longs(7n, v), []));
+    assert.equal(r.long(0, 'threadId'), 7);
+    assert.equal(r.long(8, 'ttl'), expected(v), String(v));
+  }
+});
+
+test('decodeUtf8 reads strict UTF-8 as TextDecoder does, short ASCII included, and refuses the rest', () => {
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  const random = new SeededRandom(23);
+  const pool = [0x00, 0x41, 0x7a, 0x7f, 0x80, 0xbf, 0xc2, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xff];
+  for (let i = 0; i < 5000; i++) {
+    const n = random.nextInt(30);
+    const bytes = Buffer.from(Array.from({ length: n }, () => (random.nextInt(2) === 0 ? 0x20 + random.nextInt(0x5f) : (pool[random.nextInt(pool.length)] as number))));
+    // Seen through a view with other bytes around it, as a frame's content is.
+    const view = Buffer.concat([Buffer.from([0xff]), bytes, Buffer.from([0xff])]).subarray(1, 1 + n);
+    let expected: string | null = null;
+    try {
+      expected = strict.decode(bytes);
+    } catch {
+      expected = null;
+    }
+    if (expected === null) assert.throws(() => decodeUtf8(view, 'a key'), (e: unknown) => e instanceof GridError && e.code === 'ERR_CLIENT_PROTOCOL');
+    else assert.equal(decodeUtf8(view, 'a key'), expected);
+  }
+  for (const text of ['k12345', 'a key longer than twelve bytes', 'é', 'clé longue, non ASCII']) assert.equal(decodeUtf8(new Uint8Array(Buffer.from(text)), 'a key'), text);
 });
