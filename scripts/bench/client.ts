@@ -86,7 +86,7 @@ async function clientRun(clients: readonly ClientProcess[], method: 'GET' | 'POS
 
 async function main(): Promise<number> {
   const seconds = option('--duration', 5);
-  const rounds = option('--rounds', 3);
+  const rounds = option('--rounds', 5);
   const wrkPath = ensureWrk(say);
   if (wrkPath === null) {
     say('client: wrk is not available; the client bench needs it for the REST side');
@@ -137,18 +137,26 @@ async function main(): Promise<number> {
     const summary: Record<string, unknown> = {};
     for (const [method, r] of Object.entries(results)) {
       const ratio = median(r.client) / median(r.rest);
+      // Each round runs both sides back to back, so a slow phase of the machine (which hurts the
+      // syscall-bound REST side more) tends to hit both runs of a round: the ratio by round moves
+      // less than the ratio of the medians. PASS needs both, as the HTTP bench does.
+      const roundRatios = r.client.map((c, i) => c / (r.rest[i] as number));
+      const pairedRatio = median(roundRatios);
+      const pass = ratio >= TARGET && pairedRatio >= TARGET;
       const clientCpu = median(r.clientCpuUs);
       const restCpu = median(r.restCpuUs);
       say(
-        `summary:  ${method.padEnd(4)} client/REST = ${ratio.toFixed(2)} (target ≥ ${TARGET}: ${ratio >= TARGET ? 'PASS' : 'MISS'})  ` +
+        `summary:  ${method.padEnd(4)} client/REST = ${ratio.toFixed(2)}, by round ${pairedRatio.toFixed(2)} [${roundRatios.map((x) => x.toFixed(2)).join(' ')}] (target ≥ ${TARGET} for both: ${pass ? 'PASS' : 'MISS'})  ` +
           `member CPU per call client ${clientCpu.toFixed(1)} µs, REST ${restCpu.toFixed(1)} µs (${clientCpu < restCpu ? 'below' : 'NOT below'})`,
       );
       summary[method.toLowerCase()] = {
         clientRps: Math.round(median(r.client)),
         restRps: Math.round(median(r.rest)),
         ratio: round(ratio, 3),
+        pairedRatio: round(pairedRatio, 3),
+        roundRatios: roundRatios.map((x) => round(x, 3)),
         target: TARGET,
-        pass: ratio >= TARGET,
+        pass,
         clientCpuUsPerCall: round(clientCpu, 2),
         restCpuUsPerCall: round(restCpu, 2),
         clientRounds: r.client.map(Math.round),
