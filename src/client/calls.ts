@@ -70,6 +70,16 @@ export interface CallContext {
   readonly answerBytesMax: number;
   /** A failure that is no GridError (a bug): logged with its stack; the client gets error 24. */
   readonly internalError: (error: unknown, type: number) => void;
+  /**
+   * True once the member has begun to shut down: its waits (poll, take, put, a waiting offer) end
+   * early then, and such a call is answered 19 so that the client sends it to another member.
+   */
+  readonly memberStopping: () => boolean;
+}
+
+/** A wait cut short by the member's shutdown (client error 19: the client goes to another member). */
+function stoppingError(): GridError {
+  return new GridError('ERR_CLUSTER_UNAVAILABLE', 'this member is shutting down: the call goes to another member', { retryAfterSeconds: 1, failureKind: 'stopping' });
 }
 
 /** Runs one served call; the answer (or the error response) as bytes, now or later. Never throws. */
@@ -213,6 +223,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const value = storedFormOfData(r.bytes('value'));
       const stored = timeoutMs > 0 ? api.queueOfferWaiting(name, value.value, value.contentType, timeoutMs, c.client) : api.queueOffer(name, value.value, value.contentType);
       return then(stored, (ok) => {
+        if (!ok && timeoutMs > 0 && c.memberStopping()) throw stoppingError();
         if (type === CALL.QUEUE_OFFER) return booleanAnswer(type, id, ok);
         if (!ok) throw new GridError('ERR_CLIENT_TIMEOUT', `queue '${name}' stayed full for ${c.pollSecondsMax} s (grid.queue.poll.timeout.seconds.max); put again`);
         return emptyAnswer(type, id);
@@ -241,6 +252,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       // A negative timeout (take) and one past the limit wait for the limit.
       const seconds = timeoutMs < 0 ? c.pollSecondsMax : Math.min(timeoutMs / 1000, c.pollSecondsMax);
       return then(api.queuePoll(name, seconds, c.client), (v) => {
+        if (v === null && seconds > 0 && c.memberStopping()) throw stoppingError();
         if (v === null && type === CALL.QUEUE_TAKE) {
           throw new GridError('ERR_CLIENT_TIMEOUT', `no item in queue '${name}' within ${c.pollSecondsMax} s (grid.queue.poll.timeout.seconds.max); take again`);
         }

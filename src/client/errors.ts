@@ -68,6 +68,10 @@ export function encodeErrorResponse(correlationId: bigint, code: number, message
  */
 export function clientCodeOf(error: unknown): number {
   if (!isGridError(error)) return CLIENT_ERROR.ILLEGAL_STATE;
+  // spec/client.md "Errors and moves": a member shutting down answers 19 (the clients send the call
+  // to another member); an operation timeout answers 38.
+  if (error.failureKind === 'stopping') return CLIENT_ERROR.INSTANCE_NOT_ACTIVE;
+  if (error.failureKind === 'timeout') return CLIENT_ERROR.OPERATION_TIMEOUT;
   return CODE_BY_GRID_ERROR[error.code] ?? CLIENT_ERROR.ILLEGAL_STATE;
 }
 
@@ -75,7 +79,9 @@ const CODE_BY_GRID_ERROR: Partial<Record<ErrorCode, number>> = {
   ERR_CLUSTER_UNAVAILABLE: CLIENT_ERROR.RETRYABLE,
   ERR_DATA_RECOVERING: CLIENT_ERROR.RETRYABLE,
   ERR_DATA_CLUSTER_PASSIVE: CLIENT_ERROR.ILLEGAL_STATE,
-  ERR_CLUSTER_INDETERMINATE: CLIENT_ERROR.ILLEGAL_STATE,
+  // The owner of a queue call left before answering. spec/client.md: never a code the clients do
+  // not retry while an owner leaves; they send it again (at least once: docs/client.md).
+  ERR_CLUSTER_INDETERMINATE: CLIENT_ERROR.RETRYABLE,
   ERR_DATA_QUEUE_FULL: CLIENT_ERROR.ILLEGAL_STATE,
   ERR_DATA_ENTRY_TOO_LARGE: CLIENT_ERROR.ILLEGAL_ARGUMENT,
   ERR_DATA_MISSING_KEY: CLIENT_ERROR.ILLEGAL_ARGUMENT,

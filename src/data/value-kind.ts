@@ -16,7 +16,7 @@ export const SERIALIZED_HEADER_BYTES = 8;
 
 /**
  * 'text' for text/plain whose charset (if any) names UTF-8 or US-ASCII, 'json' for
- * application/json (same charset rule), null for anything else. Content types are compared without
+ * application/json (any charset parameter), null for anything else. Content types are compared without
  * case; parameters other than charset are ignored. Memoized per content type: a member stores a
  * handful of distinct types (they are interned per map service), and every client read of a value
  * asks.
@@ -38,7 +38,10 @@ const textKinds = new Map<string, 'text' | 'json' | null>();
 function parseTextKind(contentType: string): 'text' | 'json' | null {
   const parts = contentType.split(';');
   const media = (parts[0] as string).trim().toLowerCase();
-  const kind = media === 'text/plain' ? 'text' : media === 'application/json' ? 'json' : null;
+  // spec/client.md: application/json with a valid UTF-8 body is a HazelcastJsonValue whatever its
+  // charset parameter says (JSON is UTF-8, RFC 8259 §8.1); only text/plain must name UTF-8 or US-ASCII.
+  if (media === 'application/json') return 'json';
+  const kind = media === 'text/plain' ? 'text' : null;
   if (kind === null) return null;
   for (let i = 1; i < parts.length; i++) {
     const eq = (parts[i] as string).indexOf('=');

@@ -102,7 +102,7 @@ export class Invoker {
     const now = this.clock.monotonicMs();
     if (now >= call.deadlineMs) {
       this.counters.timeouts++;
-      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the partition owner could not be reached in time', { retryAfterSeconds: 1 }) });
+      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the partition owner could not be reached in time', { retryAfterSeconds: 1, failureKind: 'timeout' }) });
       return;
     }
     // The remaining wait goes on the wire as a u32 of whole ms; the monotonic clock is fractional.
@@ -151,7 +151,7 @@ export class Invoker {
       call.timer = this.timers.setTimeout(() => {
         call.timer = null;
         this.counters.indeterminate++;
-        this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_INDETERMINATE', 'no answer from the member running this queue call in time; it may or may not have taken effect', { retryAfterSeconds: 1 }) });
+        this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_INDETERMINATE', 'no answer from the member running this queue call in time; it may or may not have taken effect', { retryAfterSeconds: 1, failureKind: 'timeout' }) });
       }, Math.max(1, call.deadlineMs - now));
     }
   }
@@ -261,7 +261,7 @@ export class Invoker {
   /** Stop: every pending call ends unavailable, those in flight and those waiting to be retried. */
   failAll(): void {
     for (const call of [...this.remote.values(), ...this.backingOff]) {
-      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the member is stopping', { retryAfterSeconds: 1 }) });
+      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the member is stopping', { retryAfterSeconds: 1, failureKind: 'stopping' }) });
     }
   }
 }

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { ClientLiveness, ClientView, MemberApi } from '../member/member-api.js';
-import { isServedCall, runCall } from '../client/calls.js';
+import { isServedCall, runCall, type CallContext } from '../client/calls.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { GridError } from '../util/errors.js';
 import { ClientFrameReader, type ClientMessage } from '../client/frames.js';
@@ -55,6 +55,8 @@ export interface ClientServerOptions {
   readonly heartbeatTimeoutMs: number;
   readonly connectionsMax: number;
   readonly log: ComponentLogger;
+  /** True once the member has begun to shut down (before this server's own stop). */
+  readonly memberStopping: () => boolean;
 }
 
 export class ClientServer {
@@ -230,7 +232,7 @@ export class ClientConnection implements ClientLiveness {
   /** The cluster id this connection authenticated with. */
   clusterId: string | null = null;
   /** What runCall needs, made once per connection. */
-  private readonly context: { api: MemberApi; client: ClientLiveness; pollSecondsMax: number; answerBytesMax: number; internalError: (e: unknown, type: number) => void };
+  private readonly context: { -readonly [K in keyof CallContext]: CallContext[K] };
   /** Bytes of `batch`. */
   private batchBytes = 0;
   /** Messages wait in the reader until this connection owes less (see process). */
@@ -247,6 +249,7 @@ export class ClientConnection implements ClientLiveness {
       client: this,
       pollSecondsMax: server.o.pollSecondsMax,
       answerBytesMax: server.o.frameBytesMax,
+      memberStopping: () => server.stopping || server.o.memberStopping(),
       internalError: (e, type) => server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
     };
   }

@@ -84,6 +84,7 @@ export class MemberRuntime {
           heartbeatTimeoutMs: p.clientHeartbeatTimeoutSeconds * 1000,
           connectionsMax: p.clientConnectionsMax,
           log: logger.component('client'),
+          memberStopping: () => this.stopPromise !== null,
         })
       : null;
   }

@@ -58,12 +58,19 @@ export class GridError extends Error {
   readonly status: number;
   /** Seconds a client should wait before retrying, for 503 answers where a retry can help. */
   readonly retryAfterSeconds: number | null;
+  /**
+   * Why a call failed, where the code alone does not say and another interface answers it
+   * differently: 'timeout' (the call's time ran out: the client protocol answers 38) or 'stopping'
+   * (this member is shutting down: 19). REST answers by the code.
+   */
+  readonly failureKind: 'timeout' | 'stopping' | null;
 
-  constructor(code: ErrorCode, message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, options: { retryAfterSeconds?: number; cause?: unknown; failureKind?: 'timeout' | 'stopping' } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = ERROR_CODES[code].status;
     this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+    this.failureKind = options.failureKind ?? null;
   }
 }
 

@@ -221,6 +221,14 @@ test('the error response: one error holder with code, class name and message', (
   assert.ok(RETRIED_CODES.has(clientCodeOf(new GridError('ERR_CLUSTER_UNAVAILABLE', 'x'))));
   assert.ok(!RETRIED_CODES.has(clientCodeOf(new GridError('ERR_CLIENT_KEY_TYPE', 'x'))));
   assert.equal(clientCodeOf(new GridError('ERR_CLIENT_KEY_TYPE', 'x')), 23);
+  // spec/client.md "Errors and moves": timeouts 38, a member shutting down 19, an owner that left
+  // a call unanswered a retried code.
+  assert.equal(clientCodeOf(new GridError('ERR_CLUSTER_UNAVAILABLE', 'x', { failureKind: 'timeout' })), 38);
+  assert.equal(clientCodeOf(new GridError('ERR_CLUSTER_INDETERMINATE', 'x', { failureKind: 'timeout' })), 38);
+  assert.equal(clientCodeOf(new GridError('ERR_CLUSTER_UNAVAILABLE', 'x', { failureKind: 'stopping' })), 19);
+  assert.ok(RETRIED_CODES.has(clientCodeOf(new GridError('ERR_CLUSTER_INDETERMINATE', 'x'))));
+  assert.ok(RETRIED_CODES.has(19));
+  assert.ok(!RETRIED_CODES.has(38));
 });
 
 // ── Data and the stored form ──────────────────────────────────────────────────────────────────
@@ -288,13 +296,16 @@ test('values: what REST stored, as a client reads it', () => {
   const asBytes = dataOfStored(bad, 'text/plain');
   assert.equal(dataType(asBytes), TYPE_BYTE_ARRAY);
   assert.deepEqual(asBytes.subarray(12), bad);
-  assert.equal(textKind('application/json; charset=utf-16'), null);
+  // JSON needs no charset rule (spec/client.md); text/plain does.
+  assert.equal(textKind('application/json; charset=utf-16'), 'json');
+  assert.equal(textKind('text/plain; charset=utf-16'), null);
   // textKind remembers content types; past its bound it forgets them all and still answers right.
   for (let round = 0; round < 2; round++) {
     for (let i = 0; i < 600; i++) {
       assert.equal(textKind(`text/plain; x=${i}`), 'text');
       assert.equal(textKind(`text/plain; charset=latin-${i}`), null);
       assert.equal(textKind(`Application/JSON; v=${i}`), 'json');
+      assert.equal(textKind(`application/json; charset=latin-${i}`), 'json');
     }
   }
 });
@@ -338,7 +349,7 @@ test('calls: set and get through the member API, errors as the clients read them
   } as unknown as MemberApi;
   const expiring: unknown[][] = [];
   const logged: string[] = [];
-  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: (e: unknown) => void logged.push(String(e)) };
+  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: (e: unknown) => void logged.push(String(e)), memberStopping: () => false };
   const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
 
   const set = await run(CALL.MAP_SET, longs(1n, -1n), [frame('m'), frame(stringData('k')), frame(stringData('v é'))]);
@@ -382,6 +393,16 @@ test('calls: set and get through the member API, errors as the clients read them
   assert.equal(polledSeconds, 300);
   await run(CALL.QUEUE_POLL, longs(10_000_000n), [frame('q')]);
   assert.equal(polledSeconds, 300);
+  // The waits of a member that has begun to shut down end early: 19, so the client goes elsewhere.
+  // A poll without a wait still answers null, and a waiting poll of a running member null too.
+  assert.ok(((await run(CALL.QUEUE_POLL, longs(250n), [frame('q')]))[1] as F).flags & FLAG_NULL);
+  const stopping = { ...context, memberStopping: () => true };
+  const runStopping = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), stopping));
+  assert.equal(codeOf(await runStopping(CALL.QUEUE_POLL, longs(250n), [frame('q')])), 19);
+  assert.equal(codeOf(await runStopping(CALL.QUEUE_TAKE, Buffer.alloc(0), [frame('q')])), 19);
+  assert.ok(((await runStopping(CALL.QUEUE_POLL, longs(0n), [frame('q')]))[1] as F).flags & FLAG_NULL);
+  // A take that found nothing within the limit on a running member: 38, an operation timeout.
+  assert.equal(codeOf(await run(CALL.QUEUE_TAKE, Buffer.alloc(0), [frame('q')])), 38);
 });
 
 test('calls: getAll and putAll run per key; a failure of one is the answer, none is left unhandled', async () => {
@@ -397,7 +418,7 @@ test('calls: getAll and putAll run per key; a failure of one is the answer, none
       },
       mapGet: (_name: string, key: string) => (key === 'here' ? { value: Buffer.from('v'), contentType: 'text/plain' } : null),
     } as unknown as MemberApi;
-    const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: () => {} };
+    const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 1 << 20, internalError: () => {}, memberStopping: () => false };
     const entries = (...keys: string[]): F[] => [frame(Buffer.alloc(0), FLAG_BEGIN_STRUCT), ...keys.flatMap((k) => [frame(stringData(k)), frame(stringData('v'))]), frame(Buffer.alloc(0), FLAG_END_STRUCT)];
     const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
     const failed = await run(CALL.MAP_PUT_ALL, Buffer.from([0]), [frame('m'), ...entries('a', 'async', 'sync', 'b')]);
@@ -437,7 +458,7 @@ test('calls: replace, the IfSame writes, whole-map reads and the queue calls map
     queueDrain: (name: string, max: number) => (seen.push(['drain', name, max]), [{ value: Buffer.from('i'), contentType: 'text/plain' }]),
     queueClear: (name: string) => (seen.push(['clear', name]), 3),
   } as unknown as MemberApi;
-  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 4096, internalError: () => {} };
+  const context = { api, client: { isGone: () => false, onGone: () => () => {} }, pollSecondsMax: 300, answerBytesMax: 4096, internalError: () => {}, memberStopping: () => false };
   const run = (type: number, fixed: Buffer, frames: F[]): Promise<F[]> => answerOf(runCall(new MessageReader(callMessage(type, fixed, frames)), context));
   const typeOf = (frames: F[]): number => (frames[0] as F).content.readInt32LE(0);
   const boolOf = (frames: F[]): boolean => (frames[0] as F).content[13] === 1;
@@ -477,6 +498,12 @@ test('calls: replace, the IfSame writes, whole-map reads and the queue calls map
   const full = await run(CALL.QUEUE_PUT, Buffer.alloc(0), [frame('full'), frame(stringData('v'))]);
   assert.equal((full[3] as F).content.readInt32LE(0), 38);
   assert.match((full[5] as F).content.toString(), /stayed full/);
+  // A waiting offer or put cut short by the member's shutdown: 19.
+  const stopping = { ...context, memberStopping: () => true };
+  const fullWhileStopping = await answerOf(runCall(new MessageReader(callMessage(CALL.QUEUE_PUT, Buffer.alloc(0), [frame('full'), frame(stringData('v'))])), stopping));
+  assert.equal((fullWhileStopping[3] as F).content.readInt32LE(0), 19);
+  const offerWhileStopping = await answerOf(runCall(new MessageReader(callMessage(CALL.QUEUE_OFFER, longs(1500n), [frame('full'), frame(stringData('v'))])), stopping));
+  assert.equal((offerWhileStopping[3] as F).content.readInt32LE(0), 19);
 
   // drainTo: all (0 to the API); with a maximum: that many; 0 drains nothing; negative all.
   const drained = await run(CALL.QUEUE_DRAIN_TO, Buffer.alloc(0), [frame('q')]);
