@@ -131,11 +131,6 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
       const key = keyOfData(r.bytes('key'));
       const value = storedFormOfData(r.bytes('value'));
       const mode = type === CALL.MAP_PUT || type === CALL.MAP_PUT_WITH_MAX_IDLE ? 'put' : type === CALL.MAP_PUT_IF_ABSENT || type === CALL.MAP_PUT_IF_ABSENT_WITH_MAX_IDLE ? 'putIfAbsent' : 'set';
-      if (mode === 'set' && !withMaxIdle && ttl < 0 && maxIdle < 0) {
-        // The plain set, REST's POST: no closure per call when the write completes at once.
-        const done = api.mapPut(name, key, value.value, value.contentType);
-        return done instanceof Promise ? done.then(() => emptyAnswer(type, id)) : emptyAnswer(type, id);
-      }
       const answerWith = mode === 'set' && !withMaxIdle ? () => emptyAnswer(type, id) : (v: StoredValue | null) => nullableDataAnswer(type, id, v);
       if (ttl < 0 && maxIdle < 0) {
         // The map's own expiry: the plain writes REST makes too.

@@ -103,22 +103,12 @@ export function dataOfStored(value: Uint8Array, contentType: string | null): Buf
   return out;
 }
 
-/** The bytes of dataOfStored(value, contentType). */
-export function dataLengthOfStored(value: Uint8Array, contentType: string | null): number {
-  return dataLengthOfKind(value, valueKind(value, contentType));
-}
-
-/** Writes dataOfStored(value, contentType) into `target` at `at` (an answer built in one buffer). */
-export function writeDataOfStored(target: Buffer, at: number, value: Uint8Array, contentType: string | null): void {
-  writeDataOfKind(target, at, value, valueKind(value, contentType));
-}
-
-/** dataLengthOfStored for a value whose kind the caller has (one valueKind per answer). */
+/** The bytes of dataOfStored for a value whose kind the caller has (one valueKind per answer). */
 export function dataLengthOfKind(value: Uint8Array, kind: ValueKind): number {
   return kind === 'serialized' ? value.length : DATA_HEADER_BYTES + 4 + value.length;
 }
 
-/** writeDataOfStored for a value whose kind the caller has. */
+/** Writes dataOfStored's bytes into `target` at `at` (an answer built in one buffer), for a value whose kind the caller has. */
 export function writeDataOfKind(target: Buffer, at: number, value: Uint8Array, kind: ValueKind): void {
   if (kind === 'serialized') {
     // Written by a client as some other type: handed back whole.

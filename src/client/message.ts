@@ -93,7 +93,7 @@ export class MessageReader {
     const high = this.initial.readInt32LE(at + 4);
     if (high >= LONG_HIGH_SAFE) return Number.MAX_SAFE_INTEGER;
     if (high < -LONG_HIGH_SAFE || (high === -LONG_HIGH_SAFE && low === 0)) return Number.MIN_SAFE_INTEGER;
-    return high * 2 ** 32 + low;
+    return high * TWO_32 + low;
   }
 
   uuid(offset: number, what: string): Uuid {

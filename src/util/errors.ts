@@ -45,7 +45,7 @@ export const ERROR_CODES = {
   ERR_PROTOCOL_MALFORMED: { status: 500, summary: 'A member-protocol frame or handshake could not be decoded; the connection is closed.' },
   ERR_CLIENT_FRAME_TOO_LARGE: { status: 500, summary: 'A client-protocol frame or message is larger than `grid.client.frame.bytes.max`; the connection is closed before it is buffered.' },
   ERR_CLIENT_PROTOCOL: { status: 500, summary: 'A client-protocol connection sent bytes that are not the protocol (no `CP2`, a bad frame length, a fragment, a field missing or not UTF-8); the connection is closed, or a call is answered with error 21.' },
-  ERR_CLIENT_TIMEOUT: { status: 504, summary: 'A client `take` found no item within `grid.queue.poll.timeout.seconds.max` (client error 38, OPERATION_TIMEOUT).' },
+  ERR_CLIENT_TIMEOUT: { status: 504, summary: 'A client `take` found no item, or a client `put` no room, within `grid.queue.poll.timeout.seconds.max` (client error 38, OPERATION_TIMEOUT).' },
   ERR_CLIENT_KEY_TYPE: { status: 400, summary: 'A client sent a map key that is not a String: Grid keys are strings (client error 23, ILLEGAL_ARGUMENT).' },
   ERR_INTERNAL: { status: 500, summary: 'An unexpected failure; the member logs it with a stack.' },
 } as const satisfies Record<string, { status: number; summary: string }>;

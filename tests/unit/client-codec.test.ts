@@ -12,7 +12,7 @@ import {
   CONTENT_TYPE_JSON,
   CONTENT_TYPE_SERIALIZED,
   CONTENT_TYPE_TEXT,
-  dataLengthOfStored,
+  dataLengthOfKind,
   dataOfStored,
   dataPartitionHash,
   dataType,
@@ -23,13 +23,14 @@ import {
   TYPE_BYTE_ARRAY,
   TYPE_JSON,
   TYPE_STRING,
-  writeDataOfStored,
+  writeDataOfKind,
 } from '../../src/client/data.js';
 import { clientCodeOf, encodeErrorResponse, RETRIED_CODES } from '../../src/client/errors.js';
 import { keyHash, partitionIdOf } from '../../src/partition/partition-id.js';
 import { GridError } from '../../src/util/errors.js';
 import { CALL, runCall } from '../../src/client/calls.js';
 import type { MemberApi } from '../../src/member/member-api.js';
+import { valueKind } from '../../src/data/value-kind.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { authRequest, CLIENT_UUID, encodeFrames, requestInitial, splitFrames, wireFrame, type WireFrame } from '../harness/client-wire.js';
 
@@ -551,8 +552,9 @@ test('the one-buffer answers equal what the message writer builds, byte for byte
   }
   // A stored value written in place reads as dataOfStored says, for every kind.
   for (const [value, contentType] of [[Buffer.from('héllo'), 'text/plain'], [Buffer.from('{"a":1}'), 'application/json'], [Buffer.from([0xff, 0]), null], [stringData('kept whole'), CONTENT_TYPE_SERIALIZED]] as const) {
-    const out = Buffer.alloc(3 + dataLengthOfStored(value, contentType));
-    writeDataOfStored(out, 3, value, contentType);
+    const kind = valueKind(value, contentType);
+    const out = Buffer.alloc(3 + dataLengthOfKind(value, kind));
+    writeDataOfKind(out, 3, value, kind);
     assert.deepEqual(out.subarray(3), dataOfStored(value, contentType));
   }
 });

@@ -7,7 +7,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { ReplicaStore, OP } from '../../src/data/replica-store.js';
-import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import { LogStore } from '../../src/persistence/log-store.js';
 import { applyRecord, PersistenceService, recordIsLive, type LoadTally } from '../../src/persistence/persistence-service.js';
 import { Compactor } from '../../src/persistence/compactor.js';
@@ -15,6 +14,7 @@ import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { Logger } from '../../src/util/logger.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { SimDisk } from '../harness/sim-disk.js';
+import { testStore } from '../harness/store.js';
 
 const PARTITIONS = 13;
 const NOW = 1_700_000_000_000;
@@ -23,13 +23,7 @@ const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 const POLICY = { liveShareMax: 0.5, outputBytesMax: 16 * 1024 };
 
 function newStore(): ReplicaStore {
-  return new ReplicaStore({
-    partitionCount: PARTITIONS,
-    resolveMapConfig: (name) => ({ ...defaultMap(name), dataPersistence: { enabled: true, fsync: false } }),
-    resolveQueueConfig: (name) => ({ ...defaultQueue(name), dataPersistence: { enabled: true, fsync: false } }),
-    random: new SeededRandom(1),
-    waitersMax: 10,
-  });
+  return testStore({ partitionCount: PARTITIONS, map: () => ({ dataPersistence: { enabled: true, fsync: false } }), queue: () => ({ dataPersistence: { enabled: true, fsync: false } }) });
 }
 
 function openLog(disk: SimDisk, store: ReplicaStore | null): LogStore {

@@ -4,7 +4,6 @@
 // it ends up.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import type { MapConfig } from '../../src/config/types.js';
 import { encodeWith } from '../../src/cluster/protocol/schema-codec.js';
 import { ENTRY_EXPIRY_MAP, expiryOfWord, expiryWord, normalizedExpiryMs } from '../../src/data/expiry.js';
@@ -14,19 +13,13 @@ import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { applyRecord } from '../../src/persistence/persistence-service.js';
 import { crc32c } from '../../src/persistence/crc32c.js';
 import { readRecord, RecordBatch } from '../../src/persistence/log-record.js';
-import { SeededRandom } from '../../src/util/prng.js';
+import { testStore } from '../harness/store.js';
 
 const PARTITIONS = 7;
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 function newStore(map: Partial<MapConfig> = {}): ReplicaStore {
-  return new ReplicaStore({
-    partitionCount: PARTITIONS,
-    resolveMapConfig: (name) => ({ ...defaultMap(name), ...map }),
-    resolveQueueConfig: (name) => defaultQueue(name),
-    random: new SeededRandom(3),
-    waitersMax: 10,
-  });
+  return testStore({ partitionCount: PARTITIONS, map: () => map, seed: 3 });
 }
 
 const pid = (key: string): number => partitionIdOfKey(utf8(key), PARTITIONS);

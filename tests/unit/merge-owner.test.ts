@@ -8,7 +8,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OpWire } from '../../src/cluster/messages.js';
-import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import type { MapConfig } from '../../src/config/types.js';
 import {
   decodeMapMerge,
@@ -25,20 +24,14 @@ import { BACKUP, OP, ReplicaStore, wanGuard, type OwnerResult } from '../../src/
 import { encodeWith } from '../../src/cluster/protocol/schema-codec.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { GridError } from '../../src/util/errors.js';
-import { SeededRandom } from '../../src/util/prng.js';
+import { testStore } from '../harness/store.js';
 
 const PARTITIONS = 7;
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 const pid = (key: string): number => partitionIdOfKey(utf8(key), PARTITIONS);
 
 function newStore(map: Partial<MapConfig> = {}): ReplicaStore {
-  return new ReplicaStore({
-    partitionCount: PARTITIONS,
-    resolveMapConfig: (name) => ({ ...defaultMap(name), ...map }),
-    resolveQueueConfig: (name) => defaultQueue(name),
-    random: new SeededRandom(1),
-    waitersMax: 10,
-  });
+  return testStore({ partitionCount: PARTITIONS, map: () => map });
 }
 
 const op = (code: number, name: string, key: Buffer, value: Uint8Array = Buffer.alloc(0)): OpWire => ({ code, name, key, value, contentType: null, timeoutMs: 0 });

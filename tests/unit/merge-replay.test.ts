@@ -9,13 +9,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackupOpWire, OpWire } from '../../src/cluster/messages.js';
-import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import type { MapConfig, MergePolicyConfig, QueueMergePolicyName } from '../../src/config/types.js';
 import { decodeMapMerge, encodeMapMerge, type MergingEntry } from '../../src/data/merge-batch.js';
 import { OP, ReplicaStore } from '../../src/data/replica-store.js';
 import { collectReplay, ReplayBacklog, replayLogLine, replayOutcome, type ReplayCall, type ReplayPlan, type ReplayPolicies } from '../../src/member/merge-replay.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
-import { SeededRandom } from '../../src/util/prng.js';
+import { testStore } from '../harness/store.js';
 
 const PARTITIONS = 11;
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
@@ -23,13 +22,7 @@ const pid = (key: string): number => partitionIdOfKey(utf8(key), PARTITIONS);
 const op = (code: number, name: string, key: string, value = ''): OpWire => ({ code, name, key: utf8(key), value: utf8(value), contentType: null, timeoutMs: 0 });
 
 function newStore(maps: Record<string, Partial<MapConfig>> = {}): ReplicaStore {
-  return new ReplicaStore({
-    partitionCount: PARTITIONS,
-    resolveMapConfig: (name) => ({ ...defaultMap(name), ...maps[name] }),
-    resolveQueueConfig: (name) => defaultQueue(name),
-    random: new SeededRandom(1),
-    waitersMax: 10,
-  });
+  return testStore({ partitionCount: PARTITIONS, map: (name) => maps[name] ?? {} });
 }
 
 function policies(maps: Record<string, MergePolicyConfig>, queues: Record<string, MergePolicyConfig<QueueMergePolicyName>> = {}): ReplayPolicies {

@@ -6,13 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OpWire } from '../../src/cluster/messages.js';
-import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import { MergedItemLog } from '../../src/data/merged-items.js';
 import { OP, ReplicaStore } from '../../src/data/replica-store.js';
-import { SeededRandom } from '../../src/util/prng.js';
+import { testStore } from '../harness/store.js';
 
 const store = (): ReplicaStore =>
-  new ReplicaStore({ partitionCount: 7, resolveMapConfig: defaultMap, resolveQueueConfig: defaultQueue, random: new SeededRandom(1), waitersMax: 10 });
+  testStore({ partitionCount: 7 });
 const op = (code: number, id: number | string, value: string): OpWire => ({ code, name: 'q', key: Buffer.from(String(id)), value: Buffer.from(value), contentType: null, timeoutMs: 0 });
 const items = (s: ReplicaStore): string[] => (s.queues.exportQueue('q')?.items ?? []).map((i) => `${i.id}:${i.value.toString()}`);
 const flag = (s: ReplicaStore, o: OpWire, now = 1000): boolean => {

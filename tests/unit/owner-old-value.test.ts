@@ -11,13 +11,13 @@ import { collectReplay } from '../../src/member/merge-replay.js';
 import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import { BACKUP, ENTRIES_ANSWER, ENTRIES_READ, IF_SAME_PAYLOAD, OP, QUEUE_ITEMS_ANSWER, ReplicaStore } from '../../src/data/replica-store.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
-import { SeededRandom } from '../../src/util/prng.js';
+import { testStore } from '../harness/store.js';
 
 const PARTITIONS = 7;
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 function newStore(): ReplicaStore {
-  return new ReplicaStore({ partitionCount: PARTITIONS, resolveMapConfig: (name) => defaultMap(name), resolveQueueConfig: (name) => defaultQueue(name), random: new SeededRandom(1), waitersMax: 10 });
+  return testStore({ partitionCount: PARTITIONS });
 }
 
 /** Applies an owner's result on `backup` as the owner's backup write (nothing when it wrote nothing). */

@@ -10,8 +10,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { ReplicaStore, OP } from '../../src/data/replica-store.js';
-import { defaultMap, defaultQueue } from '../../src/config/draft.js';
-import type { MapConfig } from '../../src/config/types.js';
 import { LogStore } from '../../src/persistence/log-store.js';
 import { applyRecord, PersistenceService, type LoadTally } from '../../src/persistence/persistence-service.js';
 import { encodeMapMerge } from '../../src/data/merge-batch.js';
@@ -19,18 +17,17 @@ import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { Logger } from '../../src/util/logger.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { SimDisk } from '../harness/sim-disk.js';
+import { testStore } from '../harness/store.js';
 
 const PARTITIONS = 31;
 const log = new Logger('SEVERE', 'text', { write: () => {} }).component('persistence');
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 function newStore(fsync: boolean, ttlSeconds = 0): ReplicaStore {
-  return new ReplicaStore({
+  return testStore({
     partitionCount: PARTITIONS,
-    resolveMapConfig: (name) => ({ ...defaultMap(name), timeToLiveSeconds: name === 'ttl' ? ttlSeconds : 0, dataPersistence: { enabled: name !== 'cache', fsync } }) as MapConfig,
-    resolveQueueConfig: (name) => ({ ...defaultQueue(name), dataPersistence: { enabled: true, fsync } }),
-    random: new SeededRandom(1),
-    waitersMax: 10,
+    map: (name) => ({ timeToLiveSeconds: name === 'ttl' ? ttlSeconds : 0, dataPersistence: { enabled: name !== 'cache', fsync } }),
+    queue: () => ({ dataPersistence: { enabled: true, fsync } }),
   });
 }
 
