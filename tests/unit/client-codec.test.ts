@@ -32,6 +32,7 @@ import { CALL, runCall } from '../../src/client/calls.js';
 import type { MemberApi } from '../../src/member/member-api.js';
 import { valueKind } from '../../src/data/value-kind.js';
 import { SeededRandom } from '../../src/util/prng.js';
+import { fuzz } from '../harness/fuzz.js';
 import { authRequest, CLIENT_UUID, encodeFrames, requestInitial, splitFrames, wireFrame, type WireFrame } from '../harness/client-wire.js';
 
 // Requests are built with the test harness's client-side encoder (tests/harness/client-wire.ts),
@@ -137,11 +138,13 @@ test('a truncated authentication request is refused naming the missing field, ne
   }
 });
 
-test('bit flips in a stream of requests: a GridError or messages, never a crash or a wrong frame count', () => {
-  const rng = new SeededRandom(20261127);
+// FUZZ_SEED and FUZZ_ITERATIONS replay or lengthen it (tests/harness/fuzz.ts).
+const FUZZ = fuzz(20261127, 2000);
+
+FUZZ.case('bit flips in a stream of requests: a GridError or messages, never a crash or a wrong frame count', (rng) => {
   const random = (): number => rng.next();
   const good = Buffer.concat([PREAMBLE, authRequest('dev'), authRequest('x')]);
-  for (let run = 0; run < 2000; run++) {
+  for (let run = 0; run < FUZZ.iterations; run++) {
     const bytes = Buffer.from(good);
     const flips = 1 + Math.floor(random() * 3);
     for (let k = 0; k < flips; k++) bytes[Math.floor(random() * bytes.length)]! ^= 1 << Math.floor(random() * 8);
