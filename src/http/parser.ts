@@ -19,6 +19,13 @@
 // whole; after an error nothing more is reported; every byte of a head is looked at once, line by
 // line as lines complete, however the head was split (a read that leaves a partial head copies only
 // that part forward); pause() stops reporting mid-read and resume() goes on from there.
+//
+// Borrowed input (`push(chunk, true)`): the chunk's memory is reused by the caller once push returns
+// (a read buffer shared by all connections, src/runtime/shared-reads.ts). Nothing the parser hands
+// out or keeps may point into it then: a body reported is a copy, and at the end of the push what
+// stays (the unused bytes, the parts of a body still arriving, the head of that request) is copied
+// out. A head reported while its request completed is left in place; a handler that keeps it past
+// its report (an answer that waits) calls its detach() first.
 
 export interface ParserLimits {
   readonly headBytesMax: number;
@@ -48,6 +55,11 @@ export interface RequestHead {
    * values joined with ", " for list fields; undefined when absent.
    */
   header(lowerName: string): string | undefined;
+  /**
+   * Copies the head's field bytes into memory of its own. Called by whoever keeps a head past the
+   * report of a request that was pushed borrowed (its bytes are about to be reused).
+   */
+  detach(): void;
 }
 
 export interface ParsedRequest {
@@ -171,6 +183,8 @@ export class RequestParser {
   private stepping = false;
   /** Requests reported whole so far. */
   requestsDone = 0;
+  /** The memory of the borrowed chunk being pushed; null outside such a push. */
+  private borrowed: ArrayBufferLike | null = null;
 
   constructor(
     private readonly limits: ParserLimits,
@@ -221,8 +235,11 @@ export class RequestParser {
     return this.paused;
   }
 
-  /** Feeds the next bytes of the connection. */
-  push(chunk: Uint8Array): void {
+  /**
+   * Feeds the next bytes of the connection. `borrowed`: the chunk's memory is reused once this
+   * returns, so nothing may keep pointing into it (see the top of this file).
+   */
+  push(chunk: Uint8Array, borrowed = false): void {
     if (this.state === 'failed') return;
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     const rest = this.buf.length - this.pos;
@@ -234,21 +251,50 @@ export class RequestParser {
       const next = Buffer.allocUnsafe(rest + bytes.length);
       this.buf.copy(next, 0, this.pos);
       bytes.copy(next, rest);
-      const shift = this.pos;
-      this.buf = next;
-      this.pos = 0;
-      if (this.headStart >= 0) {
-        this.headStart -= shift;
-        this.lineStart -= shift;
-        this.scanPos -= shift;
-        this.fieldsStart -= shift;
-        if (this.typeStart >= 0) {
-          this.typeStart -= shift;
-          this.typeEnd -= shift;
-        }
+      this.moveTo(next);
+    }
+    if (!borrowed) {
+      this.run();
+      return;
+    }
+    this.borrowed = bytes.buffer;
+    try {
+      this.run();
+    } finally {
+      this.borrowed = null;
+      this.giveBack(bytes.buffer);
+    }
+  }
+
+  /** The unused bytes (from `pos`) are now at the front of `next`: offsets move with them. */
+  private moveTo(next: Buffer): void {
+    const shift = this.pos;
+    this.buf = next;
+    this.pos = 0;
+    if (this.headStart >= 0) {
+      this.headStart -= shift;
+      this.lineStart -= shift;
+      this.scanPos -= shift;
+      this.fieldsStart -= shift;
+      if (this.typeStart >= 0) {
+        this.typeStart -= shift;
+        this.typeEnd -= shift;
       }
     }
-    this.run();
+  }
+
+  /** The end of a borrowed push: what stays is copied out of the chunk's memory. */
+  private giveBack(memory: ArrayBufferLike): void {
+    if (this.buf.buffer === memory) {
+      if (this.pos < this.buf.length || this.headStart >= 0) this.moveTo(Buffer.from(this.buf.subarray(this.pos)));
+      else {
+        this.buf = EMPTY;
+        this.pos = 0;
+      }
+    }
+    const parts = this.bodyParts;
+    for (let i = 0; i < parts.length; i++) if ((parts[i] as Buffer).buffer === memory) parts[i] = Buffer.from(parts[i] as Buffer);
+    if (this.head !== null) this.head.detachFrom(memory);
   }
 
   private run(): void {
@@ -577,6 +623,8 @@ export class RequestParser {
   }
 
   private finish(body: Buffer | null): void {
+    // A body read from a borrowed chunk is handed out as a copy: handlers and stores may keep it.
+    if (body !== null && body.length > 0 && body.buffer === this.borrowed) body = Buffer.from(body);
     const head = this.head as Head;
     this.head = null;
     this.hasLine = false;
@@ -666,14 +714,31 @@ class Head implements RequestHead, ParsedRequest {
     readonly contentLength: number,
     readonly chunked: boolean,
     readonly hasContentLength: boolean,
-    private readonly bytes: Buffer,
+    private bytes: Buffer,
     /** Where the field lines start and where they end (the final empty line's CR). */
-    private readonly fieldsStart: number,
-    private readonly fieldsEnd: number,
+    private fieldsStart: number,
+    private fieldsEnd: number,
     /** The first Content-Type value's span, found while parsing (-1: none). */
-    private readonly typeStart: number,
-    private readonly typeEnd: number,
+    private typeStart: number,
+    private typeEnd: number,
   ) {}
+
+  detach(): void {
+    const start = this.fieldsStart;
+    // The field lines with their CRLFs: lookups walk them line by line up to fieldsEnd.
+    this.bytes = Buffer.from(this.bytes.subarray(start, this.fieldsEnd));
+    this.fieldsStart = 0;
+    this.fieldsEnd -= start;
+    if (this.typeStart >= 0) {
+      this.typeStart -= start;
+      this.typeEnd -= start;
+    }
+  }
+
+  /** Detaches when the head's bytes live in `memory`. */
+  detachFrom(memory: ArrayBufferLike): void {
+    if (this.bytes.buffer === memory) this.detach();
+  }
 
   get head(): RequestHead {
     return this;
@@ -692,7 +757,7 @@ class Head implements RequestHead, ParsedRequest {
     let out: string | undefined;
     for (let s = this.fieldsStart; s < end; ) {
       let lf = s;
-      while (b[lf] !== LF) lf++;
+      while (lf < end && b[lf] !== LF) lf++;
       if (b[s + n] === COLON && nameIs(b, s, s + n, lowerName)) {
         checkField(b, s, lf - 1);
         // Content-Type (above) alone goes through the one-entry cache: comparing against the last
@@ -839,7 +904,7 @@ function parseFieldLines(b: Buffer, from: number, end: number, countMax: number)
   const out: (readonly [string, string])[] = [];
   for (let s = from; s < end; ) {
     let lf = s;
-    while (b[lf] !== LF) lf++;
+    while (lf < end && b[lf] !== LF) lf++;
     if (out.length >= countMax) refuse(431, `more than ${countMax} header fields`);
     checkField(b, s, lf - 1);
     out.push([b.toString('latin1', s, fieldColon).toLowerCase(), b.toString('latin1', fieldValueStart, fieldValueEnd)]);

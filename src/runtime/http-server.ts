@@ -46,6 +46,7 @@ import type { HttpRequest } from '../http/request.js';
 import type { ClientLiveness } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
+import { readIntoSharedBuffer, SHARED_READ_BYTES } from './shared-reads.js';
 
 export interface HttpLimits {
   readonly headerBytesMax: number;
@@ -145,6 +146,8 @@ class HttpConnection implements ParserHandler, ClientLiveness {
   /** The client's FIN came while reading was held back: read it once the held requests are in. */
   private endPending = false;
   private goneListeners: (() => void)[] | null = null;
+  /** Reads land in the server's shared buffer (src/runtime/shared-reads.ts) rather than in chunks of their own. */
+  sharedReads = false;
 
   constructor(
     private readonly server: RestServer,
@@ -157,7 +160,8 @@ class HttpConnection implements ParserHandler, ClientLiveness {
 
   // ---- reading
 
-  onData(chunk: Buffer): void {
+  /** `borrowed`: the chunk is the server's shared read buffer, reused once this returns. */
+  onData(chunk: Buffer, borrowed = false): void {
     this.lastTick = this.server.tick;
     this.readAt = 0;
     if (this.lingering) {
@@ -167,7 +171,7 @@ class HttpConnection implements ParserHandler, ClientLiveness {
     }
     this.reading = true;
     try {
-      this.parser.push(chunk);
+      this.parser.push(chunk, borrowed);
     } finally {
       this.reading = false;
     }
@@ -248,6 +252,9 @@ class HttpConnection implements ParserHandler, ClientLiveness {
       const request = new Request(head.method, prepared.segments, prepared.params, prepared.tail, parsed.body, this.remoteAddress, this, head);
       const out = server.dispatcher.run(prepared as Routed, request);
       if (out instanceof Promise) {
+        // The handler keeps the request past this read: its head's bytes may be in the shared read
+        // buffer, which the next read overwrites (its body is a copy already).
+        if (this.sharedReads) head.detach();
         const slot = new Slot(kind, startedAt, headRequest, keepAlive, false);
         this.queue.push(slot);
         void out.then((reply) => this.complete(slot, reply));
@@ -547,6 +554,11 @@ class HttpConnection implements ParserHandler, ClientLiveness {
 
 export class RestServer {
   private readonly connections = new Set<HttpConnection>();
+  /**
+   * Plain TCP connections read into this one buffer (src/runtime/shared-reads.ts): a read is handled
+   * whole before the next one lands, and the parser copies out what it keeps.
+   */
+  private readonly readBuffer = Buffer.allocUnsafeSlow(SHARED_READ_BYTES);
   stopping = false;
   activeRequests = 0;
   private idleWaiters: (() => void)[] = [];
@@ -582,12 +594,19 @@ export class RestServer {
     // The answers due after the client's FIN are still written (a client may half-close after its
     // last request).
     socket.allowHalfOpen = true;
-    socket.on('data', (chunk: Buffer) => connection.onData(chunk));
     socket.on('end', () => connection.onEnd());
     socket.on('drain', () => connection.onDrain());
     socket.once('close', () => this.onClose(connection));
     this.startSweep();
     if (head.length > 0) connection.onData(head);
+    // Bytes the socket buffered after the sniff (none, in practice: it hands over at once) come first.
+    while (socket.readableLength > 0) {
+      const more = socket.read() as Buffer | null;
+      if (more === null) break;
+      connection.onData(more);
+    }
+    connection.sharedReads = readIntoSharedBuffer(socket, this.readBuffer, (chunk) => connection.onData(chunk, true));
+    if (!connection.sharedReads) socket.on('data', (chunk: Buffer) => connection.onData(chunk));
     if (!connection.held && !connection.lingering) socket.resume();
   }
 

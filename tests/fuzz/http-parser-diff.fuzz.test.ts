@@ -6,7 +6,8 @@
 // refusals below (listed in docs/rest.md, "The member's HTTP parser"); node:http refusing what the
 // parser accepts is always a failure. An absolute-form target is compared in origin form (the
 // parser reduces it). Each stream is also fed split into several reads (curated ones at every byte),
-// and must read the same. FUZZ_SEED / FUZZ_ITERATIONS replay or extend the run; `npm run fuzz:http`
+// each pushed borrowed from a buffer overwritten after it (as the shared read buffer is), and must
+// read the same. FUZZ_SEED / FUZZ_ITERATIONS replay or extend the run; `npm run fuzz:http`
 // is the long run (20,000 streams).
 import test, { after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,12 +63,21 @@ function ours(bytes: Uint8Array, cuts: readonly number[] = []): Ours {
       if (!closed) error = e;
     },
   });
-  let from = 0;
-  for (const cut of [...cuts].sort((a, b) => a - b)) {
-    p.push(bytes.subarray(from, cut));
-    from = cut;
+  if (cuts.length === 0) {
+    p.push(bytes);
+  } else {
+    // Split into reads, each pushed borrowed from one scratch buffer that is overwritten after it,
+    // as the connection's shared read buffer is by the next read.
+    const scratch = Buffer.allocUnsafeSlow(bytes.length);
+    let from = 0;
+    for (const cut of [...[...cuts].sort((a, b) => a - b), bytes.length]) {
+      const piece = bytes.subarray(from, cut);
+      scratch.set(piece, 0);
+      p.push(scratch.subarray(0, piece.length), true);
+      scratch.fill(0x58);
+      from = cut;
+    }
   }
-  p.push(bytes.subarray(from));
   p.end();
   return { requests, error, closed };
 }

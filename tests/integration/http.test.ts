@@ -12,6 +12,7 @@ import { firstFrame, sampleHandshake } from '../harness/handshake-fixture.js';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startMember, type MemberProcess } from '../harness/member-process.js';
+import { SeededRandom } from '../../src/util/prng.js';
 import { request, send, type RawResponse } from '../harness/raw-http.js';
 import { Connection, exchangeRaw, httpRequest, metrics, waitFor } from '../harness/connection.js';
 import { encodeFrame, PREAMBLE, FLAG_RESPONSE, PROTOCOL_VERSION } from '../../src/cluster/protocol/frame.js';
@@ -255,6 +256,58 @@ describe('connections', () => {
     assert.equal(rs[1]!.text(), '1');
     assert.equal((rs[6]!.json() as { nodeState: string }).nodeState, 'ACTIVE');
     conn.destroy();
+  });
+
+  test('many connections writing in small interleaved pieces (their reads share one buffer): every write stored with its own value and type', async () => {
+    // Each connection's requests arrive cut at seeded points, alternating with the other connections'
+    // pieces, so a head, a body or an unread remainder of one connection is overwritten by the next
+    // read of another unless it was copied out. More than pipeline.max requests are written without
+    // waiting, so reading is also held back with bytes kept.
+    const rnd = new SeededRandom(1407);
+    const CONNECTIONS = 12;
+    const WRITES = 3 * PIPELINE_MAX;
+    const conns = await Promise.all(Array.from({ length: CONNECTIONS }, () => Connection.open(port)));
+    // Each connection's bytes as the pieces it writes, one piece per round: a request is either cut at
+    // seeded points or split exactly after its head (a head read whole, its body in a later read).
+    const values: string[][] = [];
+    const pieces = conns.map((conn, c) => {
+      const out: Buffer[] = [];
+      values.push([]);
+      for (let i = 0; i < WRITES; i++) {
+        const value = `c${c}-i${i}-`.padEnd(20 + rnd.nextInt(200), String.fromCharCode(0x61 + ((c + i) % 26)));
+        (values[c] as string[]).push(value);
+        const bytes = httpRequest('POST', `/grid/rest/maps/shared-reads/c${c}-${i}`, { body: value, headers: { 'Content-Type': `text/x-c${c}-i${i}` } });
+        conn.headFlags.push(false);
+        if (rnd.nextInt(2) === 0) {
+          const headEnd = bytes.indexOf('\r\n\r\n') + 4;
+          out.push(bytes.subarray(0, headEnd), bytes.subarray(headEnd));
+          continue;
+        }
+        for (let at = 0; at < bytes.length; ) {
+          const len = 1 + rnd.nextInt(Math.min(rnd.nextInt(3) === 0 ? 400 : 40, bytes.length - at));
+          out.push(bytes.subarray(at, at + len));
+          at += len;
+        }
+      }
+      return out;
+    });
+    for (let round = 0; pieces.some((p) => round < p.length); round++) {
+      for (let c = 0; c < CONNECTIONS; c++) {
+        const piece = (pieces[c] as Buffer[])[round];
+        if (piece !== undefined) (conns[c] as Connection).write(piece);
+      }
+      // Let the member read between rounds, so the connections' reads interleave.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    for (const conn of conns) assert.deepEqual((await conn.responses(WRITES)).map((r) => r.status), new Array<number>(WRITES).fill(200));
+    for (const conn of conns) conn.destroy();
+    for (let c = 0; c < CONNECTIONS; c++) {
+      for (let i = 0; i < WRITES; i++) {
+        const r = await request(port, 'GET', `/grid/rest/maps/shared-reads/c${c}-${i}`);
+        assert.equal(r.text(), values[c]?.[i], `c${c}-${i}`);
+        assert.equal(r.headers['content-type'], `text/x-c${c}-i${i}`, `c${c}-${i}`);
+      }
+    }
   });
 
   test('pipelining: a slow poll ahead of a fast GET still answers first', async () => {

@@ -247,3 +247,102 @@ test('pause() holds further requests of a read until resume(); midRequest and bu
   assert.equal(p.midRequest, false);
   assert.equal(p.requestsDone, 3);
 });
+
+/**
+ * Borrowed pushes (the connection's shared read buffer): each piece is copied into one scratch buffer,
+ * pushed borrowed, and the scratch is overwritten right after, as the next read would. Nothing read
+ * later may see the overwrite: bodies, heads of requests whose body is still to come, bytes held by a
+ * pause, and heads a handler keeps after calling detach().
+ */
+function runBorrowed(chunks: readonly Uint8Array[], rnd: SeededRandom, limits = LIMITS): Event[] {
+  const scratch = Buffer.allocUnsafeSlow(64 * 1024);
+  const events: Event[] = [];
+  // Heads kept past their report (as by an answer that waits), described only at the end.
+  const kept: { at: number; request: ParsedRequest }[] = [];
+  // A head is described late (when its request completes or fails, or after the last push): a head
+  // whose body spans reads must still read right then.
+  const heads: { at: number; head: RequestHead }[] = [];
+  const describeHeads = (): void => {
+    for (const { at, head } of heads.splice(0)) events[at] = { head: describeHead(head) };
+  };
+  const p: RequestParser = new RequestParser(limits, {
+    onHead: (h) => {
+      heads.push({ at: events.length, head: h });
+      events.push({ head: '' });
+    },
+    onRequest: (r: ParsedRequest) => {
+      describeHeads();
+      if (rnd.nextInt(2) === 0) {
+        r.head.detach();
+        kept.push({ at: events.length, request: r });
+        events.push({ request: '' });
+      } else {
+        events.push({ request: `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}` });
+      }
+      // Sometimes the handler holds reading back until the next piece has come and gone.
+      if (rnd.nextInt(4) === 0) p.pause();
+    },
+    onError: (e) => {
+      describeHeads();
+      events.push({ error: e });
+    },
+  });
+  for (const c of chunks) {
+    p.resume();
+    scratch.set(c, 0);
+    p.push(scratch.subarray(0, c.length), true);
+    scratch.fill(0x58, 0, c.length);
+  }
+  for (let i = 0; i < 1000 && p.isPaused; i++) p.resume();
+  describeHeads();
+  for (const { at, request: r } of kept) {
+    events[at] = { request: `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}` };
+  }
+  return events;
+}
+
+test('borrowed pushes: what the parser hands out or keeps never points into the reused chunk', () => {
+  const rnd = new SeededRandom(1414);
+  const pieces = [
+    'GET /a HTTP/1.1\r\nHost: h\r\nAccept: x\r\n\r\n',
+    'POST /b HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world',
+    'POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Type: a/b\r\n\r\n2;e\r\nab\r\n3\r\ncde\r\n0\r\nX-T: 1\r\n\r\n',
+    'GET /d HTTP/1.0\r\nConnection: keep-alive\r\n\r\n',
+    'PUT /e HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n',
+    'POST /f HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nwxyz',
+  ];
+  for (let i = 0; i < 400; i++) {
+    const n = 1 + rnd.nextInt(8);
+    let text = '';
+    for (let k = 0; k < n; k++) text += pieces[rnd.nextInt(pieces.length)];
+    if (rnd.nextInt(5) === 0) text += 'GET / HTTP/1.1\r\nHost: h\r\nX : y\r\n\r\n';
+    const bytes = Buffer.from(text, 'latin1');
+    const expected = run([bytes]);
+    const chunks: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; ) {
+      // Short reads split heads; long ones bring whole heads with part of a body.
+      const len = 1 + rnd.nextInt(Math.min(rnd.nextInt(2) === 0 ? 20 : 200, bytes.length - at));
+      chunks.push(bytes.subarray(at, at + len));
+      at += len;
+    }
+    assert.deepEqual(runBorrowed(chunks, rnd), expected, `stream ${i}`);
+  }
+});
+
+test('borrowed pushes: a body is handed out in memory of its own; a head detached keeps reading right', () => {
+  const scratch = Buffer.allocUnsafeSlow(1024);
+  let got: ParsedRequest | null = null;
+  const p = new RequestParser(LIMITS, { onHead: () => {}, onRequest: (r) => (got = r), onError: () => {} });
+  const text = Buffer.from('POST /m HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nX-Id: 7\r\nContent-Length: 3\r\n\r\nabc', 'latin1');
+  scratch.set(text);
+  p.push(scratch.subarray(0, text.length), true);
+  const r = got as ParsedRequest | null;
+  assert.ok(r !== null && r.body !== null);
+  assert.notEqual(r.body.buffer, scratch.buffer, 'the body is a copy');
+  r.head.detach();
+  scratch.fill(0);
+  assert.equal(r.body.toString('latin1'), 'abc');
+  assert.equal(r.head.header('content-type'), 'text/plain');
+  assert.equal(r.head.header('x-id'), '7');
+  assert.deepEqual(r.head.headers.map(([n]) => n), ['host', 'content-type', 'x-id', 'content-length']);
+});
