@@ -106,7 +106,10 @@ async function main(): Promise<void> {
     });
     await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
     const before = writes.filter((x) => x.status === 200).map((x) => x.doneMs - x.sentMs);
+    const survivorMembers = members.filter((_, i) => i !== victimIndex);
+    const logFrom = survivorMembers.map((m) => m.stdout().length);
     const killMs = performance.now();
+    const killWall = new Date().toISOString();
     victim.child.kill('SIGKILL');
     // Polled every POLL_MS: the harness's until() steps 100 ms, too coarse for a 1 s target.
     for (;;) {
@@ -127,6 +130,18 @@ async function main(): Promise<void> {
     say(`  removal ${r(removalMs)} ms (target <= ${REMOVAL_TARGET_MS}) ${removalMs <= REMOVAL_TARGET_MS ? 'ok' : 'OVER TARGET'}`);
     say(`  longest write across the kill ${r(longestMs)} ms (target <= ${LONGEST_WRITE_TARGET_MS}) ${longestMs <= LONGEST_WRITE_TARGET_MS ? 'ok' : 'OVER TARGET'}; before the kill ${r(beforeMax)} ms`);
     say(`  writes after the kill: ${across.length}, failed ${failed}`);
+    // How the survivors came to remove it (their log lines since the kill), so a slow removal can be
+    // read afterwards: which detector fired, after how many refused dials, and when.
+    say(`  killed at ${killWall}; the survivors' log lines about it:`);
+    survivorMembers.forEach((m, i) => {
+      const lines = m
+        .stdout()
+        .slice(logFrom[i] as number)
+        .split('\n')
+        .filter((l) => /suspect|remov|refus|claim|left the cluster|master/i.test(l))
+        .slice(0, 12);
+      for (const l of lines) say(`    ${m.port}: ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`);
+    });
     say(JSON.stringify({ bench: 'failover', members: 3, entries: o.entries, writers: o.writers, removalMs: r(removalMs), longestWriteMs: r(longestMs), longestWriteBeforeKillMs: r(beforeMax), writesAfterKill: across.length, failedAfterKill: failed, removalTargetMs: REMOVAL_TARGET_MS, longestWriteTargetMs: LONGEST_WRITE_TARGET_MS }));
     process.exitCode = failed > 0 ? 1 : 0;
   } finally {

@@ -7,9 +7,12 @@
 // Invariants:
 // - Faults are counted per member UUID, never per address: a new incarnation at the same address
 //   accepts dials, so it adds no fault, and nothing here ever names it.
-// - Two faults count only when at least `intervalMs` apart, so a flood of refusals (many sends, or a
-//   program on a reused port that refuses in a loop) suspects no sooner than maxFaults spaced dials:
-//   (maxFaults - 1) * intervalMs after the first.
+// - Two faults count only when at least three quarters of `intervalMs` apart, so a flood of refusals
+//   (many sends, or a program on a reused port that refuses in a loop) suspects no sooner than
+//   maxFaults spaced dials: (maxFaults - 1) * 0.75 * intervalMs after the first. Not the whole
+//   interval: the re-dials come from a timer of intervalMs, and a timer may fire a little early
+//   against the monotonic clock (libuv keeps loop time in whole milliseconds), so a refusal one
+//   interval after the last could measure 99.6 ms and wait for the next tick.
 // - Only refusals count. A dial that times out or hangs (a paused process, a dropped network) adds
 //   nothing; the heartbeat timeout stays in charge of those.
 // - A watch ends when the member is heard again, leaves the list, is suspected, or after
@@ -35,6 +38,9 @@ interface Watch {
   /** When the watch started or last counted a fault: it ends watchMs after this. */
   activeMs: number;
 }
+
+/** Two counted faults are at least this share of the interval apart (see the invariants above). */
+const FAULT_SPACING_SHARE = 0.75;
 
 /** The outcome of one refused dial for a watched member. */
 export type RefusalOutcome =
@@ -76,7 +82,7 @@ export class ConnectionMonitor {
   refused(uuid: string, address: string, nowMs: number): RefusalOutcome {
     this.watch(uuid, address, nowMs);
     const w = this.watches.get(uuid) as Watch;
-    if (nowMs - w.lastFaultMs < this.o.intervalMs) return { kind: 'ignored' };
+    if (nowMs - w.lastFaultMs < this.o.intervalMs * FAULT_SPACING_SHARE) return { kind: 'ignored' };
     if (w.faults === 0) w.firstFaultMs = nowMs;
     w.faults++;
     w.lastFaultMs = nowMs;

@@ -11,7 +11,7 @@ import type { Transport, TransportHandler } from '../cluster/transport.js';
 import type { Identity } from '../cluster/protocol/handshake.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { MEMBER_VERSION } from '../member/version.js';
-import { TcpTransport, type TcpTransportCounters } from './tcp-transport.js';
+import { REFUSED_DIAL_BACKOFF_MS, TcpTransport, type TcpTransportCounters } from './tcp-transport.js';
 import { tlsClientOptions } from './tls.js';
 
 export class MemberPort {
@@ -41,6 +41,8 @@ export class MemberPort {
       frameBytesMax: config.properties.memberFrameBytesMax,
       tls: memberTls(config, cwd),
       log,
+      // The refusal detector's re-dials (every grid.connection.monitor.interval) are never held back.
+      refusedDialBackoffMs: Math.min(REFUSED_DIAL_BACKOFF_MS, config.properties.connectionMonitorIntervalMs / 2),
     });
   }
 

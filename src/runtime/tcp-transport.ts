@@ -24,6 +24,13 @@
 // - A failed dial (or a handshake that does not finish) starts a backoff for the address: sends in
 //   the window drop at once; 100 ms doubling to 5 s, reset by a successful handshake. A refused
 //   handshake backs the address off for the full 5 s, so a foreign member is not dialled in a loop.
+//   With `refusedDialBackoffMs` set (the member port: REFUSED_DIAL_BACKOFF_MS, or half the refusal
+//   detector's interval if smaller), a dial the kernel refused (ECONNREFUSED: nothing listens
+//   there) backs off that flat window instead: such a dial costs nothing to repeat, and
+//   membership's refusal detector re-dials a member whose connection closed every
+//   grid.connection.monitor.interval (100 ms); a doubling window made its third dial wait 300 to
+//   700 ms, and a removal over 1 s. WAN transports keep the doubling (a target cluster that is
+//   down is not dialled 20 times a second).
 import net, { type Socket } from 'node:net';
 import tls, { type ConnectionOptions } from 'node:tls';
 import { decodeMessage, encodeBody, MESSAGE_TYPES, URGENT_KINDS, type Message } from '../cluster/messages.js';
@@ -52,6 +59,8 @@ export const WRITE_QUEUE_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
 export const HANDSHAKE_TIMEOUT_MS_DEFAULT = 10_000;
 export const BACKOFF_MIN_MS = 100;
 export const BACKOFF_MAX_MS = 5_000;
+/** The member port's window after a dial the kernel refused (shorter than the refusal detector's interval). */
+export const REFUSED_DIAL_BACKOFF_MS = 50;
 /** A soft refusal (another cluster) is logged at most this often per address. */
 const SOFT_REFUSAL_LOG_INTERVAL_MS = 60_000;
 const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
@@ -85,6 +94,8 @@ export interface TcpTransportOptions {
   readonly log: ComponentLogger;
   /** Monotonic milliseconds, for backoff windows and log limits (default performance.now). */
   readonly nowMs?: () => number;
+  /** Set: a dial the kernel refused backs off this flat window, not the doubling one (see the top). */
+  readonly refusedDialBackoffMs?: number;
 }
 
 export interface TcpTransportCounters {
@@ -617,7 +628,7 @@ export class TcpTransport implements Transport {
     if (c.outbound && !wasOpen && c.dialAddress !== null) {
       if (c.failure !== 'handshake refused' && c.failure !== 'connected to itself' && c.failure !== 'transport closed') {
         this.counters.dialsFailed++;
-        this.noteFailure(c.dialAddress, false);
+        this.noteFailure(c.dialAddress, false, c.failureCode === 'ECONNREFUSED');
         this.log.fine(`could not connect to ${c.dialAddress}: ${c.failure || 'connection closed'}`);
         // Only the kernel's refusal counts as "nothing listens there"; a dial that hung until the
         // handshake timeout, or was accepted and then closed, proves nothing about the process.
@@ -658,13 +669,22 @@ export class TcpTransport implements Transport {
 
   // ── backoff, logs ──────────────────────────────────────────────────────────────────────────────
 
-  private noteFailure(address: string, refused: boolean): void {
+  /**
+   * `handshakeRefused`: the peer refused our handshake (the full window). `connectionRefused`: the
+   * kernel refused the dial (a flat short window, not counted toward the doubling).
+   */
+  private noteFailure(address: string, handshakeRefused: boolean, connectionRefused = false): void {
     const now = this.nowMs();
     if (this.backoff.size >= TABLE_ENTRIES_MAX) sweep(this.backoff, (b) => b.untilMs <= now);
     if (this.backoff.size >= TABLE_ENTRIES_MAX) this.backoff.clear();
     const b = this.backoff.get(address) ?? { failures: 0, untilMs: 0 };
-    b.failures = Math.min(b.failures + 1, 32);
-    b.untilMs = now + (refused ? BACKOFF_MAX_MS : Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (b.failures - 1)));
+    const flat = this.o.refusedDialBackoffMs;
+    if (connectionRefused && !handshakeRefused && flat !== undefined) {
+      b.untilMs = now + flat;
+    } else {
+      b.failures = Math.min(b.failures + 1, 32);
+      b.untilMs = now + (handshakeRefused ? BACKOFF_MAX_MS : Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (b.failures - 1)));
+    }
     this.backoff.set(address, b);
   }
 

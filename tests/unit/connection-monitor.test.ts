@@ -1,8 +1,8 @@
 // Checks src/cluster/connection-monitor.ts, the refusal rule of issue #11, as a pure function of
-// the times passed in: maxFaults refusals at least intervalMs apart suspect a member; a flood of
-// refusals closer together counts once per interval; a member heard again starts from nothing; a
-// watch with no refusal ends after watchMs; faults are per uuid, so a new incarnation at the same
-// address inherits nothing.
+// the times passed in: maxFaults refusals at least 0.75 x intervalMs apart suspect a member (re-dial
+// timers may fire a little early); a flood of refusals closer together counts once per that span;
+// a member heard again starts from nothing; a watch with no refusal ends after watchMs; faults are
+// per uuid, so a new incarnation at the same address inherits nothing.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionMonitor } from '../../src/cluster/connection-monitor.js';
@@ -18,10 +18,17 @@ test('three refusals 100 ms apart suspect; the log gets the count and the span',
   assert.equal(m.isWatched('u1'), false, 'a suspected member is handed over to membership');
 });
 
-test('a flood counts once per interval: no suspicion before (maxFaults - 1) x interval', () => {
+test('a flood counts at most once per three quarters of an interval: no suspicion before (maxFaults - 1) x 75 ms', () => {
   const m = monitor();
-  for (let t = 0; t < 200; t += 1) assert.notEqual(m.refused('u1', 'h:1', t).kind, 'suspect', `at ${t} ms`);
-  assert.equal(m.refused('u1', 'h:1', 200).kind, 'suspect');
+  for (let t = 0; t < 150; t += 1) assert.notEqual(m.refused('u1', 'h:1', t).kind, 'suspect', `at ${t} ms`);
+  assert.equal(m.refused('u1', 'h:1', 150).kind, 'suspect');
+});
+
+test('re-dials from a timer that fires a little early still count: refusals 99.6 ms apart suspect at the third', () => {
+  const m = monitor();
+  assert.equal(m.refused('u1', 'h:1', 1000).kind, 'counted');
+  assert.equal(m.refused('u1', 'h:1', 1099.6).kind, 'counted');
+  assert.equal(m.refused('u1', 'h:1', 1199.2).kind, 'suspect');
 });
 
 test('a member heard again starts from nothing', () => {

@@ -35,7 +35,7 @@ import {
 } from '../../src/cluster/protocol/handshake.js';
 import { HANDSHAKE_REQUEST, HANDSHAKE_RESPONSE } from '../../src/cluster/protocol/message-types.js';
 import { Listener } from '../../src/runtime/listener.js';
-import { parseAddress, TcpTransport, type TcpTransportOptions } from '../../src/runtime/tcp-transport.js';
+import { parseAddress, REFUSED_DIAL_BACKOFF_MS, TcpTransport, type TcpTransportOptions } from '../../src/runtime/tcp-transport.js';
 import { Logger } from '../../src/util/logger.js';
 import { waitFor } from '../harness/connection.js';
 import { sampleHandshake } from '../harness/handshake-fixture.js';
@@ -370,13 +370,38 @@ test('a message too large for a frame is dropped by send (false), never thrown',
 });
 
 test('a dial to a closed port: send says true, then backs off without throwing, and succeeds once the peer listens', async () => {
-  const a = await startNode(A);
+  // The transport's clock stands still unless moved: the backoff windows are checked exactly.
+  let clock = 1000;
+  const a = await startNode(A, { nowMs: () => clock, refusedDialBackoffMs: REFUSED_DIAL_BACKOFF_MS });
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   assert.equal(a.t.send(address, cancel(1)), true, 'queued while dialling');
   await waitFor(() => a.t.counters.dialsFailed === 1, 'the dial to fail');
   assert.equal(a.t.counters.queuedDropped, 1, 'the queued message is lost with its connection');
   assert.equal(a.t.send(address, cancel(2)), false, 'inside the backoff window the send drops');
+  // A refused dial backs off a flat REFUSED_DIAL_BACKOFF_MS, however often it is refused: the
+  // refusal detector's re-dials (every 100 ms) are never held back by a doubling window.
+  for (let n = 2; n <= 5; n++) {
+    clock += REFUSED_DIAL_BACKOFF_MS - 1;
+    assert.equal(a.t.send(address, cancel(10 + n)), false, `refusal ${n - 1}: still inside its window`);
+    clock += 1;
+    assert.equal(a.t.send(address, cancel(20 + n)), true, `refusal ${n - 1}: the window has ended`);
+    await waitFor(() => a.t.counters.dialsFailed === n, `dial ${n} to be refused`);
+  }
+  clock += 1000;
+  // Without the option (a WAN transport) a refused dial backs off the doubling window as before.
+  let wanClock = 1000;
+  const w = await startNode('wan-dialler', { nowMs: () => wanClock });
+  assert.equal(w.t.send(address, cancel(30)), true);
+  await waitFor(() => w.t.counters.dialsFailed === 1, 'the WAN dial to be refused');
+  wanClock += 99;
+  assert.equal(w.t.send(address, cancel(31)), false, 'inside the first 100 ms window');
+  wanClock += 1;
+  assert.equal(w.t.send(address, cancel(32)), true, 'the first window has ended');
+  await waitFor(() => w.t.counters.dialsFailed === 2, 'the second WAN dial to be refused');
+  wanClock += 199;
+  assert.equal(w.t.send(address, cancel(33)), false, 'the second window is 200 ms');
+  w.t.close();
   const b = await startNode(B, {}, { port });
   await waitFor(() => a.t.send(address, cancel(3)) && b.received.length > 0, 'a send to get through once B listens');
   assert.equal(b.received[0]?.message.callId, 3);
