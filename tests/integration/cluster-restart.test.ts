@@ -84,9 +84,14 @@ async function restartUnderWriter(t: TestContext, which: Victim, seed: number): 
   const started: MemberProcess[] = [];
   let writer: RecordingWriter | null = null;
   let ok = false;
+  // The restart rule is what this test is about: the refusal detector (cluster-refusal.test.ts)
+  // would otherwise remove the old incarnation about 200 ms after the kill, before the restarted
+  // process (about 250 ms to start) asks to join, and the rule would never run. With 50 faults it
+  // needs about 3.7 s, so the new incarnation arrives first.
+  const options = { properties: { 'grid.connection.monitor.max.faults': 50 } };
   try {
     for (const p of ports) {
-      const m = await startClusterMember(p, ports);
+      const m = await startClusterMember(p, ports, options);
       members.push(m);
       started.push(m);
     }
@@ -123,7 +128,7 @@ async function restartUnderWriter(t: TestContext, which: Victim, seed: number): 
     victim.child.kill('SIGKILL');
     await victim.waitForExit(5000);
     w.markDead(port);
-    const restarted = await startClusterMember(port, ports);
+    const restarted = await startClusterMember(port, ports, options);
     started.push(restarted);
     members[victimIndex] = restarted;
     const restartMs = Date.now() - killAt;
