@@ -54,6 +54,8 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   int('grid.socket.sniff.timeout.millis', 'sniffTimeoutMs', 10000, 1, 600000),
   { kind: 'boolean', name: 'grid.socket.bind.any', key: 'socketBindAny', defaultValue: true },
   { kind: 'boolean', name: 'grid.http.healthcheck.enabled', key: 'httpHealthcheckEnabled', defaultValue: false },
+  // Plain HTTP connections read into one shared buffer (docs/rest.md, src/runtime/shared-reads.ts).
+  { kind: 'boolean', name: 'grid.rest.read.buffer.shared', key: 'restReadBufferShared', defaultValue: true },
 ];
 
 export function findPropertySpec(name: string): PropertySpec | undefined {

@@ -203,6 +203,7 @@ export interface GridProperties {
   readonly shutdownInflightWaitSeconds: number; // grid.shutdown.inflight.wait.seconds (20: a stop without hand-off fits Kubernetes' 30 s grace)
   readonly sniffTimeoutMs: number; // grid.socket.sniff.timeout.millis (10000): first bytes must arrive by then
   readonly socketBindAny: boolean; // grid.socket.bind.any (true): false binds only the chosen address
+  readonly restReadBufferShared: boolean; // grid.rest.read.buffer.shared (true): false reads HTTP through 'data' events
   readonly httpHealthcheckEnabled: boolean; // grid.http.healthcheck.enabled (false): HEALTH_CHECK served even with REST off
 }
 

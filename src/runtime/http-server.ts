@@ -54,6 +54,8 @@ export interface HttpLimits {
   readonly pipelineMax: number;
   readonly headersTimeoutSeconds: number;
   readonly idleTimeoutSeconds: number;
+  /** Plain connections read into the server's shared buffer when Node allows it (default true; grid.rest.read.buffer.shared). */
+  readonly sharedReadBuffer?: boolean;
 }
 
 /** Header fields one request (or one trailer block) may carry: beyond, 431. */
@@ -605,7 +607,7 @@ export class RestServer {
       if (more === null) break;
       connection.onData(more);
     }
-    connection.sharedReads = readIntoSharedBuffer(socket, this.readBuffer, (chunk) => connection.onData(chunk, true));
+    connection.sharedReads = this.limits.sharedReadBuffer !== false && readIntoSharedBuffer(socket, this.readBuffer, (chunk) => connection.onData(chunk, true));
     if (!connection.sharedReads) socket.on('data', (chunk: Buffer) => connection.onData(chunk));
     if (!connection.held && !connection.lingering) socket.resume();
   }

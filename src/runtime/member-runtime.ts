@@ -72,6 +72,7 @@ export class MemberRuntime {
         pipelineMax: p.restPipelineMax,
         headersTimeoutSeconds: p.restHeadersTimeoutSeconds,
         idleTimeoutSeconds: p.restIdleTimeoutSeconds,
+        sharedReadBuffer: p.restReadBufferShared,
       },
       logger.component('http'),
     );

@@ -130,6 +130,7 @@ test('defaults: every grid property has its documented default', () => {
     restHeaderBytesMax: 16384,
     restBodyBytesMax: 16777216,
     restPipelineMax: 1000,
+    restReadBufferShared: true,
     restHeadersTimeoutSeconds: 60,
     restIdleTimeoutSeconds: 300,
     restConnectionsMax: 10000,

@@ -127,3 +127,37 @@ test('the HTTP shell: an answer that waits reads its header after other reads ov
     server.close();
   }
 });
+
+test('grid.rest.read.buffer.shared=false: the shell reads through data events and serves as before', async () => {
+  const dispatcher = {
+    prepare(_method: string, target: string): Prepared {
+      return { kind: 'route', route: { kind: 0, dataCall: false } as never, segments: target.slice(1).split('/'), params: {}, tail: [], group: null };
+    },
+    run: (_routed: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): HttpReply => ({ status: 200, contentType: 'text/plain', body: request.body?.toString('latin1') ?? '-' }),
+    requestError: (): HttpReply => ({ status: 400 }),
+    errorReply: (): HttpReply => ({ status: 500 }),
+  };
+  for (const shared of [false, true]) {
+    const limits = { headerBytesMax: 16 * 1024, bodyBytesMax: 1024, pipelineMax: 8, headersTimeoutSeconds: 60, idleTimeoutSeconds: 300, sharedReadBuffer: shared };
+    const rest = new RestServer(dispatcher as unknown as Dispatcher, limits, new Logger('OFF', 'text', { write: () => {} }).component('http'));
+    let accepted: net.Socket | null = null;
+    const { server, port } = await listen((socket) => {
+      accepted = socket;
+      rest.accept(socket, Buffer.alloc(0));
+    });
+    const conn = await Connection.open(port);
+    try {
+      conn.send('POST', '/x', { body: 'hello' });
+      assert.equal((await conn.next(0)).text(), 'hello');
+      const socket = accepted as net.Socket | null;
+      assert.ok(socket !== null);
+      const field = Object.getOwnPropertySymbols(socket).find((s) => s.description === 'kBuffer');
+      assert.ok(field !== undefined);
+      assert.equal((socket as unknown as Record<symbol, unknown>)[field] !== null, shared, `shared=${shared}: the socket's own read buffer field`);
+    } finally {
+      conn.destroy();
+      await rest.drain(1000);
+      server.close();
+    }
+  }
+});
