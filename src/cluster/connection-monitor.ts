@@ -44,7 +44,7 @@ const FAULT_SPACING_SHARE = 0.75;
 
 /** The outcome of one refused dial for a watched member. */
 export type RefusalOutcome =
-  | { readonly kind: 'ignored' } // within intervalMs of the previous fault (a flood)
+  | { readonly kind: 'ignored' } // too soon after the previous fault (a flood)
   | { readonly kind: 'counted'; readonly faults: number }
   | { readonly kind: 'suspect'; readonly faults: number; readonly spanMs: number };
 

@@ -33,7 +33,7 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   int('grid.partition.count', 'partitionCount', 271, 1, 32768),
   int('grid.heartbeat.interval.seconds', 'heartbeatIntervalSeconds', 1, 1, 3600),
   int('grid.max.no.heartbeat.seconds', 'maxNoHeartbeatSeconds', 10, 1, 86400),
-  // Refusal-based detection (cluster.md): faults are refused reconnects, counted at most one per interval.
+  // Refusal-based detection (cluster.md): faults are refused reconnects, counted when 3/4 of an interval apart or more.
   int('grid.connection.monitor.interval', 'connectionMonitorIntervalMs', 100, 10, 60000),
   int('grid.connection.monitor.max.faults', 'connectionMonitorMaxFaults', 3, 1, 1000),
   int('grid.operation.call.timeout.millis', 'operationCallTimeoutMs', 60000, 1, INT_MAX),

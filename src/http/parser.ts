@@ -285,13 +285,7 @@ export class RequestParser {
 
   /** The end of a borrowed push: what stays is copied out of the chunk's memory. */
   private giveBack(memory: ArrayBufferLike): void {
-    if (this.buf.buffer === memory) {
-      if (this.pos < this.buf.length || this.headStart >= 0) this.moveTo(Buffer.from(this.buf.subarray(this.pos)));
-      else {
-        this.buf = EMPTY;
-        this.pos = 0;
-      }
-    }
+    if (this.buf.buffer === memory) this.moveTo(Buffer.from(this.buf.subarray(this.pos)));
     const parts = this.bodyParts;
     for (let i = 0; i < parts.length; i++) if ((parts[i] as Buffer).buffer === memory) parts[i] = Buffer.from(parts[i] as Buffer);
     if (this.head !== null) this.head.detachFrom(memory);

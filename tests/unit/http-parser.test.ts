@@ -18,11 +18,15 @@ function describeHead(h: RequestHead): string {
   return `${h.method} ${h.target} 1.${h.minorVersion} ka=${h.keepAlive} ec=${h.expectContinue} cl=${h.contentLength} ch=${h.chunked} ${h.headers.map(([n, v]) => `${n}=${v}`).join('|')}`;
 }
 
+function describeRequest(r: ParsedRequest): string {
+  return `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}`;
+}
+
 function run(chunks: readonly Uint8Array[], limits = LIMITS): Event[] {
   const events: Event[] = [];
   const p = new RequestParser(limits, {
     onHead: (h) => events.push({ head: describeHead(h) }),
-    onRequest: (r: ParsedRequest) => events.push({ request: `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}` }),
+    onRequest: (r: ParsedRequest) => events.push({ request: describeRequest(r) }),
     onError: (e) => events.push({ error: e }),
   });
   for (const c of chunks) p.push(c);
@@ -277,7 +281,7 @@ function runBorrowed(chunks: readonly Uint8Array[], rnd: SeededRandom, limits = 
         kept.push({ at: events.length, request: r });
         events.push({ request: '' });
       } else {
-        events.push({ request: `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}` });
+        events.push({ request: describeRequest(r) });
       }
       // Sometimes the handler holds reading back until the next piece has come and gone.
       if (rnd.nextInt(4) === 0) p.pause();
@@ -296,7 +300,7 @@ function runBorrowed(chunks: readonly Uint8Array[], rnd: SeededRandom, limits = 
   for (let i = 0; i < 1000 && p.isPaused; i++) p.resume();
   describeHeads();
   for (const { at, request: r } of kept) {
-    events[at] = { request: `${describeHead(r.head)} body=${r.body === null ? 'null' : r.body.toString('latin1')} trailers=${r.trailers.map(([n, v]) => `${n}=${v}`).join('|')}` };
+    events[at] = { request: describeRequest(r) };
   }
   return events;
 }
