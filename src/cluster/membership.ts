@@ -141,6 +141,8 @@ export class Membership {
   private monitorTimer: TimerHandle | null = null;
   private lastPublishMs = 0;
   private tickTimer: TimerHandle | null = null;
+  /** When the last tick ran (monotonic), to notice this member's own stalls. */
+  private lastTickMs: number | null = null;
   private stopped = false;
   private joinAddresses: string[];
   readonly counters = {
@@ -153,6 +155,8 @@ export class Membership {
     leftCluster: 0,
     /** Members this one suspected because their reconnects were refused. */
     refusalSuspicions: 0,
+    /** Ticks that ran more than a heartbeat interval late (this member stood still). */
+    stalls: 0,
   };
 
   constructor(
@@ -248,18 +252,41 @@ export class Membership {
   private tick(): void {
     if (this.stopped) return;
     const now = this.clock.monotonicMs();
-    if (!this.joinedFlag) this.joinRound(now);
+    const stalled = this.noteStall(now);
+    if (!this.joinedFlag) this.joinRound(now, stalled);
     else {
       this.sendHeartbeats();
-      this.detectFailures(now);
+      // Silence measured across this member's own stall is not the others' silence: what they sent
+      // meanwhile is still unread (noteStall gave everyone a fresh window).
+      if (!stalled) this.detectFailures(now);
       if (this.isMaster) {
         this.maybeCloseBatch(now);
         if (now - this.lastPublishMs >= this.opts.publishIntervalMs) this.publish();
         if (now - this.lastProbeMs >= this.opts.mergeProbeIntervalMs) this.probe(now);
       }
     }
-    if (this.claim !== null && now - this.claim.startMs >= this.opts.claimTimeoutMs) this.finishClaim();
+    if (!stalled && this.claim !== null && now - this.claim.startMs >= this.opts.claimTimeoutMs) this.finishClaim();
+    this.lastTickMs = now;
     this.tickTimer = this.timers.setTimeout(() => this.tick(), this.tickIntervalMs());
+  }
+
+  /**
+   * Whether this tick ran more than a heartbeat interval late: the process itself stood still (a
+   * long GC pause, SIGSTOP, a starved host). The messages that reached it meanwhile are not read
+   * yet, so every timeout measured across the stall would blame the others for this member's own
+   * silence: a master would remove every member and split the cluster in two; a joiner would found
+   * a cluster of its own although the view admitting it is waiting in its inbox. On a stall the
+   * member gives every member a fresh heartbeat window, restarts its join wait, and decides nothing
+   * this tick; the next tick, a fraction of a second later, sees what arrived.
+   */
+  private noteStall(now: number): boolean {
+    const last = this.lastTickMs;
+    if (last === null || now - last <= this.tickIntervalMs() + this.opts.heartbeatIntervalMs) return false;
+    this.counters.stalls++;
+    this.log.warning(`this member stood still for ${Math.round(now - last)} ms (timers ran late: a GC pause, SIGSTOP or a starved host); silence during the stall is not held against other members`);
+    for (const uuid of this.lastHeard.keys()) this.lastHeard.set(uuid, now);
+    if (!this.joinedFlag) this.joinStartMs = now;
+    return true;
   }
 
   private tickIntervalMs(): number {
@@ -269,10 +296,11 @@ export class Membership {
 
   // ── join (joiner side) ───────────────────────────────────────────────────────────────────────
 
-  private joinRound(now: number): void {
+  private joinRound(now: number, stalled: boolean): void {
     const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo, reset: this.resetSinceJoin });
     if (this.masterAddressHint !== null) this.transport.send(this.masterAddressHint, request);
     for (const a of this.joinAddresses) if (a !== this.masterAddressHint) this.transport.send(a, request);
+    if (stalled) return;
     if (now - this.joinStartMs < this.opts.claimAfterMs && !this.allUnreachable(now)) return;
     // A master answered recently (we are in its join batch, or it told us where it is): wait for it.
     if (now - this.masterHeardAtMs < this.opts.claimAfterMs) return;

@@ -301,7 +301,9 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       // Restart a crashed slot with a new identity, or join the spare slot while migrations run.
       const dead = members.filter((m) => !m.alive && !bouncing.has(m.id) && !members.some((x) => x.alive && x.id === m.id));
       const slot = dead.length > 0 ? (dead[0] as SimMember).id : spareSlot;
-      if (!members.some((x) => x.alive && x.id === slot)) {
+      // A bouncing slot restarts on its own timer: starting it here too would put two processes on one
+      // address, which a real machine refuses (the port is taken) (seeds 5741, 8062 with --overlap).
+      if (!bouncing.has(slot) && !members.some((x) => x.alive && x.id === slot)) {
         faultLog(`start slot ${slot}`);
         startMember(slot);
         if (dead.length > 0) restarts++;
