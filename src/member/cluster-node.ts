@@ -914,8 +914,9 @@ export class ClusterNode implements TransportHandler {
     const plan = collectReplay(this.store, unconfirmed, held, this.o.clock.nowMs(), policies, batchBytesMax);
     this.partitions.reset();
     for (const set of this.ownerPolls.values()) for (const poll of [...set]) this.settlePoll(poll, { kind: 'retry' });
-    for (let p = 0; p < this.store.partitionCount; p++) this.store.dropPartition(p);
+    // The hand-back is queued before the copies go, so at no moment is it in neither place.
     this.replay.add(plan.calls);
+    for (let p = 0; p < this.store.partitionCount; p++) this.store.dropPartition(p);
     this.mergeCounters.replaySkipped += plan.skipped;
     this.mergeCounters.replayDiscarded += plan.discarded;
     const line = replayLogLine(reason, plan);

@@ -254,6 +254,8 @@ export class ReplayBacklog {
   private inFlightCalls = 0;
   private inFlightBytes = 0;
   private readonly inFlightByQueue = new Map<string, number>();
+  /** Calls waiting or in flight: what this member still has to hand back. */
+  private readonly outstandingCalls = new Set<ReplayCall>();
 
   constructor(
     private readonly callsMax: number,
@@ -274,6 +276,12 @@ export class ReplayBacklog {
       this.head = 0;
     }
     this.waiting.push(...calls);
+    for (const c of calls) this.outstandingCalls.add(c);
+  }
+
+  /** The calls waiting or in flight (what this member still has to hand back). */
+  get outstanding(): ReadonlySet<ReplayCall> {
+    return this.outstandingCalls;
   }
 
   /** The next call to send now (counted in flight), or null when none may go yet. */
@@ -303,5 +311,6 @@ export class ReplayBacklog {
       else this.inFlightByQueue.set(call.queue.name, n);
     }
     if (again) this.waiting.push(call);
+    else this.outstandingCalls.delete(call);
   }
 }

@@ -413,7 +413,14 @@ export class Replicator {
     // A copy this member is listed for changes only by its owner's stream: after a split the other
     // side's members can stay in this member's list for a while, and a snapshot from their own
     // restarted partition (at the same version) would replace the acknowledged writes held here.
-    return !r.includes(this.host.selfUuid) || r[0] === from.uuid;
+    if (r.includes(this.host.selfUuid)) return r[0] === from.uuid;
+    // A copy it is not listed for yet (a migration's destination, a backup the next table adds)
+    // comes only from a member its table lists for the partition: the owner (a migration's source),
+    // or a backup whose promotion this member has not heard of yet. A member of its list that
+    // founded a cluster of its own and lists this member there (a split that formed while a view
+    // was on its way) is neither, and its snapshot of its own copy would replace this member's,
+    // which then went on to the other replicas (seed 102336).
+    return r[0] === null || r[0] === undefined || r.includes(from.uuid);
   }
 
   private onBackup(from: Peer, m: MessageOf<'backup'>): void {

@@ -392,6 +392,8 @@ export class SimWorld {
   private seq = 0;
   private timerIds = 0;
   private eventsRun = 0;
+  /** Called after every event with its label (invariant checkers: tests/harness/sim-invariants.ts); a throw fails that event. */
+  afterEachStep: ((label: string) => void) | null = null;
   private liveEvents = 0;
 
   private readonly trace: string[] = [];
@@ -486,6 +488,7 @@ export class SimWorld {
     this.note(e.label);
     try {
       e.run();
+      this.afterEachStep?.(e.label);
     } catch (err) {
       if (err instanceof SimFailure) throw err;
       throw new SimFailure(`event "${e.label}" threw: ${err instanceof Error ? err.message : String(err)}`, this.seed, this.virtualMs, { cause: err });

@@ -28,6 +28,7 @@ import { ClusterNode, type ClusterTimings } from '../../src/member/cluster-node.
 import { OP } from '../../src/data/replica-store.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { Logger } from '../../src/util/logger.js';
+import { SimInvariants } from '../harness/sim-invariants.js';
 import { SimWorld, wireNode, type SimTransport, type SimWorldOptions } from '../harness/sim-world.js';
 
 export interface SimRunOptions {
@@ -48,6 +49,8 @@ export interface SimRunOptions {
    * The choice comes from a stream of its own: the fault schedule is the same either way.
    */
   readonly crashes?: 'mixed' | 'silent';
+  /** Check the invariants after every step (sim-invariants.ts); default true. */
+  readonly invariants?: boolean;
   /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
   readonly watch?: { readonly partition?: number; readonly kind?: string };
 }
@@ -169,6 +172,9 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   const fail = (message: string): never => {
     throw new SimFailureReport(`seed=${seed} t=${world.timeMs}ms: ${message}`);
   };
+  // The invariants checked after every step (sim-invariants.ts), so a broken one names its step.
+  const invariants = new SimInvariants(() => members, partitionCount, (key) => partitionIdOfKey(Buffer.from(key, 'utf8'), partitionCount), fail);
+  if (o.invariants !== false) world.afterEachStep = (label) => invariants.afterStep(label);
 
   const startMember = (slot: number): SimMember => {
     const uuid = newUuid();
@@ -197,6 +203,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     node.start(host, Number(port), addresses.slice(0, memberCount + 1));
     const m: SimMember = { id: slot, address, uuid, node, transport, alive: true };
     members.push(m);
+    invariants.watch(m);
     return m;
   };
   const crash = (m: SimMember, mode: 'dead' | 'silent' = 'dead'): void => {
@@ -204,6 +211,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     world.crash(m.address, mode);
     world.timersFor(`${m.address}/${m.uuid}`).cancelAll();
     m.node.stop();
+    invariants.crashed();
   };
   const live = (): SimMember[] => members.filter((m) => m.alive);
 
@@ -226,22 +234,35 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       const keyBytes = Buffer.from(key, 'utf8');
       const p = partitionIdOfKey(keyBytes, partitionCount);
       m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, 'm', keyBytes, Buffer.from(value), 'text/plain'), 20_000, (r) => {
-        if (r.kind === 'ok') acked.set(key, value);
+        if (r.kind === 'ok') {
+          acked.set(key, value);
+          invariants.acknowledgedWrite(key, value);
+        }
         if (o.verbose === true) process.stdout.write(`[${world.timeMs}ms] CLIENT put ${key} via ${m.address}: ${r.kind}\n`);
       });
     } else if (kind < 8) {
       const q = queues[rnd.nextInt(queues.length)] as string;
       const item = `i${n}`;
       m.node.invoker.invoke(m.node.store.queuePartition(q), ClusterNode.op(OP.QUEUE_OFFER, q, Buffer.alloc(0), Buffer.from(item)), 20_000, (r) => {
-        if (r.kind === 'ok' && r.outcome.kind === 'flag' && r.outcome.flag) ackedItems.add(item);
+        if (r.kind === 'ok' && r.outcome.kind === 'flag' && r.outcome.flag) {
+          ackedItems.add(item);
+          // Unless a poll already took it (the poll's answer can come first).
+          if (!polledItems.has(item)) invariants.acknowledgedItem(q, m.node.store.queuePartition(q), item);
+        }
       });
     } else {
       const q = queues[rnd.nextInt(queues.length)] as string;
+      invariants.pollsInFlight++;
       m.node.invoker.invoke(m.node.store.queuePartition(q), ClusterNode.op(OP.QUEUE_POLL, q), 20_000, (r) => {
+        invariants.pollsInFlight--;
         if (r.kind === 'ok' && r.outcome.kind === 'value' && r.outcome.value !== null) {
           const item = r.outcome.value.toString();
           polledItems.set(item, (polledItems.get(item) ?? 0) + 1);
-        } else if (r.kind === 'error') inDoubtPolls++;
+          invariants.delivered(q, item);
+        } else if (r.kind === 'error') {
+          inDoubtPolls++;
+          invariants.pollsInDoubt++;
+        }
       });
     }
   };
