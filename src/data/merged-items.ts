@@ -25,6 +25,14 @@ interface Remembered {
 export class MergedItemLog {
   /** Insertion order is expiry order (one ttl for every entry), so the oldest is always first. */
   private readonly entries = new Map<string, Remembered>();
+  /**
+   * Per queue, how many times its copy here was dropped: part of every key, so what was remembered
+   * of a dropped copy matches nothing (it ages out with the rest). The ids it remembered belong to
+   * the data that went with the drop: the queue here starts its ids again, and a later hand-back of
+   * a new item under a reused id (the same member handing its own one-member cluster's queue back
+   * again, seed 212121 with --overlap) must not be taken for one already stored.
+   */
+  private readonly generations = new Map<string, number>();
 
   constructor(
     private readonly ttlMs: number = MERGED_ITEMS_TTL_MS,
@@ -38,13 +46,13 @@ export class MergedItemLog {
   /** The id an item with this merging-side id and these bytes was stored under here, or null. */
   storedAs(queue: string, id: number, value: Uint8Array, nowMs: number): number | null {
     this.expire(nowMs);
-    return this.entries.get(logKey(queue, id, value))?.newId ?? null;
+    return this.entries.get(this.key(queue, id, value))?.newId ?? null;
   }
 
   /** The item with merging-side `id` and `value` was stored here as `newId` (or handed to a waiting poll: -1). */
   remember(queue: string, id: number, value: Uint8Array, newId: number, nowMs: number): void {
     this.expire(nowMs);
-    const key = logKey(queue, id, value);
+    const key = this.key(queue, id, value);
     this.entries.delete(key);
     this.entries.set(key, { newId, expiresMs: nowMs + this.ttlMs });
     while (this.entries.size > this.entriesMax) {
@@ -52,6 +60,16 @@ export class MergedItemLog {
       if (oldest.done === true) break;
       this.entries.delete(oldest.value);
     }
+  }
+
+  /** The queue's copy here was dropped (or replaced): forget what was handed back into it. */
+  forgetQueue(queue: string): void {
+    if (this.entries.size === 0) return;
+    this.generations.set(queue, (this.generations.get(queue) ?? 0) + 1);
+  }
+
+  private key(queue: string, id: number, value: Uint8Array): string {
+    return logKey(queue, this.generations.get(queue) ?? 0, id, value);
   }
 
   private expire(nowMs: number): void {
@@ -62,6 +80,6 @@ export class MergedItemLog {
   }
 }
 
-function logKey(queue: string, id: number, value: Uint8Array): string {
-  return `${queue}\u0000${id}\u0000${value.length}\u0000${murmurHash3x86(value, 0x4d455247)}`;
+function logKey(queue: string, generation: number, id: number, value: Uint8Array): string {
+  return `${queue}\u0000${generation}\u0000${id}\u0000${value.length}\u0000${murmurHash3x86(value, 0x4d455247)}`;
 }

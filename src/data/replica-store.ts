@@ -739,7 +739,10 @@ export class ReplicaStore {
   /** Replaces a partition's data (and its WAN queues) with a snapshot at `version`. */
   importPartition(partitionId: number, version: number, entries: readonly EntryWire[], queues: readonly QueueWire[], nowMs: number, wan: readonly WanQueueWire[] = [], wanMarks: readonly { source: string; version: number }[] = []): void {
     this.maps.clearPartition(partitionId);
-    for (const name of this.queuesIn(partitionId)) this.queues.dropItems(name);
+    for (const name of this.queuesIn(partitionId)) {
+      this.queues.dropItems(name);
+      this.mergedItems.forgetQueue(name);
+    }
     for (const e of entries) this.maps.importEntry(partitionId, fromEntryWire(e), nowMs);
     for (const q of queues) {
       this.queuePartitions.set(q.name, partitionId);
@@ -758,6 +761,7 @@ export class ReplicaStore {
     for (const name of this.queuesIn(partitionId)) {
       waiters.push(...this.queues.takeWaiters(name));
       this.queues.dropItems(name);
+      this.mergedItems.forgetQueue(name);
     }
     this.versions[partitionId] = 0;
     this.wanApplied[partitionId] = undefined;

@@ -48,6 +48,9 @@ export class SimInvariants {
   pollsInFlight = 0;
   pollsInDoubt = 0;
   checks = 0;
+  /** Replays: a map key or queue item whose holders are printed after every step that changes them. */
+  traceKey: string | null = null;
+  private traced = '';
 
   constructor(
     private readonly members: () => readonly CheckedMember[],
@@ -95,6 +98,7 @@ export class SimInvariants {
   /** After every step: `label` names it in a failure. */
   afterStep(label: string): void {
     const live = this.members().filter((m) => m.alive);
+    if (this.traceKey !== null) this.trace(live, label, this.traceKey);
     this.noteTables(live, label);
     if (this.allDirty) {
       this.allDirty = false;
@@ -104,6 +108,26 @@ export class SimInvariants {
     const ps = [...this.dirty];
     this.dirty.clear();
     for (const p of ps) this.checkPartition(p, live, label, null);
+  }
+
+  private trace(live: readonly CheckedMember[], label: string, key: string): void {
+    const byUuid = new Map(live.map((m) => [m.uuid, m]));
+    const parts: string[] = [];
+    for (const m of live) {
+      const has: string[] = [];
+      for (let p = 0; p < this.partitionCount; p++) {
+        if (m.node.store.maps.peek('m', Buffer.from(key), p, 0) !== null) has.push(`map p${p}${this.accounts(m, p, byUuid) ? '' : ' (unlisted)'}`);
+      }
+      for (const [q, p] of this.queuePartitions) {
+        if ((m.node.store.queues.exportQueue(q)?.items ?? []).some((i) => i.value.toString() === key)) has.push(`${q} p${p}${this.accounts(m, p, byUuid) ? '' : ' (unlisted)'}`);
+      }
+      for (const c of replayOf(m.node).outstanding) if (Buffer.from(c.op.value).includes(key)) has.push(`hand-back p${c.partitionId}`);
+      if (has.length > 0) parts.push(`${m.address}${m.node.membership.isMaster ? '*' : ''}: ${has.join(', ')}`);
+    }
+    const line = parts.join('; ') || 'nobody';
+    if (line === this.traced) return;
+    this.traced = line;
+    process.stdout.write(`TRACE ${key} after "${label}": ${line}\n`);
   }
 
   /** Invariant 4, and which partitions a table change (or a finished hand-back) makes worth checking. */

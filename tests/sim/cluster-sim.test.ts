@@ -85,7 +85,9 @@ const REGRESSIONS_OVERLAP_MIXED: ReadonlyMap<number, string> = new Map([
   [1027, 'the simulation started a bouncing slot again (two live processes at one address)'],
   [5741, 'the simulation started a bouncing slot again (two live processes at one address)'],
   [8062, 'the simulation started a bouncing slot again (two live processes at one address)'],
-  [1030, 'lost six acknowledged queue items on the code of 2026-11-26 (passes since; cause in docs/cluster.md)'],
+  [1030, 'lost six acknowledged queue items on the code of 2026-11-26 (a later schedule change hid it; cause in docs/cluster.md)'],
+  [212121, 'a member handing its queue back into its own one-member cluster again kept the items out: the merged-item memory outlived the dropped copy'],
+  [212745, 'the simulation counted a poll through a member that crashed before answering as never sent (it is in doubt)'],
   [1486, 'lost an acknowledged map write on the code of 2026-11-26 (passes since; cause in docs/cluster.md)'],
 ]);
 

@@ -175,6 +175,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   // The invariants checked after every step (sim-invariants.ts), so a broken one names its step.
   const invariants = new SimInvariants(() => members, partitionCount, (key) => partitionIdOfKey(Buffer.from(key, 'utf8'), partitionCount), fail);
   if (o.invariants !== false) world.afterEachStep = (label) => invariants.afterStep(label);
+  if (o.verbose === true && process.env.SIM_TRACE_KEY !== undefined) invariants.traceKey = process.env.SIM_TRACE_KEY;
 
   const startMember = (slot: number): SimMember => {
     const uuid = newUuid();
@@ -203,7 +204,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     node.start(host, Number(port), addresses.slice(0, memberCount + 1));
     const m: SimMember = { id: slot, address, uuid, node, transport, alive: true };
     members.push(m);
-    invariants.watch(m);
+    if (o.invariants !== false) invariants.watch(m);
     return m;
   };
   const crash = (m: SimMember, mode: 'dead' | 'silent' = 'dead'): void => {
@@ -212,6 +213,13 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     world.timersFor(`${m.address}/${m.uuid}`).cancelAll();
     m.node.stop();
     invariants.crashed();
+    // Its unanswered polls are in doubt, as for a client whose connection broke: each may have taken
+    // an item (a local owner removes it before the backup's ack lets the answer go).
+    const unanswered = pollsVia.get(m) ?? 0;
+    pollsVia.delete(m);
+    inDoubtPolls += unanswered;
+    invariants.pollsInFlight -= unanswered;
+    invariants.pollsInDoubt += unanswered;
   };
   const live = (): SimMember[] => members.filter((m) => m.alive);
 
@@ -220,6 +228,8 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   const ackedItems = new Set<string>();
   const polledItems = new Map<string, number>();
   let inDoubtPolls = 0;
+  /** Polls sent through each member and not answered yet: a member that crashes answers none of them. */
+  const pollsVia = new Map<SimMember, number>();
   let opCounter = 0;
   const queues = ['q0', 'q1'];
   const clientOp = (): void => {
@@ -253,8 +263,10 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     } else {
       const q = queues[rnd.nextInt(queues.length)] as string;
       invariants.pollsInFlight++;
+      pollsVia.set(m, (pollsVia.get(m) ?? 0) + 1);
       m.node.invoker.invoke(m.node.store.queuePartition(q), ClusterNode.op(OP.QUEUE_POLL, q), 20_000, (r) => {
         invariants.pollsInFlight--;
+        pollsVia.set(m, (pollsVia.get(m) ?? 1) - 1);
         if (r.kind === 'ok' && r.outcome.kind === 'value' && r.outcome.value !== null) {
           const item = r.outcome.value.toString();
           polledItems.set(item, (polledItems.get(item) ?? 0) + 1);
@@ -438,6 +450,8 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   // A split brain (cluster.md): a member was removed while alive, so it left its cluster (removed,
   // or merging with its side). A restart's own founding does not count.
   const splitBrain = members.some((m) => m.node.membership.counters.leftCluster > 0 && !founders.has(m));
+  // Every call through a live member is answered within its timeout (20 s; the run waited 25 s).
+  for (const [m, n] of pollsVia) if (m.alive && n > 0) fail(`${n} poll(s) through ${m.address} were never answered`);
   const duplicatedItems = check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, splitBrain, fail);
   for (const m of live()) m.node.stop();
   return {

@@ -60,3 +60,31 @@ test('the log forgets after its ttl and holds at most its bound, oldest first', 
   assert.equal(log.storedAs('other', 4, v, 210), null);
   assert.equal(log.storedAs('q', 4, Buffer.from('w'), 210), null);
 });
+
+test('what a dropped or replaced copy remembered matches nothing: a hand-back under a reused id is stored again', () => {
+  const s = store();
+  // A member hands its queue back into its own one-member cluster (it could not reach the larger one).
+  assert.equal(flag(s, op(OP.QUEUE_MERGE_ADD, 1, 'item')), true);
+  assert.deepEqual(items(s), ['1:item']);
+  // It leaves again: its copy is dropped with the partition, and the queue numbers from 1 again.
+  s.dropPartition(3);
+  assert.deepEqual(items(s), []);
+  // The next hand-back carries the same item under the same (reused) id: it must be stored, not
+  // taken for the copy already stored (seed 212121 with --overlap lost it so).
+  assert.equal(flag(s, op(OP.QUEUE_MERGE_ADD, 1, 'item')), true);
+  assert.deepEqual(items(s), ['1:item']);
+  // A snapshot replacing the partition forgets likewise.
+  s.importPartition(3, 5, [], [], 1000);
+  assert.equal(flag(s, op(OP.QUEUE_MERGE_ADD, 1, 'item')), true);
+  // Without a drop the second copy is still kept out.
+  assert.equal(flag(s, op(OP.QUEUE_MERGE_ADD, 1, 'item')), false);
+});
+
+test('MergedItemLog.forgetQueue forgets one queue only', () => {
+  const log = new MergedItemLog();
+  log.remember('a', 1, Buffer.from('x'), 7, 0);
+  log.remember('b', 1, Buffer.from('x'), 8, 0);
+  log.forgetQueue('a');
+  assert.equal(log.storedAs('a', 1, Buffer.from('x'), 1), null);
+  assert.equal(log.storedAs('b', 1, Buffer.from('x'), 1), 8);
+});
