@@ -26,6 +26,8 @@ export interface ConnectionMonitorOptions {
   readonly maxFaults: number;
   /** A watch with no refusal for this long ends (the heartbeat timeout is a natural choice). */
   readonly watchMs: number;
+  /** Two counted faults are at least this share of the interval apart (default FAULT_SPACING_SHARE). */
+  readonly faultSpacingShare?: number;
 }
 
 interface Watch {
@@ -40,7 +42,7 @@ interface Watch {
 }
 
 /** Two counted faults are at least this share of the interval apart (see the invariants above). */
-const FAULT_SPACING_SHARE = 0.75;
+export const FAULT_SPACING_SHARE = 0.75;
 
 /** The outcome of one refused dial for a watched member. */
 export type RefusalOutcome =
@@ -82,7 +84,7 @@ export class ConnectionMonitor {
   refused(uuid: string, address: string, nowMs: number): RefusalOutcome {
     this.watch(uuid, address, nowMs);
     const w = this.watches.get(uuid) as Watch;
-    if (nowMs - w.lastFaultMs < this.o.intervalMs * FAULT_SPACING_SHARE) return { kind: 'ignored' };
+    if (nowMs - w.lastFaultMs < this.o.intervalMs * (this.o.faultSpacingShare ?? FAULT_SPACING_SHARE)) return { kind: 'ignored' };
     if (w.faults === 0) w.firstFaultMs = nowMs;
     w.faults++;
     w.lastFaultMs = nowMs;

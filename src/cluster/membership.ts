@@ -47,6 +47,8 @@ export interface MembershipOptions {
   readonly connectionMonitorIntervalMs: number;
   /** grid.connection.monitor.max.faults: refused reconnects that suspect a member. */
   readonly connectionMonitorMaxFaults: number;
+  /** Share of the interval two counted refusals are apart at least (tests; default in connection-monitor.ts). */
+  readonly connectionMonitorFaultSpacingShare?: number;
   readonly joinBatchQuietMs: number;
   readonly joinBatchMaxMs: number;
   /** How long a member without a master keeps asking before it may claim mastership. */
@@ -172,6 +174,7 @@ export class Membership {
     this.monitor = new ConnectionMonitor({
       intervalMs: opts.connectionMonitorIntervalMs,
       maxFaults: opts.connectionMonitorMaxFaults,
+      ...(opts.connectionMonitorFaultSpacingShare === undefined ? {} : { faultSpacingShare: opts.connectionMonitorFaultSpacingShare }),
       // After the heartbeat timeout the other detector has decided anyway.
       watchMs: opts.maxNoHeartbeatMs,
     });

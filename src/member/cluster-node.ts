@@ -10,6 +10,7 @@ import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
 import type { Message, MessageOf, OpWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
 import { Membership, addressOf } from '../cluster/membership.js';
+import { FAULT_SPACING_SHARE } from '../cluster/connection-monitor.js';
 import type { Peer, Transport, TransportHandler } from '../cluster/transport.js';
 import { OP, ReplicaStore } from '../data/replica-store.js';
 import { type PollWaiter, type QueueItem, queueConfigName } from '../data/queue-service.js';
@@ -112,6 +113,12 @@ export interface ClusterTimings {
   readonly attemptTimeoutMs: number;
   readonly stateLeaseMs: number;
   readonly mergeProbeIntervalMs: number;
+  /**
+   * Share of grid.connection.monitor.interval two counted refusals are apart at least: 0.75 (a
+   * timer can fire a fraction of a millisecond early). The simulation replays the seeds found
+   * before that rule with 1, the schedule that found them.
+   */
+  readonly refusalSpacingShare: number;
 }
 
 export const DEFAULT_TIMINGS: ClusterTimings = {
@@ -129,6 +136,7 @@ export const DEFAULT_TIMINGS: ClusterTimings = {
   attemptTimeoutMs: 10_000,
   stateLeaseMs: 20_000,
   mergeProbeIntervalMs: 5000,
+  refusalSpacingShare: FAULT_SPACING_SHARE,
 };
 
 /** Replay calls in flight at once after rejoining, and their bytes (merge-replay.ts). */
@@ -239,6 +247,7 @@ export class ClusterNode implements TransportHandler {
         maxNoHeartbeatMs: c.properties.maxNoHeartbeatSeconds * 1000,
         connectionMonitorIntervalMs: c.properties.connectionMonitorIntervalMs,
         connectionMonitorMaxFaults: c.properties.connectionMonitorMaxFaults,
+        connectionMonitorFaultSpacingShare: this.t.refusalSpacingShare,
         joinBatchQuietMs: this.t.joinBatchQuietMs,
         joinBatchMaxMs: this.t.joinBatchMaxMs,
         claimAfterMs: this.t.claimAfterMs,

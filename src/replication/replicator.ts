@@ -613,6 +613,11 @@ export class Replicator {
     return this.incoming.size > 0 || this.buffered.size > 0;
   }
 
+  /** The owner whose stream of writes the local copy of the partition follows, if any. */
+  lineageOf(partitionId: number): string | undefined {
+    return this.lineage.get(partitionId);
+  }
+
   /** Forgets receive state for a partition this member does not hold any more. */
   dropPartition(partitionId: number): void {
     this.lineage.delete(partitionId);

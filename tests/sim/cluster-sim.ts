@@ -49,6 +49,11 @@ export interface SimRunOptions {
    * The choice comes from a stream of its own: the fault schedule is the same either way.
    */
   readonly crashes?: 'mixed' | 'silent';
+  /**
+   * Share of the refusal interval two counted refusals are apart at least (ClusterTimings); the
+   * seeds found before the 0.75 rule replay their schedules with 1.
+   */
+  readonly refusalSpacingShare?: number;
   /** Check the invariants after every step (sim-invariants.ts); default true. */
   readonly invariants?: boolean;
   /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
@@ -196,7 +201,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       random: world.randomFor(`member-${uuid}`),
       logger: memberLogger(address),
       newUuid,
-      timings: TIMINGS,
+      timings: o.refusalSpacingShare === undefined ? TIMINGS : { ...TIMINGS, refusalSpacingShare: o.refusalSpacingShare },
       onShutdownRequested: () => {},
     });
     wireNode(transport, node);
