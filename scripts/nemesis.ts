@@ -164,6 +164,21 @@ async function takeLock(): Promise<void> {
 // ── the run ─────────────────────────────────────────────────────────────────────────────────────
 
 /** Polls `fleet.notHealthy()` until it is null or `deadlineMs` passes; restarts crashed members meanwhile. */
+/** The index of the member every answering member names as master (the first of its list), or null. */
+async function masterIndex(fleet: Fleet): Promise<number | null> {
+  for (const m of fleet.members) {
+    if (!m.running || m.paused) continue;
+    try {
+      const address = await m.masterAddress();
+      const i = fleet.members.findIndex((x) => x.address === address);
+      if (i >= 0) return i;
+    } catch {
+      /* ask the next one */
+    }
+  }
+  return null;
+}
+
 async function waitHealthy(fleet: Fleet, deadlineMs: number, restart: (m: Member) => Promise<void>): Promise<{ ok: boolean; reason: string }> {
   const end = Date.now() + deadlineMs;
   let reason = '';
@@ -202,7 +217,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
 
   const rnd = new SeededRandom(opts.seed);
   const loopSeeds = Array.from({ length: opts.clients }, () => rnd.nextInt(0x1_0000_0000));
-  const schedule = new FaultSchedule(rnd, opts.members);
+  const schedule = new FaultSchedule(rnd, opts.members, opts.pauseMaster);
   const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicies: opts.registerPolicies, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds });
   fleetForCleanup = fleet;
   const address = (i: number): string => hosts[i] as string;
@@ -241,9 +256,10 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   await sleep(Math.min(WARMUP_MS, opts.seconds * 1000));
 
   while (Date.now() < endAt) {
-    const spec = schedule.next();
+    let spec = schedule.next();
     await sleep(Math.min(spec.gapMs, endAt - Date.now()));
     if (Date.now() >= endAt) break;
+    if (spec.master) spec = { ...spec, target: (await masterIndex(fleet)) ?? (spec.target as number) };
     const rec: FaultRecord = { spec, text: describeFault(spec, address), startedAtMs: Date.now(), undoneAtMs: null, recoveredAtMs: null, note: '' };
     records.push(rec);
     faults[spec.kind]++;
@@ -468,7 +484,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
 function printReplay(opts: NemesisOptions, records: readonly FaultRecord[], fleet: Fleet, at: (t: number) => string): void {
   const lines = [
     '',
-    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}`,
+    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}${opts.pauseMaster ? ' --pause-master' : ''}`,
     'fault schedule (times since the nemesis started):',
     ...records.map((r) => `  ${at(r.startedAtMs)} fault ${r.spec.n} ${r.spec.kind}: ${r.text}; undone ${r.undoneAtMs === null ? 'never' : at(r.undoneAtMs)}; ${r.recoveredAtMs === null ? r.note || 'not recovered' : `recovered ${at(r.recoveredAtMs)}`}`),
     'member logs:',

@@ -190,6 +190,13 @@ export class Member {
     return (r.json() as ClusterWire).members.map((m) => m.uuid);
   }
 
+  /** The address of the master in this member's view (the first of its list). */
+  async masterAddress(): Promise<string | null> {
+    const r = await this.monitor.request('GET', '/grid/rest/cluster');
+    if (r.status !== 200) throw new Error(`GET /grid/rest/cluster on ${this.address} answered ${r.statusLine}`);
+    return (r.json() as ClusterWire).members[0]?.address ?? null;
+  }
+
   async metrics(): Promise<Record<string, number>> {
     const r = await this.monitor.request('GET', '/grid/rest/metrics');
     if (r.status !== 200) throw new Error(`GET /grid/rest/metrics on ${this.address} answered ${r.statusLine}`);

@@ -35,6 +35,12 @@ export interface NemesisOptions {
   readonly registerPolicies: readonly string[];
   /** grid.max.no.heartbeat.seconds of every member (default 10, the member's default). */
   readonly maxNoHeartbeatSeconds: number;
+  /**
+   * Pauses target the member that is master when the pause starts and last 15-25 s (past the
+   * heartbeat timeout), and every round of kinds has two of them: the split a paused master makes
+   * (the others claim, it wakes as master of a cluster that removed it) is the hardest case.
+   */
+  readonly pauseMaster: boolean;
   readonly help: boolean;
 }
 
@@ -58,6 +64,7 @@ paths printed); 2: bad options or a missing precondition; 130/143: interrupted.
                            DiscardMergePolicy); each gets its own map, nemesis-reg-latestupdate etc.
   --max-no-heartbeat S     grid.max.no.heartbeat.seconds, 3..60 (default 10, the member's default;
                            shorter makes more pauses and partitions turn into split brains)
+  --pause-master           every pause stops the current master for 15-25 s, two pauses a round
   --help                   this text`;
 
 export class UsageError extends Error {
@@ -103,6 +110,7 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
   let registerPolicies: readonly string[] = [...MERGE_POLICIES];
   let maxNoHeartbeatSeconds = 10;
   let help = false;
+  let pauseMaster = false;
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     const eq = raw.indexOf('=');
@@ -131,6 +139,10 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
       case '--register-policy':
         registerPolicies = parseRegisterPolicies(flag, value());
         break;
+      case '--pause-master':
+        if (inline !== undefined) throw new UsageError('--pause-master takes no value');
+        pauseMaster = true;
+        break;
       case '--help':
       case '-h':
         help = true;
@@ -139,8 +151,8 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
         throw new UsageError(`unknown argument "${raw}" (see --help)`);
     }
   }
-  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, help };
+  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, help };
   if (seconds === null) throw new UsageError('--seconds N is required (10..86400)');
   if (seed === null) throw new UsageError('--seed S is required (a u32 integer)');
-  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, help };
+  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, help };
 }

@@ -5,7 +5,8 @@
 // Kinds come in rounds: every round is a seeded shuffle of all six kinds, so a run long enough for
 // six faults has injected every kind. Bounds (each fault is undone after its duration):
 //   kill              kill -9 of one member, restarted (same address and port) 2–10 s later
-//   pause             SIGSTOP of one member, SIGCONT 3–20 s later
+//   pause             SIGSTOP of one member, SIGCONT 3–20 s later; with pauseMaster, of the member
+//                     that is master when it starts, for 15–25 s, twice a round
 //   partition-*       nft drop rules on loopback for 5–30 s:
 //     majority        the members split into a majority and a minority, both directions cut
 //     isolate         one member cut off from all the others
@@ -32,6 +33,8 @@ export interface FaultSpec {
   readonly durationMs: number;
   /** The member killed or paused (kill, pause). */
   readonly target: number | null;
+  /** A pause of whichever member is master when it starts (target is then unused). */
+  readonly master: boolean;
   /** The sides of a partition (member indexes), and the bridge member of a bridge. */
   readonly sideA: readonly number[];
   readonly sideB: readonly number[];
@@ -44,6 +47,8 @@ export const FAULT_BOUNDS_MS: Readonly<Record<'kill' | 'pause' | 'partition', re
   pause: [3000, 20_000],
   partition: [5000, 30_000],
 };
+/** A master's pause with pauseMaster: past the heartbeat timeout (10 s) by 5-15 s. */
+export const MASTER_PAUSE_BOUNDS_MS: readonly [number, number] = [15_000, 25_000];
 export const GAP_BOUNDS_MS: readonly [number, number] = [1000, 5000];
 
 function between(rnd: SeededRandom, [lo, hi]: readonly [number, number]): number {
@@ -68,18 +73,21 @@ export class FaultSchedule {
   constructor(
     private readonly rnd: SeededRandom,
     private readonly members: number,
+    private readonly pauseMaster = false,
   ) {}
 
   next(): FaultSpec {
-    if (this.round.length === 0) this.round = shuffled(this.rnd, FAULT_KINDS);
+    if (this.round.length === 0) this.round = shuffled(this.rnd, this.pauseMaster ? [...FAULT_KINDS, 'pause'] : FAULT_KINDS);
     const kind = this.round.shift() as FaultKind;
     const n = ++this.count;
     const gapMs = between(this.rnd, GAP_BOUNDS_MS);
     const all = Array.from({ length: this.members }, (_, i) => i);
-    const base = { n, kind, gapMs, target: null, sideA: [], sideB: [], bridge: null, drops: [] };
+    const base = { n, kind, gapMs, target: null, master: false, sideA: [], sideB: [], bridge: null, drops: [] };
     switch (kind) {
-      case 'kill':
       case 'pause':
+        if (this.pauseMaster) return { ...base, durationMs: between(this.rnd, MASTER_PAUSE_BOUNDS_MS), target: this.rnd.nextInt(this.members), master: true };
+        return { ...base, durationMs: between(this.rnd, FAULT_BOUNDS_MS[kind]), target: this.rnd.nextInt(this.members) };
+      case 'kill':
         return { ...base, durationMs: between(this.rnd, FAULT_BOUNDS_MS[kind]), target: this.rnd.nextInt(this.members) };
       case 'partition-majority': {
         const order = shuffled(this.rnd, all);
@@ -124,7 +132,7 @@ export function describeFault(f: FaultSpec, address: (i: number) => string): str
     case 'kill':
       return `kill -9 ${address(f.target as number)}, restart after ${s} s`;
     case 'pause':
-      return `SIGSTOP ${address(f.target as number)} for ${s} s`;
+      return `SIGSTOP ${f.master ? 'master ' : ''}${address(f.target as number)} for ${s} s`;
     case 'partition-majority':
       return `partition majority ${set(f.sideA)} | minority ${set(f.sideB)} for ${s} s`;
     case 'partition-isolate':

@@ -14,7 +14,7 @@ import { dropScript } from '../../scripts/nemesis/firewall.js';
 import { registerMap } from '../../scripts/nemesis/fleet.js';
 import { readMemberLog } from '../../scripts/nemesis/member-logs.js';
 import { MERGE_POLICIES, parseOptions, policyShortName, UsageError } from '../../scripts/nemesis/options.js';
-import { FAULT_BOUNDS_MS, FAULT_KINDS, FaultSchedule } from '../../scripts/nemesis/schedule.js';
+import { describeFault, FAULT_BOUNDS_MS, FAULT_KINDS, FaultSchedule, MASTER_PAUSE_BOUNDS_MS } from '../../scripts/nemesis/schedule.js';
 import type { Op } from '../../scripts/nemesis/workload.js';
 
 test('options: required, ranges, u32 seed, member count, policy names', () => {
@@ -26,8 +26,11 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     clients: 10,
     registerPolicies: [...MERGE_POLICIES],
     maxNoHeartbeatSeconds: 10,
+    pauseMaster: false,
     help: false,
   });
+  assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--pause-master']).pauseMaster, true);
+  assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--pause-master=yes']), UsageError);
   assert.equal(parseOptions(['--seconds=10', '--seed=4294967295', '--members=9']).seed, 4294967295);
   assert.equal(parseOptions(['--help']).help, true);
   const refused: string[][] = [
@@ -120,6 +123,23 @@ test('schedule: seeded, every kind in each round of six, bounded, sensible sides
   const other = new FaultSchedule(new SeededRandom(43), 5);
   const first = new FaultSchedule(new SeededRandom(42), 5);
   assert.notDeepEqual(Array.from({ length: 6 }, () => other.next()), Array.from({ length: 6 }, () => first.next()), 'another seed, another schedule');
+});
+
+test('schedule with pauseMaster: two master pauses of 15-25 s in every round of seven, the other kinds as before', () => {
+  const s = new FaultSchedule(new SeededRandom(7), 5, true);
+  for (let round = 0; round < 20; round++) {
+    const faults = Array.from({ length: FAULT_KINDS.length + 1 }, () => s.next());
+    const pauses = faults.filter((f) => f.kind === 'pause');
+    assert.equal(pauses.length, 2);
+    assert.deepEqual(new Set(faults.map((f) => f.kind)), new Set(FAULT_KINDS));
+    for (const f of pauses) {
+      assert.equal(f.master, true);
+      assert.ok(f.durationMs >= MASTER_PAUSE_BOUNDS_MS[0] && f.durationMs <= MASTER_PAUSE_BOUNDS_MS[1], `${f.durationMs}`);
+      assert.match(describeFault(f, (i) => `127.0.0.${11 + i}`), /^SIGSTOP master 127\.0\.0\.1\d for (1[5-9]|2[0-5])\.\d s$/);
+    }
+    for (const f of faults) if (f.kind !== 'pause') assert.equal(f.master, false);
+  }
+  assert.ok(new FaultSchedule(new SeededRandom(7), 5).next().master === false);
 });
 
 test('nft script: flushes our chain, drops both TCP directions on the member port, loopback only', () => {
