@@ -76,6 +76,7 @@ test(`cluster simulation with overlapping faults: ${OVERLAP_SEEDS} seeds keep ev
 /** Seeds found since the refusal-based detector: one fault at a time, mixed crashes (the default model). */
 const REGRESSIONS_MIXED: ReadonlyMap<number, string> = new Map([
   [6288, 'a member crashed 0.5 s after rejoining, its hand-back (the only copy of an acknowledged write) not done, while it answered cluster-safe'],
+  [121906, 'a mastership claim adopted the newest table, made by a master cut off alone that had removed the others and restarted a partition empty; a member that heard both sides carried it in'],
   [102336, 'a migration destination took a snapshot from a member of its list that had founded a cluster of its own, over the copy it was given'],
   [11843, 'a joiner paused while its master admitted it founded a cluster of its own on waking: its claim timer ran before the view in its inbox'],
 ]);
