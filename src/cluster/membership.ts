@@ -136,6 +136,8 @@ export class Membership {
   private clusterHeardAtMs = Number.NEGATIVE_INFINITY;
   /** The member whose mastership claim this one accepted last (its views are taken). */
   private acceptedClaimant: string | null = null;
+  /** This member's table version when it accepted that claim (its answer carried that table). */
+  private acceptedTableVersion = -1;
   private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
   private readonly unreachable = new Map<string, number>();
   /** Refused reconnects per member (the second failure detector). */
@@ -588,6 +590,17 @@ export class Membership {
       // A view from someone who is not our master, while our master is fine: ignore, unless we
       // accepted that member's mastership claim.
       if (this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid) && from.uuid !== this.acceptedClaimant) return;
+      if (from.uuid === this.acceptedClaimant && this.host.tableWire().version !== this.acceptedTableVersion) {
+        // Since answering that claim this member followed its old master again (it heard it once
+        // the network healed, and took its tables): it may own partitions and hold writes the
+        // claimer's table, built from the answers, knows nothing of. Moving to the claimer's side
+        // by adopting its view would let the claimer's stale copies replace them (seed 214595 with
+        // --overlap). It moves the way a member of a merging side does: it leaves, hands back what
+        // it holds, and joins the claimer.
+        this.leave(`the member ${from.address}, whose mastership claim this member accepted, took over after this member followed its old master again`, true);
+        this.masterAddressHint = from.address;
+        return;
+      }
     }
     if (view.membersVersion < this.membersVersion) return;
     if (view.membersVersion === this.membersVersion && from.uuid === myMaster?.uuid) {
@@ -764,7 +777,10 @@ export class Membership {
     const accepted =
       candidateIndex > 0 &&
       this.members.slice(0, candidateIndex).every((x) => this.suspects.has(x.uuid) || now - (this.lastHeard.get(x.uuid) ?? 0) > this.opts.maxNoHeartbeatMs / 2);
-    if (accepted) this.acceptedClaimant = m.body.candidateUuid;
+    if (accepted) {
+      this.acceptedClaimant = m.body.candidateUuid;
+      this.acceptedTableVersion = this.host.tableWire().version;
+    }
     this.transport.send(from.address, message('claimAnswer', { accepted, view: this.currentView() }, m.callId));
   }
 
