@@ -147,6 +147,7 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
   counter('grid_membership_restarts_detected_total', 'membershipRestartsDetected', 'Restarted members (a new process at a listed address) detected by this member.'),
   counter('grid_membership_left_cluster_total', 'membershipLeftCluster', 'Times this member left its cluster (removed by the master, or merging into another).'),
   counter('grid_membership_refusal_suspicions_total', 'membershipRefusalSuspicions', 'Members this member suspected because their reconnects were refused (grid.connection.monitor.max.faults).'),
+  counter('grid_membership_stalls_total', 'membershipStalls', 'Times this member noticed it had stood still for more than a heartbeat interval (GC pause, SIGSTOP, a starved host); the silence of others during a stall is not held against them.'),
   counter('grid_merge_replayed_total', 'mergeReplayed', 'Entries, items and polls this member handed back to the cluster after a split, through a call that succeeded (docs/cluster.md, "Handing data back").'),
   counter('grid_merge_replay_failed_total', 'mergeReplayFailed', 'Hand-backs whose call failed for good (a refusal other than 503).'),
   counter('grid_merge_replay_skipped_total', 'mergeReplaySkipped', 'Removals and clears made while cut off, which are not merged.'),
