@@ -16,7 +16,7 @@ import { OP, ReplicaStore } from '../data/replica-store.js';
 import { type PollWaiter, type QueueItem, queueConfigName } from '../data/queue-service.js';
 import { Invoker, type LocalResult, resultToWire } from '../invocation/invoker.js';
 import { collectReplay, ReplayBacklog, replayLogLine, replayOutcome, type ReplayPolicies } from './merge-replay.js';
-import { PartitionService } from '../replication/partition-service.js';
+import { PartitionService, tablesMadeWithEveryone } from '../replication/partition-service.js';
 import { Replicator } from '../replication/replicator.js';
 import { REPLICA_WIDTH_MAX } from '../partition/table.js';
 import type { Clock, Random, TimerHandle, Timers } from '../util/clock.js';
@@ -264,18 +264,7 @@ export class ClusterNode implements TransportHandler {
         onView: (view, previous) => this.onView(view, previous),
         onMembersRemoved: (removed) => this.partitions.onMembersRemoved(removed),
         onClaimed: (views) => {
-          // views[0] is this member's, listing exactly the members that stay. The newest table wins,
-          // but only one made while they were all members: a view without some of them, or a table
-          // that gives none of its replicas to a staying member this member's own table gives some
-          // to, was made by a master that had removed them (the other half of a split, reached by a
-          // member in both halves). That table promoted or restarted their partitions as if they
-          // were gone, while they come into this cluster holding the data (seed 121906: a master cut
-          // off alone removed the others and restarted a partition empty; a member that heard both
-          // sides carried that table into the majority's claim).
-          const staying = new Set((views[0]?.members ?? []).map((m) => m.uuid));
-          const holding = (views[0]?.table.uuids ?? []).filter((u) => staying.has(u));
-          const consistent = views.filter((v) => [...staying].every((u) => v.members.some((m) => m.uuid === u)) && holding.every((u) => v.table.uuids.includes(u)));
-          this.partitions.adoptNewest(consistent.map((v) => v.table));
+          this.partitions.adoptNewest(tablesMadeWithEveryone(views));
           // The newest table may still name members that left before the claim.
           this.partitions.promoteDeparted();
         },

@@ -15,7 +15,7 @@
 // after the new ones hold the data, so a move never lowers the number of live replicas.
 // The migration queue size is the number of partitions whose list differs from the target: derived
 // from the plan itself, never counted separately.
-import type { Message, MessageOf, TableWire } from '../cluster/messages.js';
+import type { Message, MessageOf, TableWire, ViewWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
 import type { Peer } from '../cluster/transport.js';
 import type { ReplicaStore } from '../data/replica-store.js';
@@ -80,6 +80,22 @@ interface SourceMigration {
   readonly pending: Set<string>;
   phase: 'copy' | 'hold' | 'reported';
   heldAtMs: number;
+}
+
+/**
+ * After a mastership claim: the tables among the answering views (the claimer's own first, listing
+ * exactly the members that stay) that were made while every staying member was a member. A view
+ * without some of them, or a table that gives no replica to a staying member the claimer's own
+ * table gives some to, was made by a master that had removed them (the other half of a split,
+ * reached by a member in both halves): it promoted or restarted their partitions as if they were
+ * gone, while they come into the claimer's cluster holding the data (seed 121906: a master cut off
+ * alone removed the others and restarted a partition empty, and a member that heard both sides
+ * carried that table into the majority's claim).
+ */
+export function tablesMadeWithEveryone(views: readonly ViewWire[]): TableWire[] {
+  const staying = (views[0]?.members ?? []).map((m) => m.uuid);
+  const holding = (views[0]?.table.uuids ?? []).filter((u) => staying.includes(u));
+  return views.filter((v) => staying.every((u) => v.members.some((m) => m.uuid === u)) && holding.every((u) => v.table.uuids.includes(u))).map((v) => v.table);
 }
 
 export class PartitionService {
