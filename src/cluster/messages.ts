@@ -158,6 +158,8 @@ export const MESSAGE_SCHEMAS = {
   /** A leaving member → master, repeated until answered with shutdownAllowed. */
   shutdownRequest: { uuid: 'str' },
   shutdownAllowed: { uuid: 'str' },
+  /** A leaving member → master, after shutdownAllowed, once its clients have moved away: remove it now. */
+  departing: { uuid: 'str' },
   /** Cluster-state change, two phases. */
   stateLock: { txId: 'str', state: 'u8', membersVersion: 'u32', tableVersion: 'u53', leaseMs: 'u32' },
   stateLockAnswer: { txId: 'str', ok: 'bool', message: 'str' },
@@ -324,6 +326,7 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   forceStart: 50,
   recoveryStale: 51,
   partialStart: 52,
+  departing: 53,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

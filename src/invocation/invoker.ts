@@ -258,10 +258,19 @@ export class Invoker {
     }
   }
 
-  /** Stop: every pending call ends unavailable, those in flight and those waiting to be retried. */
+  /**
+   * Stop: every pending call ends. One that may be sent again safely (idempotent, or not sent yet:
+   * waiting to be retried) ends unavailable with failure kind 'stopping' (a client retries it on
+   * another member); a queue call in flight ends indeterminate, since its owner may have run it.
+   */
   failAll(): void {
+    for (const call of [...this.remote.values()]) {
+      if (call.idempotent) continue;
+      this.counters.indeterminate++;
+      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_INDETERMINATE', 'this member is shutting down while the queue call it forwarded is unanswered; it may or may not have taken effect', { retryAfterSeconds: 1 }) });
+    }
     for (const call of [...this.remote.values(), ...this.backingOff]) {
-      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'the member is stopping', { retryAfterSeconds: 1, failureKind: 'stopping' }) });
+      this.finish(call, { kind: 'error', error: new GridError('ERR_CLUSTER_UNAVAILABLE', 'this member is shutting down: send the call to another member', { retryAfterSeconds: 1, failureKind: 'stopping' }) });
     }
   }
 }

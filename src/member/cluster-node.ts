@@ -62,6 +62,12 @@ export interface ClusterNodeOptions {
 
 /** The metadata file is rewritten at least this often while the member runs (its last-alive time). */
 const METADATA_REFRESH_MS = 1000;
+/**
+ * The longest a master keeps a drained leaving member in the list waiting for its `departing`. The
+ * member waits for its clients at most half of this (member-runtime), so the timer only removes a
+ * member whose message was lost or that hangs.
+ */
+export const DEPART_WAIT_MS = 10_000;
 /** The persistence figures of a member without persistence. */
 const NO_PERSISTENCE_METRICS: Readonly<Record<string, number>> = {
   persistenceLogBytes: 0,
@@ -195,6 +201,10 @@ export class ClusterNode implements TransportHandler {
   private readonly stateTx = new Map<string, { waiting: Set<string>; failures: string[]; done: (failures: string[]) => void; timer: TimerHandle }>();
   private nextTx = 1;
   private leave: { resolve: () => void; timer: TimerHandle | null; deadlineMs: number } | null = null;
+  /** This leaving member's replicas are all handed off: depart() takes it out of the member list. */
+  private handedOff = false;
+  /** Master: drained members it waits to hear `departing` from, each removed at the latest by its timer. */
+  private readonly departing = new Map<string, TimerHandle>();
   private stopped = false;
   /** Joined a cluster at least once (node state STARTING until then). */
   private joinedOnce = false;
@@ -731,6 +741,8 @@ export class ClusterNode implements TransportHandler {
     this.replicator.stop();
     this.partitions.stop();
     this.wan.stop();
+    for (const timer of this.departing.values()) this.o.timers.clearTimeout(timer);
+    this.departing.clear();
     this.invoker.failAll();
     for (const set of this.ownerPolls.values()) for (const p of set) this.settlePoll(p, { kind: 'ok', outcome: { kind: 'value', value: null, contentType: null } });
   }
@@ -769,7 +781,14 @@ export class ClusterNode implements TransportHandler {
         if (this.membership.isMaster && this.membership.isMember(m.body.uuid)) this.partitions.requestLeave(m.body.uuid);
         return;
       case 'shutdownAllowed':
-        if (m.body.uuid === this.o.uuid) this.finishLeave();
+        if (m.body.uuid === this.o.uuid && this.leave !== null) {
+          this.log.info('every replica handed off');
+          this.handedOff = true;
+          this.finishLeave();
+        }
+        return;
+      case 'departing':
+        if (m.body.uuid === from.uuid && this.membership.isMaster && this.membership.isMember(from.uuid)) this.removeDeparted(from.uuid);
         return;
       case 'stateLock':
         this.onStateLock(from, m);
@@ -1287,15 +1306,63 @@ export class ClusterNode implements TransportHandler {
     l.resolve();
   }
 
+  /**
+   * A leaving member holds nothing any more. It stays in the member list, serving (forwarding) the
+   * calls its clients still send it, until it says `departing` (depart(): its clients hold the table
+   * without it by then), or at the latest DEPART_WAIT_MS from now. Removed at once, its clients
+   * would close their connections to it with calls on them: those calls fail, and a call the Node
+   * client was waiting to retry is still sent once its wait is over, after the caller's later
+   * writes (docs/cluster.md "Graceful shutdown").
+   */
   private onMemberDrained(uuid: string): void {
     if (uuid === this.o.uuid) {
-      this.log.info('every replica handed off; handing mastership over');
-      this.membership.handOverAndLeave();
+      if (this.leave === null) return;
+      this.log.info('every replica handed off');
+      this.handedOff = true;
       this.finishLeave();
       return;
     }
     this.sendTo(uuid, message('shutdownAllowed', { uuid }));
+    if (this.departing.has(uuid)) return;
+    this.departing.set(
+      uuid,
+      this.o.timers.setTimeout(() => {
+        this.departing.delete(uuid);
+        if (!this.membership.isMaster || !this.membership.isMember(uuid)) return;
+        this.log.info(`member ${uuid} handed its replicas off and did not depart within ${DEPART_WAIT_MS} ms: removing it`);
+        this.removeDeparted(uuid);
+      }, DEPART_WAIT_MS),
+    );
+  }
+
+  private removeDeparted(uuid: string): void {
+    const timer = this.departing.get(uuid);
+    if (timer !== undefined) this.o.timers.clearTimeout(timer);
+    this.departing.delete(uuid);
     this.membership.memberDeparted(uuid);
+  }
+
+  /**
+   * The leaving member, its replicas handed off and its clients gone elsewhere, leaves the member
+   * list: the master removes it (`departing`), or, as the master, it hands mastership over. Nothing
+   * when the hand-off did not finish (the member stops, and the others notice it is gone).
+   */
+  depart(): void {
+    if (!this.handedOff) return;
+    this.handedOff = false;
+    if (!this.membership.joined) return;
+    if (this.membership.isMaster) {
+      this.log.info('handing mastership over');
+      this.membership.handOverAndLeave();
+      return;
+    }
+    const master = this.membership.master;
+    if (master !== null) this.sendTo(master.uuid, message('departing', { uuid: this.o.uuid }));
+  }
+
+  /** Whether this leaving member handed every replica off (depart() is next). */
+  get replicasHandedOff(): boolean {
+    return this.handedOff;
   }
 
   // ── information ──────────────────────────────────────────────────────────────────────────────

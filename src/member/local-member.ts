@@ -208,10 +208,16 @@ export class LocalMember implements MemberApi {
     this.node.onMessage(from, m);
   }
 
-  /** Stop taking new waits; hand every replica off (bounded), then answer waiting polls with "no item". */
-  async beginShutdown(): Promise<void> {
+  /**
+   * Stop taking new waits; hand every replica off (bounded); once they are handed off, wait for
+   * `clientsGone` (the runtime's clients route elsewhere) before leaving the member list; then
+   * answer waiting polls with "no item".
+   */
+  async beginShutdown(clientsGone: () => Promise<void> = () => Promise.resolve()): Promise<void> {
     this.phase = 'stopping';
     await this.node.leaveGracefully(this.config.properties.gracefulShutdownMaxWaitSeconds * 1000);
+    if (this.node.replicasHandedOff) await clientsGone();
+    this.node.depart();
     this.node.stop();
   }
 

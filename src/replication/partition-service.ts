@@ -108,6 +108,19 @@ export class PartitionService {
   /** Writes waiting while their partition is handed over, per partition, in arrival order. */
   private readonly held = new Map<number, (() => void)[]>();
   private readonly leaving = new Set<string>();
+  /**
+   * Leaving members told they hold nothing any more. They stay in `leaving` (no replica is planned
+   * for them) until they are removed: a drained member keeps serving its clients, forwarding their
+   * calls, until the clients route elsewhere, and then confirms its departure (cluster-node).
+   */
+  private readonly drained = new Set<string>();
+  /**
+   * Moves this member was asked to confirm while its copy was behind the source's (a backup that
+   * has had no write since its owner took the partition over and jumped its version): the resync it
+   * asked for confirms them when it lands at the source's version, instead of the move failing and
+   * being planned again a round later. The master's deadline for confirmations bounds the wait.
+   */
+  private readonly confirmAfterResync = new Map<number, { migrationId: number; master: string; version: number; owner: string }>();
   /** Partitions this member held and is no longer listed for, with since when (dropped after holdTimeoutMs). */
   private readonly unlistedSince = new Map<number, number>();
   private retryAfterMs = 0;
@@ -244,6 +257,7 @@ export class PartitionService {
   onMembersRemoved(removed: readonly string[]): void {
     for (const u of removed) {
       this.leaving.delete(u);
+      this.drained.delete(u);
       this.replicator.forgetMember(u);
     }
     if (!this.host.isMaster()) return;
@@ -451,6 +465,8 @@ export class PartitionService {
   requestLeave(uuid: string): void {
     if (!this.leaving.has(uuid)) this.log.info(`member ${uuid} is leaving: moving its replicas away`);
     this.leaving.add(uuid);
+    // Asked again (its answer may have been lost): a drained member is told again.
+    this.drained.delete(uuid);
     this.recomputeQueue();
     this.schedule();
     this.releaseDrained();
@@ -460,9 +476,10 @@ export class PartitionService {
     if (this.leaving.size === 0) return;
     const holders = this.tableNow.members();
     for (const u of [...this.leaving]) {
+      if (this.drained.has(u)) continue;
       if (holders.has(u) && this.host.dataMembers().some((d) => d !== u && !this.leaving.has(d))) continue;
       if ([...this.active.values()].some((m) => m.source === u || m.destinations.includes(u))) continue;
-      this.leaving.delete(u);
+      this.drained.add(u);
       this.host.onMemberDrained(u);
     }
   }
@@ -475,6 +492,8 @@ export class PartitionService {
     for (const s of [...this.sources.values()]) this.finishSource(s, null);
     this.active.clear();
     this.leaving.clear();
+    this.drained.clear();
+    this.confirmAfterResync.clear();
     this.unlistedSince.clear();
     this.target = null;
     this.queueSize = 0;
@@ -556,6 +575,11 @@ export class PartitionService {
    */
   onPartitionImported(partitionId: number): void {
     if (this.unlistedSince.has(partitionId)) this.unlistedSince.set(partitionId, this.clock.monotonicMs());
+    const c = this.confirmAfterResync.get(partitionId);
+    if (c === undefined) return;
+    this.confirmAfterResync.delete(partitionId);
+    const ok = this.store.version(partitionId) === c.version && this.replicator.lineageOf(partitionId) === c.owner && c.master === this.host.masterUuid();
+    this.host.send(c.master, message('migrateCommitAck', { migrationId: c.migrationId, ok }));
   }
 
   /** Backups of a partition settled: a held hand-over may report now. */
@@ -588,10 +612,16 @@ export class PartitionService {
     // claim, must not be kept or made owner by a migration).
     const ok = b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId) && this.store.version(b.partitionId) === b.version;
     if (!ok && b.partitionId < this.opts.partitionCount && !this.replicator.isReceiving(b.partitionId)) {
-      // Out of step with the source (a copy of another owner's stream, or one that missed writes
-      // nobody noticed yet): fetch a whole copy now, so the next attempt can be confirmed.
-      this.log.fine(`migration ${b.migrationId} of partition ${b.partitionId}: holding version ${this.store.version(b.partitionId)}, the source ${b.version}; not confirmed, resyncing`);
+      // Out of step with the source (a copy of another owner's stream, one that missed writes nobody
+      // noticed yet, or a backup that has had no write since its owner jumped its version): fetch
+      // a whole copy from the owner, the source holding writes, and confirm once it is in.
+      this.log.fine(`migration ${b.migrationId} of partition ${b.partitionId}: holding version ${this.store.version(b.partitionId)}, the source ${b.version}; resyncing before confirming`);
       this.replicator.resyncFromOwner(b.partitionId);
+      const owner = this.tableNow.owner(b.partitionId);
+      if (owner !== null && owner !== this.host.selfUuid && this.host.isMember(owner)) {
+        this.confirmAfterResync.set(b.partitionId, { migrationId: b.migrationId, master: from.uuid, version: b.version, owner });
+        return;
+      }
     }
     this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
   }

@@ -38,6 +38,21 @@ const SWEEP_MS = 1000;
 const VIEW_CHECK_MS = 250;
 /** A stopping member closes a client connection after this long without a call (and no answer owed). */
 const STOP_QUIET_MS = 300;
+/**
+ * ...and this long after its last error answer. An official client that gets error 19 (or any
+ * retryable error) five times in a row waits `hazelcast.client.invocation.retry.pause.millis`
+ * (1,000 ms by default) before it sends the call again; a connection closed during that wait fails
+ * the call with "Connection closed", and the Node client still sends the failed call once its wait
+ * is over: a write its caller took as failed lands after the caller's next writes. So a stopping
+ * member keeps the connection open until the client's wait is over, with a second to spare.
+ */
+export const STOP_AFTER_ERROR_MS = 2000;
+/**
+ * A client that sent no call to this member for this long holds a partition table without it: the
+ * members push a new table to the clients within VIEW_CHECK_MS, and a smart client with calls for
+ * this member's former partitions sends them every few ms.
+ */
+const DEPART_QUIET_MS = 2 * VIEW_CHECK_MS;
 /** The version the member reports to clients: a 5.x the clients' feature checks accept. */
 export const CLIENT_SERVER_VERSION = '5.3.0';
 const SERIALIZATION_VERSION = 1;
@@ -192,6 +207,24 @@ export class ClientServer {
   }
 
   /**
+   * After this member handed its replicas off and before it leaves the member list: resolves once
+   * no connection owes an answer or got a call for DEPART_QUIET_MS (the clients hold a partition
+   * table without this member and send their calls to the new owners), or after `maxMs`. Calls that
+   * come meanwhile are served (forwarded). Removed earlier, the member would see its clients close
+   * their connections to it with calls still on them.
+   */
+  async awaitRoutedAway(maxMs: number): Promise<void> {
+    const started = Date.now();
+    const quiet = (c: ClientConnection): boolean => c.inFlight === 0 && Date.now() - c.lastCallAt >= DEPART_QUIET_MS;
+    const calling = (): number => [...this.connections].filter((c) => !quiet(c)).length;
+    if (calling() === 0) return;
+    while (Date.now() - started < maxMs && calling() > 0) await new Promise((r) => setTimeout(r, 10));
+    const still = calling();
+    if (still === 0) this.o.log.info(`the clients moved to the new partition owners after ${Date.now() - started} ms`);
+    else this.o.log.info(`${still} client connection(s) still calling this member after ${maxMs} ms: leaving anyway (their calls are answered with 19 from now on)`);
+  }
+
+  /**
    * Stop: new connections are refused; on the open ones, calls that arrive from now on are answered
    * with error 19 (INSTANCE_NOT_ACTIVE, which the clients retry on another member), the calls in
    * flight finish (at most `drainMs`), and then the connections close. A client call made during a
@@ -201,11 +234,12 @@ export class ClientServer {
   async stop(drainMs: number): Promise<void> {
     this.stopping = true;
     const deadline = Date.now() + drainMs;
-    // A connection closes once no answer is owed and no call came for a moment: a call the client
-    // wrote just before the close would otherwise be lost with it (the clients do not resend a
+    // A connection closes once no answer is owed, no call came for a moment and no error answer for
+    // longer than the clients wait before a retry: a call the client wrote just before the close, or
+    // one it is waiting to send again, would otherwise be lost with it (the clients do not resend a
     // non-retryable call on a closed connection), and the clients route elsewhere within moments
     // (the partition table they hold no longer names this member).
-    const settled = (c: ClientConnection): boolean => c.inFlight === 0 && Date.now() - c.lastReadAt >= STOP_QUIET_MS;
+    const settled = (c: ClientConnection): boolean => c.inFlight === 0 && Date.now() - c.lastReadAt >= STOP_QUIET_MS && Date.now() - c.lastErrorAt >= STOP_AFTER_ERROR_MS;
     while (Date.now() < deadline && [...this.connections].some((c) => !settled(c))) await new Promise((r) => setTimeout(r, 10));
     this.stopViewChecks();
     for (const c of [...this.connections]) c.close('the member is stopping');
@@ -215,6 +249,10 @@ export class ClientServer {
 export class ClientConnection implements ClientLiveness {
   readonly openedAt = Date.now();
   lastReadAt = Date.now();
+  /** When this connection was last answered with an error (a client may be waiting to retry it). */
+  lastErrorAt = 0;
+  /** When a data call last came on this connection. */
+  lastCallAt = 0;
   authenticated = false;
   closed = false;
   private readonly reader: ClientFrameReader;
@@ -257,7 +295,10 @@ export class ClientConnection implements ClientLiveness {
   /** A call's answer (or error response) goes out with the batch. */
   private send(bytes: Buffer): void {
     // Message type 0 is the error response.
-    if (bytes.readInt32LE(6) === 0) this.server.counters.errors++;
+    if (bytes.readInt32LE(6) === 0) {
+      this.server.counters.errors++;
+      this.lastErrorAt = Date.now();
+    }
     this.write(bytes);
   }
 
@@ -442,8 +483,10 @@ export class ClientConnection implements ClientLiveness {
         return;
       default:
         if (isServedCall(r.type)) {
+          this.lastCallAt = Date.now();
           if (this.server.stopping) {
             counters.errors++;
+            this.lastErrorAt = Date.now();
             this.write(encodeErrorResponse(r.correlationId, CLIENT_ERROR.INSTANCE_NOT_ACTIVE, 'this member is shutting down: the call goes to another member'));
             return;
           }

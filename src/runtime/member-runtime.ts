@@ -11,6 +11,7 @@ import path from 'node:path';
 import { buildRoutes } from '../http/routes.js';
 import { Dispatcher } from '../http/dispatch.js';
 import { LocalMember } from '../member/local-member.js';
+import { DEPART_WAIT_MS } from '../member/cluster-node.js';
 import { systemClock } from './clock.js';
 import { RestServer } from './http-server.js';
 import { ClientServer } from './client-server.js';
@@ -369,7 +370,8 @@ export class MemberRuntime {
     this.stopPromise = (async () => {
       this.log.info(`stopping: ${reason}`);
       // Hand replicas off while the ports are still open (members and REST keep working meanwhile).
-      await this.member.beginShutdown();
+      // Between the hand-off and leaving the list, the clients take the table without this member.
+      await this.member.beginShutdown(() => this.clients?.awaitRoutedAway(DEPART_WAIT_MS / 2) ?? Promise.resolve());
       if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
       this.processMetrics.stop();
       const closing = this.listeners.map((l) => l.close());

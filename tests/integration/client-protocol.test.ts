@@ -114,7 +114,45 @@ test('clients authenticate on every member of a cluster, see its view, and get 6
   }
 });
 
-test('a member shutting down answers calls with 19 (the clients retry those elsewhere) and closes once none is owed', { timeout: 120_000 }, async () => {
+// A leaving member leaves the member list only once its clients have moved away: removed while a
+// client still routes calls to it, the Node client closes its connection on the member-left event
+// with calls on it, which fail, and a call it was waiting to retry is still sent later, after the
+// caller's next writes (an acknowledged write then read back older). Meanwhile its calls are served.
+test('a leaving member keeps serving a client that still calls it, stays listed meanwhile, and leaves once the calls stop', { timeout: 120_000 }, async () => {
+  const ports = await freePorts(2);
+  const members = await startClusterMembers(ports);
+  try {
+    await waitSettled(ports, 2, 30_000);
+    const { client } = await connectAndAuth(ports[1]!);
+    let calling = true;
+    let correlation = 10n;
+    const answerTypes: number[] = [];
+    const loop = (async (): Promise<void> => {
+      while (calling && !client.closed) {
+        const id = correlation++;
+        client.send(encodeFrames([requestInitial(0x010200, id, -1, Buffer.alloc(8)), wireFrame('m'), wireFrame(stringData(`k${id}`))]));
+        await client.until(`an answer to call ${id}`, 10_000, () => client.messages.some((m) => m.frames[0]!.content.readBigInt64LE(4) === id));
+        answerTypes.push(client.messages.find((m) => m.frames[0]!.content.readBigInt64LE(4) === id)!.frames[0]!.content.readInt32LE(0));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    members[1]!.child.kill('SIGTERM');
+    await members[1]!.waitForOutput(/every replica handed off/, 60_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(await sizeIs([ports[0]!], 2), true, 'still listed while its client calls it');
+    calling = false;
+    await loop;
+    assert.ok(answerTypes.length > 20 && answerTypes.every((t) => t === 0x010201), `every call answered with a value: ${[...new Set(answerTypes)].join(',')}`);
+    await until('a member list of one', 10_000, () => sizeIs([ports[0]!], 1));
+    assert.match(members[1]!.stdout(), /the clients moved to the new partition owners after \d+ ms/);
+    assert.equal(await members[1]!.waitForExit(30_000), 0);
+    client.close();
+  } finally {
+    await Promise.all(members.map((m) => m.stop('SIGKILL', 5000).catch(() => null)));
+  }
+});
+
+test('a member shutting down answers calls with 19 (the clients retry those elsewhere), waits out a client\'s retry pause, and closes once none is owed', { timeout: 120_000 }, async () => {
   const ports = await freePorts(2);
   const members = await startClusterMembers(ports);
   try {
@@ -144,6 +182,13 @@ test('a member shutting down answers calls with 19 (the clients retry those else
     assert.ok(notActive !== null, 'a call answered with an error before the connection closed');
     assert.equal(notActive.frames[3]!.content.readInt32LE(0), 19);
     assert.match(notActive.frames[5]!.content.toString(), /shutting down/);
+    // An official client that got 19 five times waits a second (its retry pause) before it sends the
+    // call again: the connection is still open then, and the call is answered, not cut off.
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(client.closed, false, 'open a second after the last 19');
+    const again = correlation++;
+    client.send(get(again));
+    await client.until(`an answer to call ${again}`, 10_000, () => client.messages.some((m) => m.frames[0]!.content.readBigInt64LE(4) === again));
     // No call owed and none coming: the member closes the connection and exits.
     await client.until('the connection closed', 10_000, () => client.closed);
     assert.equal(await members[1]!.waitForExit(30_000), 0);

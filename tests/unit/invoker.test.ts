@@ -154,3 +154,27 @@ test('a removed owner: waiting calls go to the promoted owner at once, not after
   assert.ok(resent.every((s) => s.address === '10.0.0.3:5701'), 'to the promoted owner');
   assert.equal(results.length, 0);
 });
+
+// The stopping member's last word on its forwarded calls: one that may be sent again (a map put in
+// flight, or any call waiting to be retried) is refused with failure kind 'stopping' (error 19 for a
+// client, which retries it elsewhere); a queue offer in flight may have run, so it is indeterminate
+// (a client retrying it could offer the item twice).
+test('stop: an idempotent call in flight ends "stopping", a queue offer in flight indeterminate', () => {
+  const { sent, invoker } = setup();
+  const results = new Map<string, LocalResult>();
+  invoker.invoke(1, ClusterNode.op(OP.MAP_PUT, 'm', Buffer.from('k'), Buffer.from('v')), 60_000, (r) => results.set('put', r));
+  invoker.invoke(2, ClusterNode.op(OP.QUEUE_OFFER, 'q', undefined, Buffer.from('x')), 60_000, (r) => results.set('offer', r));
+  invoker.invoke(3, ClusterNode.op(OP.QUEUE_OFFER, 'q', undefined, Buffer.from('y')), 60_000, (r) => results.set('retrying offer', r));
+  const third = sent[2] as Extract<Message, { kind: 'invoke' }>;
+  invoker.onResult(peer, message('invokeResult', { ...okBody, status: STATUS.RETRY }, third.callId));
+  invoker.failAll();
+  const put = results.get('put') as Extract<LocalResult, { kind: 'error' }>;
+  assert.equal(put.error.code, 'ERR_CLUSTER_UNAVAILABLE');
+  assert.equal(put.error.failureKind, 'stopping');
+  assert.match(put.error.message, /shutting down/);
+  const offer = results.get('offer') as Extract<LocalResult, { kind: 'error' }>;
+  assert.equal(offer.error.code, 'ERR_CLUSTER_INDETERMINATE');
+  const retrying = results.get('retrying offer') as Extract<LocalResult, { kind: 'error' }>;
+  assert.equal(retrying.error.failureKind, 'stopping', 'an offer the owner answered "retry" did not run: it may go elsewhere');
+  assert.equal(invoker.pendingCount, 0);
+});
