@@ -6,6 +6,9 @@
 //                                                     before the refusal-based detector were found with)
 //   --overlap                                         let faults overlap (the next one 3 s after the
 //                                                     previous, whether it is over or not)
+//   --register                                        also overwrite a PassThrough register, and check
+//                                                     that no value acknowledged in a quiet second
+//                                                     after a settle is lost (tests/sim/cluster-sim.ts)
 // Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
 // message about partition N and SIM_WATCH_KIND=kind every message of that kind; SIM_DEBUG=1 prints
 // the master's pending migrations when a run does not settle.
@@ -45,7 +48,18 @@ function add(t: Totals, r: SimReport): void {
   t.duplicatedItems += r.duplicatedItems;
 }
 
-function runRange(from: number, to: number, verbose: boolean, quiet: boolean, overlap: boolean, silent: boolean): Totals {
+interface Mode {
+  readonly overlap: boolean;
+  readonly silent: boolean;
+  readonly register: boolean;
+}
+
+function modeFlags(m: Mode): string[] {
+  return [...(m.overlap ? ['--overlap'] : []), ...(m.silent ? ['--silent-crashes'] : []), ...(m.register ? ['--register'] : [])];
+}
+
+function runRange(from: number, to: number, verbose: boolean, quiet: boolean, mode: Mode): Totals {
+  const { overlap, silent, register } = mode;
   const totals = emptyTotals();
   const partition = process.env.SIM_WATCH_PARTITION;
   const kind = process.env.SIM_WATCH_KIND;
@@ -53,11 +67,11 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean, ov
   for (let seed = from; seed <= to; seed++) {
     totals.seeds++;
     try {
-      const r = runClusterSim({ seed, verbose, overlap, ...(silent ? { crashes: 'silent' as const } : {}), ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
+      const r = runClusterSim({ seed, verbose, overlap, register, ...(silent ? { crashes: 'silent' as const } : {}), ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
       add(totals, r);
       if (verbose) console.log(JSON.stringify(r));
     } catch (e) {
-      const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/sim.ts --seed ${seed}${overlap ? ' --overlap' : ''}${silent ? ' --silent-crashes' : ''})`;
+      const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/sim.ts --seed ${seed}${modeFlags(mode).map((f) => ` ${f}`).join('')})`;
       totals.failures.push(line);
       if (!quiet) console.log(line);
     }
@@ -65,9 +79,9 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean, ov
   return totals;
 }
 
-async function runJobs(from: number, to: number, jobs: number, overlap: boolean, silent: boolean): Promise<Totals> {
+async function runJobs(from: number, to: number, jobs: number, mode: Mode): Promise<Totals> {
   const all = emptyTotals();
-  await runSeedJobs<Totals>(fileURLToPath(import.meta.url), from, to, jobs, [...(overlap ? ['--overlap'] : []), ...(silent ? ['--silent-crashes'] : [])], (t) => {
+  await runSeedJobs<Totals>(fileURLToPath(import.meta.url), from, to, jobs, modeFlags(mode), (t) => {
     for (const k of Object.keys(all) as (keyof Totals)[]) {
       if (k === 'failures') all.failures.push(...t.failures);
       else (all[k] as number) += t[k] as number;
@@ -76,18 +90,18 @@ async function runJobs(from: number, to: number, jobs: number, overlap: boolean,
   return all;
 }
 
-const args = parseRunnerArgs('sim', process.argv.slice(2), ['--overlap', '--silent-crashes']);
-const o = { ...args, overlap: args.flags.has('--overlap'), silent: args.flags.has('--silent-crashes') };
+const args = parseRunnerArgs('sim', process.argv.slice(2), ['--overlap', '--silent-crashes', '--register']);
+const o = { ...args, overlap: args.flags.has('--overlap'), silent: args.flags.has('--silent-crashes'), register: args.flags.has('--register') };
 const startedMs = Date.now();
 const [from, to] = o.seeds;
-const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o.overlap, o.silent) : runRange(from, to, o.verbose, o.json, o.overlap, o.silent);
+const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o) : runRange(from, to, o.verbose, o.json, o);
 const wallSeconds = Math.round((Date.now() - startedMs) / 100) / 10;
 if (o.json) {
   process.stdout.write(`${JSON.stringify(totals)}\n`);
 } else {
   for (const f of o.jobs > 1 ? totals.failures : []) console.log(f);
   console.log(
- `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}${o.overlap ? ', faults overlapping' : ''}): ${totals.acknowledgedWrites} acknowledged map writes and ${totals.acknowledgedItems} acknowledged queue items checked; ` +
+ `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}${o.overlap ? ', faults overlapping' : ''}${o.register ? ', with the register' : ''}): ${totals.acknowledgedWrites} acknowledged map writes and ${totals.acknowledgedItems} acknowledged queue items checked; ` +
       `${totals.crashes} crashes, ${totals.bounces} quick restarts, ${totals.restarts} restarts, ${totals.pauses} pauses, ${totals.partitions} partitions; ` +
       `${totals.splitBrainRuns} runs with a split brain, ${totals.duplicatedItems} queue items delivered twice inside them; ${wallSeconds} s`,
   );

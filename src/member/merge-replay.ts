@@ -55,6 +55,12 @@ export interface ReplayPlan {
   readonly skipped: number;
   /** "map m: LatestUpdateMergePolicy", one per structure that had something to hand back, for the log. */
   readonly policies: readonly string[];
+  /**
+   * Map entries handed back from writes no backup confirmed alone, for partitions whose copy this
+   * member does not hand back (it is not listed for them): said in the log line, to tell such
+   * hand-backs apart when a run is read afterwards.
+   */
+  readonly unconfirmedOnly?: number;
 }
 
 function itemKey(id: number): Buffer {
@@ -83,24 +89,28 @@ export function collectReplay(
   const entries = new Map<string, PendingEntry>();
   const items = new Map<string, { partitionId: number; op: OpWire } | null>();
   let skipped = 0;
-  const putEntry = (partitionId: number, map: string, e: Omit<MergingEntry, 'expirationTimeMs'>): void => {
+  const fromUnconfirmed = new Set<string>();
+  const putEntry = (partitionId: number, map: string, e: Omit<MergingEntry, 'expirationTimeMs'>, unconfirmedWrite = false): void => {
     const entry: MergingEntry = { ...e, expirationTimeMs: store.maps.expirationOf(map, e) };
-    entries.set(`${map}\u0000${Buffer.from(e.key).toString('latin1')}`, { partitionId, map, entry });
+    const k = `${map}\u0000${Buffer.from(e.key).toString('latin1')}`;
+    entries.set(k, { partitionId, map, entry });
+    if (unconfirmedWrite) fromUnconfirmed.add(k);
+    else fromUnconfirmed.delete(k);
   };
   for (const { partitionId, op } of unconfirmed) {
     const itemId = `${op.name}\u0000${op.itemId}`;
     switch (op.code) {
       case BACKUP.MAP_PUT:
-        putEntry(partitionId, op.name, unconfirmedPut(store, partitionId, op, nowMs));
+        putEntry(partitionId, op.name, unconfirmedPut(store, partitionId, op, nowMs), true);
         break;
       case BACKUP.MAP_PUT_EXPIRY: {
         const p = decodeWith(BACKUP_PUT_EXPIRY, op.value, 'backup put with expiry');
-        putEntry(partitionId, op.name, { ...unconfirmedPut(store, partitionId, { ...op, value: p.value }, nowMs), ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs });
+        putEntry(partitionId, op.name, { ...unconfirmedPut(store, partitionId, { ...op, value: p.value }, nowMs), ttlMs: p.ttlMs, maxIdleMs: p.maxIdleMs }, true);
         break;
       }
       case BACKUP.MAP_MERGE:
       case BACKUP.WAN_MAP_MERGE:
-        for (const r of decodeMergedRecords(op.value)) putEntry(partitionId, op.name, r);
+        for (const r of decodeMergedRecords(op.value)) putEntry(partitionId, op.name, r, true);
         break;
       case BACKUP.QUEUE_STORE:
         items.set(itemId, { partitionId, op: { code: OP.QUEUE_MERGE_ADD, name: op.name, key: itemKey(op.itemId), value: op.value, contentType: op.contentType, timeoutMs: 0 } });
@@ -126,7 +136,7 @@ export function collectReplay(
       }
     }
   }
-  const plan = { calls: [] as ReplayCall[], entries: 0, items: 0, discarded: 0, skipped, policies: [] as string[] };
+  const plan = { calls: [] as ReplayCall[], entries: 0, items: 0, discarded: 0, skipped, policies: [] as string[], unconfirmedOnly: fromUnconfirmed.size };
   batchEntries(entries, policies, batchBytesMax, plan);
   queueCalls(items, policies, plan);
   return plan;
@@ -230,6 +240,7 @@ export function replayLogLine(reason: string, plan: ReplayPlan): string | null {
   if (shown !== '') line += ` (merge policies: ${shown}${more})`;
   if (plan.discarded > 0) line += `; ${plan.discarded} entr(ies)/item(s) dropped by DiscardMergePolicy`;
   if (plan.skipped > 0) line += `; ${plan.skipped} removal(s) made meanwhile are not merged`;
+  if ((plan.unconfirmedOnly ?? 0) > 0) line += `; ${plan.unconfirmedOnly} of the entries are writes no backup confirmed, of partitions this member holds no listed copy of`;
   return line;
 }
 

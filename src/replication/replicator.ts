@@ -262,7 +262,12 @@ export class Replicator {
     }
     const extra = this.extraTargets.get(partitionId);
     for (const u of [...s]) if (!replicas.includes(u) && !(extra?.has(u) ?? false)) s.delete(u);
-    if (s.size === 0) this.stale.delete(partitionId);
+    if (s.size > 0) return;
+    // No listed replica misses a write any more: the ones that replaced the stale replicas got the
+    // whole partition from this member (a migration). The unconfirmed writes go too; kept, they
+    // would be handed back at this member's next cut-off, old values over newer ones.
+    this.stale.delete(partitionId);
+    this.dropUnconfirmed(partitionId);
   }
 
   private markStale(partitionId: number, uuid: string): void {

@@ -8,11 +8,12 @@
 // with silent crashes: the crash model before the refusal-based detector); each failed before its fix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runClusterSim } from './cluster-sim.js';
+import { lostRegisterWrites, runClusterSim } from './cluster-sim.js';
 
 const FIRST_SEED = 1;
 const SEEDS = 500;
 const OVERLAP_SEEDS = 200;
+const REGISTER_SEEDS = 60;
 
 test(`cluster simulation: ${SEEDS} seeds keep every invariant`, () => {
   const failures: string[] = [];
@@ -60,6 +61,34 @@ const REGRESSIONS: ReadonlyMap<number, string> = new Map([
   [9296, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
   [9650, 'a master committed a migration confirmed by members of the other half of a split (admitted by both masters)'],
 ]);
+
+// The register (runClusterSim's `register`): a PassThrough map overwritten with rising values; a
+// value acknowledged in a quiet second after a settle must not give way to an older one.
+test(`cluster simulation with the register: ${REGISTER_SEEDS} seeds lose no quiet write`, () => {
+  const failures: string[] = [];
+  for (let seed = 1; seed <= REGISTER_SEEDS; seed++) {
+    try {
+      runClusterSim({ seed, register: true });
+    } catch (e) {
+      failures.push(`${(e as Error).message}\n  replay: npx tsx scripts/sim.ts --seed ${seed} --register`);
+    }
+  }
+  assert.deepEqual(failures, [], `${failures.length} of ${REGISTER_SEEDS} seeds failed:\n${failures.join('\n')}`);
+});
+
+test('the register check: an older value answered before a quiet write was sent is a loss; a concurrent one is not', () => {
+  const quiet: [number, number][] = [[100, 200]];
+  const w = (value: number, sentMs: number, endMs: number, ok = true): { key: string; value: number; sentMs: number; endMs: number; ok: boolean } => ({ key: 'r', value, sentMs, endMs, ok });
+  // 46 answered at 50, 48 written in the quiet window: 46 coming back loses 48 (the nemesis's r-7).
+  assert.deepEqual(lostRegisterWrites([w(46, 40, 50), w(48, 110, 112)], quiet, 'r', 46).map((x) => x.value), [48]);
+  // 50 still unanswered when 53 was sent: either order is fine.
+  assert.deepEqual(lostRegisterWrites([w(50, 110, 180), w(53, 120, 125)], quiet, 'r', 50), []);
+  // A write whose call failed may have landed any time; the key absent at the end loses the quiet write.
+  assert.deepEqual(lostRegisterWrites([w(40, 10, 20, false), w(48, 110, 112)], quiet, 'r', 40), []);
+  assert.deepEqual(lostRegisterWrites([w(48, 110, 112)], quiet, 'r', 0).map((x) => x.value), [48]);
+  // Writes outside the quiet windows are not judged.
+  assert.deepEqual(lostRegisterWrites([w(46, 40, 50), w(48, 300, 302)], quiet, 'r', 46), []);
+});
 
 test(`cluster simulation with overlapping faults: ${OVERLAP_SEEDS} seeds keep every invariant`, () => {
   const failures: string[] = [];

@@ -56,6 +56,15 @@ export interface SimRunOptions {
   readonly refusalSpacingShare?: number;
   /** Check the invariants after every step (sim-invariants.ts); default true. */
   readonly invariants?: boolean;
+  /**
+   * Also write a register: 4 keys of map `reg` (PassThroughMergePolicy: the merging side wins)
+   * overwritten with rising values, during the faults and, one fault at a time, in a quiet second
+   * after each settle. A value acknowledged in a quiet second may be overwritten only by a newer
+   * one: no policy merges anything without a split brain, and the copies a split starts from hold
+   * it (the nemesis's register check, in the simulation). Off by default: it changes the schedules
+   * of the seeds pinned before it.
+   */
+  readonly register?: boolean;
   /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
   readonly watch?: { readonly partition?: number; readonly kind?: string };
 }
@@ -106,15 +115,18 @@ const TIMINGS: Partial<ClusterTimings> = {
   mergeProbeIntervalMs: 2000,
 };
 
-function simConfig(partitionCount: number): Config {
+const REGISTER_XML = '<grid><map name="reg"><merge-policy>PassThroughMergePolicy</merge-policy></map></grid>';
+
+function simConfig(partitionCount: number, register = false): Config {
   const r = loadConfig({
-    argv: ['--rest'],
+    argv: register ? ['--rest', '--config', '/sim.xml'] : ['--rest'],
     env: { GRID_PROPERTY_GRID_PARTITION_COUNT: String(partitionCount), GRID_PROPERTY_GRID_OPERATION_CALL_TIMEOUT_MILLIS: '20000' },
     cwd: '/',
-    readFile: () => {
+    readFile: (file: string) => {
+      if (register && file === '/sim.xml') return REGISTER_XML;
       throw new Error('no file');
     },
-    fileExists: () => false,
+    fileExists: (file: string) => register && file === '/sim.xml',
     randomHex: () => 'abcd',
     version: '0.1.0',
   });
@@ -156,7 +168,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     ...(o.watch === undefined ? {} : { watch: watcher(o.watch) }),
   });
   const partitionCount = o.partitionCount ?? 31;
-  const config = simConfig(partitionCount);
+  const config = simConfig(partitionCount, o.register === true);
   const memberCount = 3 + rnd.nextInt(5);
   const addresses = Array.from({ length: memberCount + 2 }, (_, i) => `10.0.0.${i + 1}:5701`);
   const members: SimMember[] = [];
@@ -284,6 +296,26 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     }
   };
 
+  // ── workload: the register (o.register), on a random stream of its own ──
+  const regRnd = world.randomFor('register');
+  let regCounter = 0;
+  const regWrites: RegisterWrite[] = [];
+  /** Quiet seconds: after a settle, before the next fault (one fault at a time). */
+  const quietWindows: [number, number][] = [];
+  const regWrite = (): void => {
+    const via = live().filter((m) => !world.isPaused(m.address));
+    if (via.length === 0) return;
+    const m = via[regRnd.nextInt(via.length)] as SimMember;
+    const w: RegisterWrite = { key: `r${regRnd.nextInt(4)}`, value: ++regCounter, sentMs: world.timeMs, endMs: -1, ok: false };
+    regWrites.push(w);
+    const keyBytes = Buffer.from(w.key, 'utf8');
+    m.node.invoker.invoke(partitionIdOfKey(keyBytes, partitionCount), ClusterNode.op(OP.MAP_PUT, 'reg', keyBytes, Buffer.from(String(w.value)), 'text/plain'), 20_000, (r) => {
+      w.endMs = world.timeMs;
+      w.ok = r.kind === 'ok';
+      if (o.verbose === true) process.stdout.write(`[${world.timeMs}ms] CLIENT reg ${w.key}=${w.value} via ${m.address}: ${r.kind}\n`);
+    });
+  };
+
   // ── scenario ──
   for (let i = 0; i < memberCount; i++) world.after(rnd.nextInt(1500), `start ${i}`, () => startMember(i));
   world.runFor(4000);
@@ -309,6 +341,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   const pick = (ms: SimMember[], preferMaster: boolean): SimMember => (preferMaster ? masterOf(ms) : undefined) ?? (ms[rnd.nextInt(ms.length)] as SimMember);
   for (let round = 0; round < faultRounds; round++) {
     for (let i = 0; i < 40; i++) world.after(rnd.nextInt(3000), 'client op', clientOp);
+    if (o.register === true) for (let i = 0; i < 10; i++) world.after(regRnd.nextInt(3000), 'register write', regWrite);
     const fault = rnd.nextInt(10);
     const victims = live();
     const addressesOf = (ms: SimMember[]): string[] => ms.map((m) => m.address);
@@ -433,7 +466,14 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     }
     world.runFor(3000);
     // Wait until the cluster is back in shape before the next fault: at most one member down at once.
-    settle(world, live, 60_000);
+    const back = settle(world, live, 60_000);
+    if (o.register === true && o.overlap !== true && back) {
+      // A quiet second: register writes with no fault in force and the cluster settled.
+      const from = world.timeMs;
+      for (let i = 0; i < 8; i++) world.after(regRnd.nextInt(1000), 'register write', regWrite);
+      world.runFor(1500);
+      quietWindows.push([from, world.timeMs]);
+    }
   }
   world.heal();
   world.setNetwork({ lossRate: 0 });
@@ -461,6 +501,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   // Every call through a live member is answered within its timeout (20 s; the run waited 25 s).
   for (const [m, n] of pollsVia) if (m.alive && n > 0) fail(`${n} poll(s) through ${m.address} were never answered`);
   const duplicatedItems = check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, splitBrain, fail);
+  if (o.register === true) checkRegister(live(), partitionCount, regWrites, quietWindows, fail);
   for (const m of live()) m.node.stop();
   return {
     seed,
@@ -478,6 +519,49 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     virtualMs: world.timeMs,
     events: world.eventCount,
   };
+}
+
+/**
+ * The register: a value acknowledged inside a quiet window (sent and answered in it) is not
+ * overwritten by a write answered before it was sent. Values rise across all keys; a final value
+ * below it left by such a write means an older copy came back (a stale copy handed back or
+ * promoted), which no merge policy explains. The owner's backups must agree with it.
+ */
+export interface RegisterWrite {
+  readonly key: string;
+  readonly value: number;
+  readonly sentMs: number;
+  endMs: number;
+  ok: boolean;
+}
+
+/**
+ * The acknowledged writes of `key` made inside a quiet window that its final value `final` (0:
+ * absent) shows lost. The write that left the final value may have taken effect after one of them
+ * only if it was still unanswered when that one was sent (concurrent writes land in either order,
+ * and a call whose answer was lost is sent again and lands late); one answered before it was sent
+ * must not win over it.
+ */
+export function lostRegisterWrites(writes: readonly RegisterWrite[], quiet: readonly [number, number][], key: string, final: number): RegisterWrite[] {
+  const last = writes.find((x) => x.key === key && x.value === final);
+  const answeredAtMs = last === undefined ? -1 : last.ok ? last.endMs : Infinity;
+  return writes.filter((w) => w.key === key && w.ok && quiet.some(([from, to]) => from <= w.sentMs && w.endMs <= to) && w.value > final && answeredAtMs < w.sentMs);
+}
+
+function checkRegister(live: SimMember[], partitionCount: number, writes: readonly RegisterWrite[], quiet: readonly [number, number][], fail: (m: string) => never): void {
+  const master = live.find((m) => m.node.membership.isMaster) as SimMember;
+  const byUuid = new Map(live.map((m) => [m.uuid, m]));
+  for (const key of new Set(writes.map((w) => w.key))) {
+    const keyBytes = Buffer.from(key, 'utf8');
+    const p = partitionIdOfKey(keyBytes, partitionCount);
+    const replicas = (master.node.partitions.table.replicas[p] ?? []).filter((u): u is string => u !== null);
+    const values = replicas.map((u) => byUuid.get(u)?.node.store.maps.peek('reg', keyBytes, p, 0)?.value.toString() ?? null);
+    if (new Set(values).size > 1) fail(`register ${key} (partition ${p}): the replicas disagree: ${replicas.map((u, i) => `${byUuid.get(u)?.address}=${values[i]}`).join(', ')}`);
+    const final = values[0] === null || values[0] === undefined ? 0 : Number(values[0]);
+    for (const w of lostRegisterWrites(writes, quiet, key, final)) {
+      fail(`register ${key}=${w.value}, acknowledged in a quiet window at ${w.endMs} ms, is lost: partition ${p} holds ${values[0] ?? 'nothing'} on ${replicas.map((u) => byUuid.get(u)?.address).join(', ')}`);
+    }
+  }
 }
 
 function settled(world: SimWorld, live: SimMember[]): boolean {

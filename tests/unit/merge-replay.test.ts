@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import type { BackupOpWire, OpWire } from '../../src/cluster/messages.js';
 import type { MapConfig, MergePolicyConfig, QueueMergePolicyName } from '../../src/config/types.js';
 import { decodeMapMerge, encodeMapMerge, type MergingEntry } from '../../src/data/merge-batch.js';
-import { OP, ReplicaStore } from '../../src/data/replica-store.js';
+import { BACKUP, OP, ReplicaStore } from '../../src/data/replica-store.js';
 import { collectReplay, ReplayBacklog, replayLogLine, replayOutcome, type ReplayCall, type ReplayPlan, type ReplayPolicies } from '../../src/member/merge-replay.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { testStore } from '../harness/store.js';
@@ -240,4 +240,14 @@ test('replayLogLine: nothing to say is null; otherwise counts, policies (at most
     replayLogLine('merging into cluster c', plan),
     `merging into cluster c: 150 map entr(ies) in 2 batch(es), 0 queue item(s) and 0 poll(s) will be handed back to the cluster after joining (merge policies: ${plan.policies.slice(0, 8).join(', ')} and 2 more); 2 removal(s) made meanwhile are not merged`,
   );
+});
+
+test('the plan counts the entries that come from unconfirmed writes alone (no listed copy of their partition here), and the log line says so', () => {
+  const store = newStore();
+  store.runOwnerOp(pid('a'), op(OP.MAP_PUT, 'm', 'a', 'new'), 1000);
+  const unconfirmed = ['a', 'b'].map((k) => ({ partitionId: pid(k), op: { code: BACKUP.MAP_PUT, name: 'm', key: utf8(k), value: utf8('old'), contentType: null, itemId: 0, timeMs: 900 } }));
+  // 'a' is in a partition handed back whole (its held value wins); 'b' only as an unconfirmed write.
+  const plan = collectReplay(store, unconfirmed, pid('a') === pid('b') ? [] : [pid('a')], 3000, policies({}), MIB);
+  assert.equal(plan.unconfirmedOnly, pid('a') === pid('b') ? 2 : 1);
+  assert.match(replayLogLine('merging', plan) ?? '', /; \d of the entries are writes no backup confirmed, of partitions this member holds no listed copy of$/);
 });
