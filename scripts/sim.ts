@@ -9,6 +9,8 @@
 //   --register                                        also overwrite a PassThrough register, and check
 //                                                     that no value acknowledged in a quiet second
 //                                                     after a settle is lost (tests/sim/cluster-sim.ts)
+//   --tcp                                             partitions hold messages and deliver them after
+//                                                     the heal on open connections (TCP under nft)
 // Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
 // message about partition N and SIM_WATCH_KIND=kind every message of that kind; SIM_DEBUG=1 prints
 // the master's pending migrations when a run does not settle.
@@ -52,14 +54,15 @@ interface Mode {
   readonly overlap: boolean;
   readonly silent: boolean;
   readonly register: boolean;
+  readonly tcp: boolean;
 }
 
 function modeFlags(m: Mode): string[] {
-  return [...(m.overlap ? ['--overlap'] : []), ...(m.silent ? ['--silent-crashes'] : []), ...(m.register ? ['--register'] : [])];
+  return [...(m.overlap ? ['--overlap'] : []), ...(m.silent ? ['--silent-crashes'] : []), ...(m.register ? ['--register'] : []), ...(m.tcp ? ['--tcp'] : [])];
 }
 
 function runRange(from: number, to: number, verbose: boolean, quiet: boolean, mode: Mode): Totals {
-  const { overlap, silent, register } = mode;
+  const { overlap, silent, register, tcp } = mode;
   const totals = emptyTotals();
   const partition = process.env.SIM_WATCH_PARTITION;
   const kind = process.env.SIM_WATCH_KIND;
@@ -67,7 +70,7 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean, mo
   for (let seed = from; seed <= to; seed++) {
     totals.seeds++;
     try {
-      const r = runClusterSim({ seed, verbose, overlap, register, ...(silent ? { crashes: 'silent' as const } : {}), ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
+      const r = runClusterSim({ seed, verbose, overlap, register, tcp, ...(silent ? { crashes: 'silent' as const } : {}), ...(partition !== undefined || kind !== undefined ? { watch } : {}) });
       add(totals, r);
       if (verbose) console.log(JSON.stringify(r));
     } catch (e) {
@@ -90,8 +93,8 @@ async function runJobs(from: number, to: number, jobs: number, mode: Mode): Prom
   return all;
 }
 
-const args = parseRunnerArgs('sim', process.argv.slice(2), ['--overlap', '--silent-crashes', '--register']);
-const o = { ...args, overlap: args.flags.has('--overlap'), silent: args.flags.has('--silent-crashes'), register: args.flags.has('--register') };
+const args = parseRunnerArgs('sim', process.argv.slice(2), ['--overlap', '--silent-crashes', '--register', '--tcp']);
+const o = { ...args, overlap: args.flags.has('--overlap'), silent: args.flags.has('--silent-crashes'), register: args.flags.has('--register'), tcp: args.flags.has('--tcp') };
 const startedMs = Date.now();
 const [from, to] = o.seeds;
 const totals = o.jobs > 1 && to > from ? await runJobs(from, to, o.jobs, o) : runRange(from, to, o.verbose, o.json, o);
@@ -101,7 +104,7 @@ if (o.json) {
 } else {
   for (const f of o.jobs > 1 ? totals.failures : []) console.log(f);
   console.log(
- `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}${o.overlap ? ', faults overlapping' : ''}${o.register ? ', with the register' : ''}): ${totals.acknowledgedWrites} acknowledged map writes and ${totals.acknowledgedItems} acknowledged queue items checked; ` +
+ `${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}${o.overlap ? ', faults overlapping' : ''}${o.register ? ', with the register' : ''}${o.tcp ? ', partitions holding messages (TCP)' : ''}): ${totals.acknowledgedWrites} acknowledged map writes and ${totals.acknowledgedItems} acknowledged queue items checked; ` +
       `${totals.crashes} crashes, ${totals.bounces} quick restarts, ${totals.restarts} restarts, ${totals.pauses} pauses, ${totals.partitions} partitions; ` +
       `${totals.splitBrainRuns} runs with a split brain, ${totals.duplicatedItems} queue items delivered twice inside them; ${wallSeconds} s`,
   );

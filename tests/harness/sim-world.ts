@@ -78,6 +78,13 @@ export interface SimNetworkOptions {
   readonly linkInFlightBytesMax?: number;
   /** Frame size limit checked on send (default 64 MiB); a larger message is dropped, send() returns false. */
   readonly frameBytesMax?: number;
+  /**
+   * A message a partition or block stops is held, not dropped, and delivered after heal() if its
+   * connection is still open then (default false). This is TCP under a firewall that drops packets
+   * (the nemesis's nft rules): the sender's kernel keeps the bytes and retransmits them, and they
+   * arrive late, after the heal, unless a side closed the connection meanwhile.
+   */
+  readonly partitionsHold?: boolean;
 }
 
 export interface SimWorldOptions extends SimNetworkOptions {
@@ -335,6 +342,7 @@ export class SimTransport implements Transport {
 }
 
 interface NetworkKnobs {
+  partitionsHold: boolean;
   delayMsMin: number;
   delayMsMax: number;
   lossRate: number;
@@ -354,6 +362,7 @@ const NETWORK_DEFAULTS: NetworkKnobs = {
   duplicateRate: 0,
   linkInFlightBytesMax: 64 * 1024 * 1024,
   frameBytesMax: FRAME_BYTES_MAX_DEFAULT,
+  partitionsHold: false,
 };
 
 function checkKnobs(k: NetworkKnobs): void {
@@ -409,6 +418,10 @@ export class SimWorld {
   private readonly degraded = new Map<string, { readonly lossRate: number; readonly delayMsMin: number; readonly delayMsMax: number }>();
   /** Partition group per address; unlisted addresses share group -1. Null: no partition. */
   private groups: Map<string, number> | null = null;
+  /** Messages a partition stopped while partitionsHold is on, in the order they were stopped. */
+  private held: InFlight[] = [];
+  /** Held messages delivered after a heal, and dropped there (their connection had closed). */
+  readonly heldCounts = { delivered: 0, dropped: 0 };
   /** One-way blocks: "from to" pairs whose messages are dropped. */
   private readonly blocked = new Set<string>();
   /** Paused members: address and timers id → what waits for the resume, in the order it fell due. */
@@ -715,6 +728,19 @@ export class SimWorld {
     this.groups = null;
     this.blocked.clear();
     this.note('heal');
+    // Held messages go now, in the order they were stopped (FIFO per link still holds), over
+    // connections that are still open; a closed one took its unsent bytes with it.
+    const held = this.held;
+    this.held = [];
+    for (const m of held) {
+      if (!m.from.alive || this.connections.get(m.conn.key) !== m.conn) {
+        this.heldCounts.dropped++;
+        this.drop(m.kind, 'closed', true);
+      } else {
+        this.heldCounts.delivered++;
+        this.schedule(m);
+      }
+    }
   }
 
   /**
@@ -834,7 +860,13 @@ export class SimWorld {
     if ((conn.inFlightBytes.get(from.address) ?? 0) + body.length > this.knobs.linkInFlightBytesMax) {
       return this.drop(message.kind, 'queue-full', false);
     }
-    if (this.partitioned(from.address, to)) return this.drop(message.kind, 'partition', true, from.address, to, message);
+    if (this.partitioned(from.address, to)) {
+      if (this.knobs.partitionsHold) {
+        this.held.push({ from, to, toDialer: back?.dialer ?? null, conn, kind: message.kind, callId: message.callId, body });
+        return true;
+      }
+      return this.drop(message.kind, 'partition', true, from.address, to, message);
+    }
     if (this.knobs.lossRate > 0 && this.random.next() < this.knobs.lossRate) return this.drop(message.kind, 'loss', true, from.address, to, message);
     const degraded = this.degraded.size === 0 ? undefined : this.degraded.get(`${from.address} ${to}`);
     if (degraded !== undefined && degraded.lossRate > 0 && this.random.next() < degraded.lossRate) return this.drop(message.kind, 'loss', true, from.address, to, message);
@@ -955,7 +987,7 @@ export class SimWorld {
       if (target !== undefined && !target.silent && !this.partitioned(m.from.address, m.to)) this.refuseDial(m);
       return void this.drop(m.kind, 'unreachable', true);
     }
-    if (this.partitioned(m.from.address, m.to)) return void this.drop(m.kind, 'partition', true);
+    if (this.partitioned(m.from.address, m.to)) return void (this.knobs.partitionsHold ? this.held.push(m) : this.drop(m.kind, 'partition', true));
     if (target.clusterName !== m.from.clusterName) {
       this.refuse(m.from, m.to);
       return void this.drop(m.kind, 'refused', true);
@@ -971,7 +1003,7 @@ export class SimWorld {
   /** An answer on a dialled connection: it reaches the dial-only transport that opened it. */
   private deliverToDialer(m: InFlight, dialer: SimTransport): void {
     if (!dialer.alive) return void this.drop(m.kind, 'unreachable', true);
-    if (this.partitioned(m.from.address, m.to)) return void this.drop(m.kind, 'partition', true);
+    if (this.partitioned(m.from.address, m.to)) return void (this.knobs.partitionsHold ? this.held.push(m) : this.drop(m.kind, 'partition', true));
     if (dialer.handler === null) return void this.drop(m.kind, 'no-handler', true);
     const message = this.decode(m);
     this.watch?.('deliver', m.from.address, m.to, message, this.virtualMs);

@@ -65,6 +65,12 @@ export interface SimRunOptions {
    * of the seeds pinned before it.
    */
   readonly register?: boolean;
+  /**
+   * Partitions hold messages as TCP under a dropping firewall does and deliver them after the heal
+   * on connections still open (SimWorld's partitionsHold), instead of dropping them. Off by default
+   * (the pinned seeds' schedules).
+   */
+  readonly tcp?: boolean;
   /** Replays: print every message about this partition, or of this kind (sent, dropped, delivered). */
   readonly watch?: { readonly partition?: number; readonly kind?: string };
 }
@@ -164,6 +170,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     delayMsMax: 1 + rnd.nextInt(8),
     lossRate: process.env.SIM_LOSS === '0' ? 0 : rnd.next() < 0.3 ? rnd.next() * 0.01 : 0,
     reorder: rnd.next() < 0.2,
+    partitionsHold: o.tcp === true,
     traceLinesMax: o.verbose === true ? 10_000 : 0,
     ...(o.watch === undefined ? {} : { watch: watcher(o.watch) }),
   });

@@ -250,6 +250,29 @@ test('block is one-way: A hears B, B does not hear A; heal lifts it', () => {
   assert.deepEqual(numbers(b.inbox), [3]);
 });
 
+test('partitionsHold: a partition holds messages as TCP does and delivers them in order after the heal; a closed connection drops them', () => {
+  const w = new SimWorld(3, { partitionsHold: true });
+  const a = member(w, A, 'ua');
+  const b = member(w, B, 'ub');
+  const c = member(w, C, 'uc');
+  a.t.send(B, numbered(0));
+  a.t.send(C, numbered(0));
+  w.runFor(20);
+  w.block([A], [B, C]);
+  assert.equal(a.t.send(B, numbered(1)), true);
+  a.t.send(B, numbered(2));
+  a.t.send(C, numbered(3));
+  w.runFor(5000);
+  assert.deepEqual(numbers(b.inbox), [0], 'nothing through the block');
+  a.t.disconnect(C);
+  w.heal();
+  a.t.send(B, numbered(4));
+  w.runFor(20);
+  assert.deepEqual(numbers(b.inbox), [0, 1, 2, 4], 'held, then delivered in order before what came after the heal');
+  assert.deepEqual(numbers(c.inbox), [0], 'the closed connection took its held bytes with it');
+  assert.deepEqual(w.heldCounts, { delivered: 2, dropped: 1 });
+});
+
 test('pause: timers and deliveries of a paused member wait and run at resume, late and in order; cleared timers do not', () => {
   const w = new SimWorld(4);
   const a = member(w, A, 'ua');
