@@ -46,7 +46,7 @@ const STOP_QUIET_MS = 300;
  * is over: a write its caller took as failed lands after the caller's next writes. So a stopping
  * member keeps the connection open until the client's wait is over, with a second to spare.
  */
-export const STOP_AFTER_ERROR_MS = 2000;
+const STOP_AFTER_ERROR_MS = 2000;
 /**
  * A client that sent no call to this member for this long holds a partition table without it: the
  * members push a new table to the clients within VIEW_CHECK_MS, and a smart client with calls for
@@ -251,7 +251,7 @@ export class ClientConnection implements ClientLiveness {
   lastReadAt = Date.now();
   /** When this connection was last answered with an error (a client may be waiting to retry it). */
   lastErrorAt = 0;
-  /** When a data call last came on this connection. */
+  /** When a data call last came on this connection (the time of the read that carried it). */
   lastCallAt = 0;
   authenticated = false;
   closed = false;
@@ -483,7 +483,7 @@ export class ClientConnection implements ClientLiveness {
         return;
       default:
         if (isServedCall(r.type)) {
-          this.lastCallAt = Date.now();
+          this.lastCallAt = this.lastReadAt;
           if (this.server.stopping) {
             counters.errors++;
             this.lastErrorAt = Date.now();

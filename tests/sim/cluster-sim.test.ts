@@ -8,7 +8,7 @@
 // with silent crashes: the crash model before the refusal-based detector); each failed before its fix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lostRegisterWrites, runClusterSim } from './cluster-sim.js';
+import { lostRegisterWrites, runClusterSim, type RegisterWrite, type SimRunOptions } from './cluster-sim.js';
 
 const FIRST_SEED = 1;
 const SEEDS = 500;
@@ -64,21 +64,26 @@ const REGRESSIONS: ReadonlyMap<number, string> = new Map([
 
 // The register (runClusterSim's `register`): a PassThrough map overwritten with rising values; a
 // value acknowledged in a quiet second after a settle must not give way to an older one.
-test(`cluster simulation with the register: ${REGISTER_SEEDS} seeds lose no quiet write`, () => {
+/** Runs seeds 1..count with `options`; fails naming each failed seed with its replay command (`flag`). */
+function assertSeedsPass(count: number, options: Omit<SimRunOptions, 'seed'>, flag: string): void {
   const failures: string[] = [];
-  for (let seed = 1; seed <= REGISTER_SEEDS; seed++) {
+  for (let seed = 1; seed <= count; seed++) {
     try {
-      runClusterSim({ seed, register: true });
+      runClusterSim({ seed, ...options });
     } catch (e) {
-      failures.push(`${(e as Error).message}\n  replay: npx tsx scripts/sim.ts --seed ${seed} --register`);
+      failures.push(`${(e as Error).message}\n  replay: npx tsx scripts/sim.ts --seed ${seed} ${flag}`);
     }
   }
-  assert.deepEqual(failures, [], `${failures.length} of ${REGISTER_SEEDS} seeds failed:\n${failures.join('\n')}`);
+  assert.deepEqual(failures, [], `${failures.length} of ${count} seeds failed:\n${failures.join('\n')}`);
+}
+
+test(`cluster simulation with the register: ${REGISTER_SEEDS} seeds lose no quiet write`, () => {
+  assertSeedsPass(REGISTER_SEEDS, { register: true }, '--register');
 });
 
 test('the register check: an older value answered before a quiet write was sent is a loss; a concurrent one is not', () => {
   const quiet: [number, number][] = [[100, 200]];
-  const w = (value: number, sentMs: number, endMs: number, ok = true): { key: string; value: number; sentMs: number; endMs: number; ok: boolean } => ({ key: 'r', value, sentMs, endMs, ok });
+  const w = (value: number, sentMs: number, endMs: number, ok = true): RegisterWrite => ({ key: 'r', value, sentMs, endMs, ok });
   // 46 answered at 50, 48 written in the quiet window: 46 coming back loses 48 (the nemesis's r-7).
   assert.deepEqual(lostRegisterWrites([w(46, 40, 50), w(48, 110, 112)], quiet, 'r', 46).map((x) => x.value), [48]);
   // 50 still unanswered when 53 was sent: either order is fine.
@@ -91,15 +96,7 @@ test('the register check: an older value answered before a quiet write was sent 
 });
 
 test(`cluster simulation with overlapping faults: ${OVERLAP_SEEDS} seeds keep every invariant`, () => {
-  const failures: string[] = [];
-  for (let seed = 1; seed <= OVERLAP_SEEDS; seed++) {
-    try {
-      runClusterSim({ seed, overlap: true });
-    } catch (e) {
-      failures.push(`${(e as Error).message}\n  replay: npx tsx scripts/sim.ts --seed ${seed} --overlap`);
-    }
-  }
-  assert.deepEqual(failures, [], `${failures.length} of ${OVERLAP_SEEDS} seeds failed:\n${failures.join('\n')}`);
+  assertSeedsPass(OVERLAP_SEEDS, { overlap: true }, '--overlap');
 });
 
 /** Seeds found since the refusal-based detector: one fault at a time, mixed crashes (the default model). */

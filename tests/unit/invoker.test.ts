@@ -12,34 +12,7 @@ import type { Transport } from '../../src/cluster/transport.js';
 import { OP } from '../../src/data/replica-store.js';
 import { Invoker, STATUS, type LocalResult } from '../../src/invocation/invoker.js';
 import { ClusterNode } from '../../src/member/cluster-node.js';
-import type { TimerHandle, Timers } from '../../src/util/clock.js';
-
-class FakeTime implements Timers {
-  nowMs = 12_345.678_9; // fractional, like performance.now()
-  private next = 1;
-  private readonly pending = new Map<number, { atMs: number; fn: () => void }>();
-  setTimeout(fn: () => void, delayMs: number): TimerHandle {
-    const id = this.next++;
-    this.pending.set(id, { atMs: this.nowMs + Math.max(1, delayMs), fn });
-    return { id };
-  }
-  clearTimeout(h: TimerHandle): void {
-    this.pending.delete(h.id);
-  }
-  /** Advances the clock by `ms` (a fraction allowed), firing due timers in time order. */
-  advance(ms: number): void {
-    const end = this.nowMs + ms;
-    for (;;) {
-      let first: [number, { atMs: number; fn: () => void }] | null = null;
-      for (const e of this.pending) if (e[1].atMs <= end && (first === null || e[1].atMs < first[1].atMs)) first = e;
-      if (first === null) break;
-      this.pending.delete(first[0]);
-      this.nowMs = first[1].atMs;
-      first[1].fn();
-    }
-    this.nowMs = end;
-  }
-}
+import { FakeTime } from '../harness/fake-time.js';
 
 function setup(): { time: FakeTime; sent: Message[]; invoker: Invoker } {
   const time = new FakeTime();

@@ -11,33 +11,8 @@ import { Replicator } from '../../src/replication/replicator.js';
 import type { Transport } from '../../src/cluster/transport.js';
 import { BACKUP } from '../../src/data/replica-store.js';
 import { Logger } from '../../src/util/logger.js';
-import type { TimerHandle, Timers } from '../../src/util/clock.js';
+import { FakeTime } from '../harness/fake-time.js';
 import { testStore } from '../harness/store.js';
-
-class FakeTime implements Timers {
-  nowMs = 1000;
-  private next = 1;
-  private readonly pending = new Map<number, { atMs: number; fn: () => void }>();
-  setTimeout(fn: () => void, delayMs: number): TimerHandle {
-    const id = this.next++;
-    this.pending.set(id, { atMs: this.nowMs + Math.max(1, delayMs), fn });
-    return { id };
-  }
-  clearTimeout(h: TimerHandle): void {
-    this.pending.delete(h.id);
-  }
-  advance(ms: number): void {
-    const end = this.nowMs + ms;
-    for (;;) {
-      const due = [...this.pending].filter(([, e]) => e.atMs <= end).sort((a, b) => a[1].atMs - b[1].atMs)[0];
-      if (due === undefined) break;
-      this.pending.delete(due[0]);
-      this.nowMs = due[1].atMs;
-      due[1].fn();
-    }
-    this.nowMs = end;
-  }
-}
 
 test('writes a replica never confirmed are forgotten once that replica is no longer listed (the partition was copied to its successor)', () => {
   const time = new FakeTime();
