@@ -63,6 +63,8 @@ export interface FleetOptions {
   /** One register map each (`registerMap`), backup-count 1 like the other structures. */
   readonly registerPolicies: readonly string[];
   readonly maxNoHeartbeatSeconds: number;
+  /** The members' `--log-level` (options.ts). */
+  readonly logLevel: string;
 }
 
 export const memberHost = (i: number): string => `127.0.0.${11 + i}`;
@@ -123,7 +125,7 @@ export class Member {
     const n = this.incarnations.length + 1;
     fs.appendFileSync(this.logFile, `=== nemesis: incarnation ${n} of ${this.address} starting at ${new Date().toISOString()} ===\n`);
     const proc = await startMember({
-      args: ['--config', this.configFile, '--port', String(this.port)],
+      args: ['--config', this.configFile, '--port', String(this.port), '--log-level', this.fleet.options.logLevel],
       cwd: this.fleet.options.runDir,
       logFile: this.logFile,
       stdoutCharsMax: 1 << 22,

@@ -41,8 +41,16 @@ export interface NemesisOptions {
    * (the others claim, it wakes as master of a cluster that removed it) is the hardest case.
    */
   readonly pauseMaster: boolean;
+  /**
+   * The members' log level (`--log-level`): INFO by default; FINE adds every migration step,
+   * resync, dropped copy and hand-back, which is what a failed run's diagnosis needs.
+   */
+  readonly logLevel: string;
   readonly help: boolean;
 }
+
+/** Levels a member accepts for `--log-level` (config.md, "Logging"), as given to it. */
+export const LOG_LEVELS = ['SEVERE', 'WARNING', 'INFO', 'CONFIG', 'FINE', 'FINER', 'FINEST'] as const;
 
 export const USAGE = `usage: npm run nemesis -- --seconds N --seed S [options]
 
@@ -65,6 +73,8 @@ paths printed); 2: bad options or a missing precondition; 130/143: interrupted.
   --max-no-heartbeat S     grid.max.no.heartbeat.seconds, 3..60 (default 10, the member's default;
                            shorter makes more pauses and partitions turn into split brains)
   --pause-master           every pause stops the current master for 15-25 s, two pauses a round
+  --log-level LEVEL        the members' log level: SEVERE WARNING INFO CONFIG FINE FINER FINEST
+                           (default INFO; FINE logs every migration step, resync and hand-back)
   --help                   this text`;
 
 export class UsageError extends Error {
@@ -111,6 +121,7 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
   let maxNoHeartbeatSeconds = 10;
   let help = false;
   let pauseMaster = false;
+  let logLevel = 'INFO';
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     const eq = raw.indexOf('=');
@@ -143,6 +154,14 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
         if (inline !== undefined) throw new UsageError('--pause-master takes no value');
         pauseMaster = true;
         break;
+      case '--log-level': {
+        const v = value();
+        if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value (${LOG_LEVELS.join(' ')})`);
+        const level = v.toUpperCase();
+        if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError(`${flag} must be one of ${LOG_LEVELS.join(' ')}, got "${v}"`);
+        logLevel = level;
+        break;
+      }
       case '--help':
       case '-h':
         help = true;
@@ -151,8 +170,8 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
         throw new UsageError(`unknown argument "${raw}" (see --help)`);
     }
   }
-  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, help };
+  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, help };
   if (seconds === null) throw new UsageError('--seconds N is required (10..86400)');
   if (seed === null) throw new UsageError('--seed S is required (a u32 integer)');
-  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, help };
+  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, help };
 }

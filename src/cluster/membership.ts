@@ -27,8 +27,9 @@
 //   oldest non-suspected member asks the others to accept it (claim) and takes over with those that
 //   accept.
 // - Split brain: the master probes every address it knows of (join addresses and every member it
-//   has seen) that is not in its list, every mergeProbeIntervalMs. When it meets the master of
-//   another cluster, the smaller side (fewer data members; tie: the younger cluster, then the
+//   has seen) that is not in its list, every mergeProbeIntervalMs (mergeProbe). It decides only on
+//   an answer to its own latest probe of that address that came back within half an interval; a
+//   probe it receives makes it probe back. When it meets the master of another cluster, the smaller side (fewer data members; tie: the younger cluster, then the
 //   greater id) merges: its master tells its members to leave and join the other master, and
 //   leaves too. The host replays the data it held into the larger cluster (ClusterNode).
 import type { MemberWire, Message, MessageOf, TableWire, ViewWire } from './messages.js';
@@ -114,9 +115,10 @@ export class Membership {
   private foundedAtMs = 0;
   /** Addresses of every member this one has seen: probed for split brains when not in the list. */
   private readonly seenAddresses = new Set<string>();
-  /** Masters of other clusters learned from probe answers: probed directly next round. */
-  private readonly probeHints = new Set<string>();
   private lastProbeMs = 0;
+  /** Split-brain probes: the last round number, and per address the latest probe sent there and when (monotonic ms). */
+  private probeId = 0;
+  private readonly probesSent = new Map<string, { readonly id: number; readonly atMs: number }>();
   private joinedFlag = false;
   /** Left a cluster (and dropped its data) since it last joined one: said in join requests. */
   private resetSinceJoin = false;
@@ -132,6 +134,16 @@ export class Membership {
   private masterAddressHint: string | null = null;
   /** When a master last answered this (unjoined) member: no claim while one is known to exist. */
   private masterHeardAtMs = Number.NEGATIVE_INFINITY;
+  /**
+   * Not joined: the master that answered this member's join request with "you are in my batch"
+   * since it last left a cluster. Only its views are adopted: a view that names this member but
+   * was sent before this member asked to join (held in a partitioned connection, from the cluster
+   * it was removed from) comes before that answer on the connection, and would make it a member
+   * with a table its cluster no longer has (nemesis seed 102: 127.0.0.12, merging, took a view of
+   * version 26 that 127.0.0.13 had sent before removing it, pumped its hand-back and retried its
+   * forwarded calls against that table for 17 ms, until told it was not a member).
+   */
+  private admittingMaster: string | null = null;
   /** When a member of a cluster (any, master or not) last answered this unjoined member. */
   private clusterHeardAtMs = Number.NEGATIVE_INFINITY;
   /** The member whose mastership claim this one accepted last (its views are taken). */
@@ -154,6 +166,10 @@ export class Membership {
     membersRemoved: 0,
     claims: 0,
     merges: 0,
+    /** Views naming this member, received while not joined, from a master that had not answered its join request since it left. */
+    unaskedViews: 0,
+    /** Split-brain probe answers ignored: to an earlier probe, or slower than half a probe interval. */
+    staleProbeAnswers: 0,
     clustersFounded: 0,
     restartsDetected: 0,
     leftCluster: 0,
@@ -427,6 +443,12 @@ export class Membership {
       case 'joinAnswer':
         this.onJoinAnswer(m);
         return true;
+      case 'mergeProbe':
+        this.onMergeProbe(m);
+        return true;
+      case 'mergeProbeAnswer':
+        this.onMergeProbeAnswer(m);
+        return true;
       case 'membersView':
         this.onMembersView(from, m.body);
         return true;
@@ -461,13 +483,7 @@ export class Membership {
     const reply = (body: { masterAddress: string; joined: boolean; refusal: string }): void => {
       this.transport.send(addressOf(joiner), message('joinAnswer', { ...body, uuid: this.opts.self.uuid, address: addressOf(this.opts.self), cluster: this.clusterInfo }));
     };
-    if (m.body.cluster.clusterId !== '') {
-      // A probe from the master of a cluster: ours, or another side of a split brain.
-      if (!this.isOtherSide(m.body.cluster, joiner.uuid)) return;
-      reply({ masterAddress: addressOf(this.members[0] as MemberWire), joined: true, refusal: '' });
-      if (this.isMaster) this.considerMerge(m.body.cluster, addressOf(joiner), joiner.uuid);
-      return;
-    }
+    if (m.body.cluster.clusterId !== '') return; // a joined member asks nothing with it (probes are mergeProbe)
     if (!this.joinedFlag) {
       reply({ masterAddress: '', joined: false, refusal: '' });
       return;
@@ -492,7 +508,9 @@ export class Membership {
     if (this.isMember(joiner.uuid)) {
       if (!m.body.reset || !this.heardSinceAdmitted.has(joiner.uuid)) {
         // A re-sent request from a member we admitted: it missed the view (or has not seen it yet;
-        // a request sent before the view arrived says reset too, and no heartbeat came since).
+        // a request sent before the view arrived says reset too, and no heartbeat came since). The
+        // answer goes first: a joiner adopts views only from a master that answered it.
+        reply({ masterAddress: addressOf(this.opts.self), joined: true, refusal: '' });
         this.transport.send(addressOf(joiner), message('membersView', this.currentView()));
         return;
       }
@@ -546,15 +564,49 @@ export class Membership {
     this.host.onView(this.currentView(), previous);
   }
 
-  private onJoinAnswer(m: MessageOf<'joinAnswer'>): void {
+  /**
+   * A split-brain probe from the master of a cluster: ours, or another side. Members of another side
+   * answer with their master and cluster as they are now. A master also probes the prober at once
+   * instead of deciding on the probe: the probe may have waited in a partitioned connection and
+   * describe the prober's cluster as it was (seed 520 with --register --tcp: both masters merged
+   * into each other, one on a fresh answer, one on a probe held through the partition).
+   */
+  private onMergeProbe(m: MessageOf<'mergeProbe'>): void {
+    const prober = m.body.member;
+    if (!this.isOtherSide(m.body.cluster, prober.uuid)) return;
+    const master = this.members[0] as MemberWire;
+    this.transport.send(
+      addressOf(prober),
+      message('mergeProbeAnswer', { probeId: m.body.probeId, uuid: this.opts.self.uuid, address: addressOf(this.opts.self), masterAddress: addressOf(master), cluster: this.clusterInfo }),
+    );
+    if (!this.isMaster) return;
+    const now = this.clock.monotonicMs();
+    const sent = this.probesSent.get(addressOf(prober));
+    if (sent === undefined || now - sent.atMs > this.opts.mergeProbeIntervalMs / 2) this.sendProbe(addressOf(prober), now);
+  }
+
+  /**
+   * Master: an answer to a probe. Merges are decided only on an answer to this master's latest probe
+   * round that came back within half a probe interval, so both sides decide on each other's cluster
+   * as it is now: an answer held in a partitioned connection describes a cluster that may since have
+   * grown, shrunk or merged.
+   */
+  private onMergeProbeAnswer(m: MessageOf<'mergeProbeAnswer'>): void {
     const b = m.body;
-    if (this.joinedFlag) {
-      // An answer to a split-brain probe.
-      if (!this.isMaster || !this.isOtherSide(b.cluster, b.uuid)) return;
-      if (b.masterAddress === b.address) this.considerMerge(b.cluster, b.address, b.uuid);
-      else if (b.masterAddress !== '') this.probeHints.add(b.masterAddress);
+    if (!this.isMaster || !this.isOtherSide(b.cluster, b.uuid)) return;
+    const now = this.clock.monotonicMs();
+    const sent = this.probesSent.get(b.address);
+    if (sent === undefined || sent.id !== b.probeId || now - sent.atMs > this.opts.mergeProbeIntervalMs / 2) {
+      this.counters.staleProbeAnswers++;
       return;
     }
+    if (b.masterAddress === b.address) this.considerMerge(b.cluster, b.address, b.uuid);
+    else if (b.masterAddress !== '') this.sendProbe(b.masterAddress, now);
+  }
+
+  private onJoinAnswer(m: MessageOf<'joinAnswer'>): void {
+    const b = m.body;
+    if (this.joinedFlag) return;
     if (!b.joined) {
       this.unjoinedPeers.set(b.address, { uuid: b.uuid, address: b.address, atMs: this.clock.monotonicMs() });
       return;
@@ -565,7 +617,10 @@ export class Membership {
       return;
     }
     if (b.masterAddress !== '') this.masterAddressHint = b.masterAddress;
-    if (b.masterAddress === b.address) this.masterHeardAtMs = this.clock.monotonicMs();
+    if (b.masterAddress === b.address) {
+      this.masterHeardAtMs = this.clock.monotonicMs();
+      this.admittingMaster = b.uuid;
+    }
   }
 
   private onMembersView(from: Peer, view: ViewWire): void {
@@ -577,6 +632,10 @@ export class Membership {
     if (sender === undefined || (sender.uuid !== from.uuid && !handOver)) return;
     if (!this.joinedFlag) {
       if (!listsMe) return;
+      if (from.uuid !== this.admittingMaster) {
+        this.counters.unaskedViews++;
+        return;
+      }
       this.adopt(view);
       return;
     }
@@ -636,9 +695,10 @@ export class Membership {
 
   private leave(reason: string, merging = false): void {
     this.counters.leftCluster++;
+    this.probesSent.clear();
+    this.admittingMaster = null;
     this.resetSinceJoin = true;
     this.log.warning(`left the cluster: ${reason}; joining again`);
-    this.probeHints.clear();
     this.joinedFlag = false;
     this.members = [];
     this.membersVersion = 0;
@@ -823,11 +883,26 @@ export class Membership {
   /** Master: asks every known address outside the cluster whether a master of another cluster is there. */
   private probe(now: number): void {
     this.lastProbeMs = now;
+    this.probeId++;
+    this.probesSent.clear();
     const inList = new Set(this.members.map((x) => addressOf(x)));
-    const targets = new Set([...this.joinAddresses, ...this.seenAddresses, ...this.probeHints]);
-    this.probeHints.clear();
-    const request = message('joinRequest', { member: this.opts.self, cluster: this.clusterInfo, reset: false });
-    for (const a of targets) if (!inList.has(a) && a !== addressOf(this.opts.self)) this.transport.send(a, request);
+    const request = message('mergeProbe', { member: this.opts.self, cluster: this.clusterInfo, probeId: this.probeId });
+    for (const a of new Set([...this.joinAddresses, ...this.seenAddresses])) {
+      if (inList.has(a) || a === addressOf(this.opts.self)) continue;
+      this.probesSent.set(a, { id: this.probeId, atMs: now });
+      this.transport.send(a, request);
+    }
+  }
+
+  /**
+   * Master: probes one address now (a master learned from an answer, or a prober): answers to an
+   * earlier probe of that address no longer count.
+   */
+  private sendProbe(address: string, now: number): void {
+    if (address === addressOf(this.opts.self) || this.members.some((x) => addressOf(x) === address)) return;
+    this.probeId++;
+    this.probesSent.set(address, { id: this.probeId, atMs: now });
+    this.transport.send(address, message('mergeProbe', { member: this.opts.self, cluster: this.clusterInfo, probeId: this.probeId }));
   }
 
   /**

@@ -94,14 +94,21 @@ const WAN_QUEUE = { publisher: 'str', events: [WAN_EVENT] } as const;
 
 export const MESSAGE_SCHEMAS = {
   /**
-   * Joiner → any configured address: "who is master; let me in". A master also sends it as a
-   * split-brain probe to addresses outside its cluster; then `cluster` names the prober's cluster.
+   * Joiner → any configured address: "who is master; let me in". `cluster` is empty (clusterId
+   * '') for a joiner; split-brain probes are mergeProbe.
    * `reset`: the joiner was in a cluster and left it (cut off, or merging), dropping its data; a
    * master that still lists it removes it before admitting it anew.
    */
   joinRequest: { member: MEMBER, cluster: CLUSTER_INFO, reset: 'bool' },
   /** Answer to joinRequest (where the master is, a refusal, or "you are in my batch"), with the answerer's cluster. */
   joinAnswer: { masterAddress: 'str', joined: 'bool', uuid: 'str', address: 'str', refusal: 'str', cluster: CLUSTER_INFO },
+  /**
+   * Split-brain probe: a master → an address outside its member list. `probeId` is the prober's
+   * round (it acts only on answers to its latest round that come back quickly).
+   */
+  mergeProbe: { member: MEMBER, cluster: CLUSTER_INFO, probeId: 'u53' },
+  /** Answer to mergeProbe from a joined member: where its master is (itself, when it is) and its cluster now. */
+  mergeProbeAnswer: { probeId: 'u53', uuid: 'str', address: 'str', masterAddress: 'str', cluster: CLUSTER_INFO },
   /** Master of the smaller side of a split brain → its members: leave and join the master at `masterAddress`. */
   mergeTo: { masterAddress: 'str', reason: 'str' },
   /** Master → admitted joiner, and master → every member after a change: the whole view. */
@@ -327,6 +334,8 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   recoveryStale: 51,
   partialStart: 52,
   departing: 53,
+  mergeProbe: 54,
+  mergeProbeAnswer: 55,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

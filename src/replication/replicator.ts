@@ -73,6 +73,8 @@ interface Incoming {
   readonly queues: QueueWire[];
   readonly wan: WanQueueWire[];
   nextIndex: number;
+  /** `bufferSeq` when the transfer's first chunk arrived: backups buffered before it were sent before the snapshot was taken. */
+  readonly startSeq: number;
 }
 
 interface Buffered {
@@ -80,11 +82,15 @@ interface Buffered {
   readonly callId: number;
   readonly version: number;
   readonly op: BackupOpWire;
+  /** Order of arrival among buffered backups (bufferSeq). */
+  seq?: number;
 }
 
 export class Replicator {
   private nextCallId = 1;
   private nextTransferId = 1;
+  /** Counts backups as they are buffered, to tell those that arrived before a snapshot from those after. */
+  private bufferSeq = 0;
   private readonly pendingAcks = new Map<number, PendingAck>();
   private readonly inflight: number[];
   /** Extra sync targets per partition: migration destinations receiving live writes. */
@@ -116,7 +122,7 @@ export class Replicator {
   /** Owner versions seen at the previous anti-entropy round, per partition. */
   private readonly lastAdvertised = new Map<number, number>();
   private antiEntropyTimer: TimerHandle | null = null;
-  readonly counters = { backupsSent: 0, backupAckTimeouts: 0, resyncsRequested: 0, transfersSent: 0, transfersReceived: 0, transfersFailed: 0, unconfirmedDropped: 0 };
+  readonly counters = { backupsSent: 0, backupAckTimeouts: 0, resyncsRequested: 0, transfersSent: 0, transfersReceived: 0, transfersFailed: 0, unconfirmedDropped: 0, bufferedDropped: 0 };
 
   constructor(
     private readonly opts: ReplicatorOptions,
@@ -466,6 +472,7 @@ export class Replicator {
       this.askResync(partitionId, b.from.address, true);
       return;
     }
+    b.seq = this.bufferSeq++;
     list.push(b);
   }
 
@@ -562,7 +569,7 @@ export class Replicator {
     if (!this.acceptsDataFrom(from, b.partitionId)) return ack(false);
     let inc = this.incoming.get(b.partitionId);
     if (b.index === 0) {
-      inc = { transferId: b.transferId, from: from.uuid, entries: [], queues: [], wan: [], nextIndex: 0 };
+      inc = { transferId: b.transferId, from: from.uuid, entries: [], queues: [], wan: [], nextIndex: 0, startSeq: this.bufferSeq };
       this.incoming.set(b.partitionId, inc);
     }
     if (inc === undefined || inc.transferId !== b.transferId || inc.from !== from.uuid || inc.nextIndex !== b.index) return ack(false);
@@ -577,9 +584,30 @@ export class Replicator {
       this.host.onPartitionImported(b.partitionId);
       this.resyncAsked.delete(b.partitionId);
       this.counters.transfersReceived++;
+      this.dropOlderLife(b.partitionId, b.version, inc.startSeq);
       this.drainBuffered(b.partitionId, from.address);
     }
     ack(true);
+  }
+
+  /**
+   * After a snapshot at `version`: drops buffered backups that arrived before its first chunk with a
+   * version above it. An owner sends its writes in version order and its first chunk as it takes the
+   * snapshot, on the same connection, so such a write is from an earlier life of the partition (it
+   * was lost and started again at a lower version, or another owner's stream). Kept, it would gap on
+   * top of the snapshot for ever: the member asked for a copy, got one, found the same gap and asked
+   * again, and never became safe (seed 1806 with --overlap --tcp). Nothing acknowledged depends on
+   * them: they were never applied here.
+   */
+  private dropOlderLife(partitionId: number, version: number, startSeq: number): void {
+    const list = this.buffered.get(partitionId);
+    if (list === undefined) return;
+    const kept = list.filter((b) => (b.seq ?? 0) >= startSeq || b.version <= version);
+    if (kept.length === list.length) return;
+    this.counters.bufferedDropped += list.length - kept.length;
+    this.log.fine(`partition ${partitionId}: dropped ${list.length - kept.length} buffered backup(s) from before its copy at version ${version}, of an earlier life of the partition`);
+    if (kept.length === 0) this.buffered.delete(partitionId);
+    else this.buffered.set(partitionId, kept);
   }
 
   /** Applies buffered backups on top of a snapshot, in version order, acking each applied one. */
@@ -611,6 +639,11 @@ export class Replicator {
   /** Whether a snapshot is being received for the partition (its data is not complete yet). */
   isReceiving(partitionId: number): boolean {
     return this.incoming.has(partitionId) || this.buffered.has(partitionId);
+  }
+
+  /** Partitions this member is receiving a copy of, or holds backups behind a gap for (diagnostics). */
+  get receivingPartitions(): number[] {
+    return [...new Set([...this.incoming.keys(), ...this.buffered.keys()])].sort((a, b) => a - b);
   }
 
   /** Whether this member is waiting for anything to get a partition in sync. */

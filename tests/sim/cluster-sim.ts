@@ -591,8 +591,19 @@ function settle(world: SimWorld, live: () => SimMember[], forMs: number): boolea
 
 function describe(live: SimMember[]): string {
   return live
-    .map((m) => `${m.address} joined=${m.node.membership.joined} master=${m.node.membership.isMaster} members=${m.node.membership.list.length}@v${m.node.membership.version} table=v${m.node.partitions.table.version} queue=${m.node.partitions.migrationQueueSize} safe=${m.node.isSafe()}`)
+    .map((m) => `${m.address} joined=${m.node.membership.joined} master=${m.node.membership.isMaster} members=${m.node.membership.list.length}@v${m.node.membership.version} table=v${m.node.partitions.table.version} queue=${m.node.partitions.migrationQueueSize} safe=${m.node.isSafe()}${m.node.isSafe() ? '' : ` (why: ${unsafeReasons(m)})`}`)
     .join('; ');
+}
+
+/** What keeps a member from being safe, for the failure line. */
+function unsafeReasons(m: SimMember): string {
+  const n = m.node;
+  const why: string[] = [];
+  if (n.partitions.activeMigrations > 0) why.push(`${n.partitions.activeMigrations} migrations active`);
+  if (n.replicator.syncing) why.push(`receiving partitions ${n.replicator.receivingPartitions.join(',')}`);
+  if (n.replicator.staleCount > 0) why.push(`${n.replicator.staleCount} stale backups`);
+  if (n.replay.pending > 0 || n.replay.inFlight > 0) why.push(`hand-back ${n.replay.pending} pending, ${n.replay.inFlight} in flight`);
+  return why.join(', ') || 'replicas short';
 }
 
 function check(

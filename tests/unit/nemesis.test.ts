@@ -27,8 +27,12 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     registerPolicies: [...MERGE_POLICIES],
     maxNoHeartbeatSeconds: 10,
     pauseMaster: false,
+    logLevel: 'INFO',
     help: false,
   });
+  assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--log-level', 'fine']).logLevel, 'FINE');
+  assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--log-level', 'LOUD']), UsageError);
+  assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--log-level']), UsageError);
   assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--pause-master']).pauseMaster, true);
   assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--pause-master=yes']), UsageError);
   assert.equal(parseOptions(['--seconds=10', '--seed=4294967295', '--members=9']).seed, 4294967295);

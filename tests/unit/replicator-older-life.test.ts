@@ -1,0 +1,84 @@
+// A backup buffered behind a gap waits for the owner's snapshot. When the partition started again at
+// a lower version on its owner (every replica was lost and it was re-created empty), a write of its
+// earlier life, buffered before the snapshot, is above the snapshot's version for ever: the member
+// asked for a copy, got one, found the same gap and asked again, and never became safe (seed 1806
+// with --overlap --tcp: a resync loop every few milliseconds for the rest of the run).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { Replicator } from '../../src/replication/replicator.js';
+import type { Transport } from '../../src/cluster/transport.js';
+import { message } from '../../src/cluster/messages.js';
+import type { Message } from '../../src/cluster/messages.js';
+import { BACKUP } from '../../src/data/replica-store.js';
+import { Logger } from '../../src/util/logger.js';
+import { FakeTime } from '../harness/fake-time.js';
+import { testStore } from '../harness/store.js';
+
+const OWNER = { uuid: 'x', address: 'x:5701' };
+
+function backupMember(): { replicator: Replicator; sent: Message[]; store: ReturnType<typeof testStore> } {
+  const time = new FakeTime();
+  const sent: Message[] = [];
+  const transport: Transport = { send: (_a, m) => (sent.push(m), true), disconnect: () => {}, connectionCount: () => 1 };
+  const store = testStore({ partitionCount: 3 });
+  const replicator = new Replicator(
+    { backupTimeoutMs: 1000, transferAckTimeoutMs: 1000, chunkBytesMax: 65536, antiEntropyIntervalMs: 30_000, bufferedBackupsMax: 100 },
+    { selfUuid: 'b', addressOf: (u) => `${u}:5701`, isMember: () => true, replicas: () => ['x', 'b'], syncBackups: () => 1, onBackupsSettled: () => {}, onPartitionImported: () => {} },
+    store,
+    transport,
+    { nowMs: () => 1_700_000_000_000 + time.nowMs, monotonicMs: () => time.nowMs },
+    time,
+    new Logger('OFF', 'text', { write: () => {} }).component('replication'),
+  );
+  return { replicator, sent, store };
+}
+
+function put(key: string, value: string): { code: number; name: string; key: Buffer; value: Buffer; contentType: null; itemId: number; timeMs: number } {
+  return { code: BACKUP.MAP_PUT, name: 'm', key: Buffer.from(key), value: Buffer.from(value), contentType: null, itemId: 0, timeMs: 1 };
+}
+
+function entry(key: string, value: string): { map: string; key: Buffer; value: Buffer; contentType: null; creationTimeMs: number; updateTimeMs: number; lastAccessTimeMs: number; version: number; hits: number; ttlMs: number; maxIdleMs: number } {
+  return { map: 'm', key: Buffer.from(key), value: Buffer.from(value), contentType: null, creationTimeMs: 1, updateTimeMs: 1, lastAccessTimeMs: 1, version: 1, hits: 0, ttlMs: -1, maxIdleMs: -1 };
+}
+
+function chunk(transferId: number, version: number, index: number, last: boolean, entries: ReturnType<typeof entry>[]): Message {
+  return message('snapshotChunk', { transferId, partitionId: 1, version, index, last, entries, queues: [], wan: [], wanMarks: [] });
+}
+
+test('a buffered write of an earlier life of the partition, above the snapshot that follows it, is dropped instead of asking for copies for ever', () => {
+  const { replicator, sent } = backupMember();
+  replicator.handle(OWNER, message('backup', { partitionId: 1, version: 2_097_156, op: put('k1', 'old') }, 7));
+  assert.equal(replicator.syncing, true);
+  assert.equal(sent.filter((m) => m.kind === 'resyncRequest').length, 1);
+  // The partition lost every replica and started again on x, at a lower version.
+  replicator.handle(OWNER, chunk(1, 1_048_577, 0, true, [entry('k83', 'v83')]));
+  assert.equal(replicator.syncing, false, 'the partition is in sync with its owner');
+  assert.equal(sent.filter((m) => m.kind === 'resyncRequest').length, 1, 'no second copy asked for');
+  assert.equal(sent.filter((m) => m.kind === 'backupAck').length, 0, 'the dropped write is not acknowledged');
+  assert.equal(replicator.counters.bufferedDropped, 1);
+});
+
+test('writes that arrive while a copy comes in are kept and applied on top of it', () => {
+  const { replicator, sent, store } = backupMember();
+  replicator.handle(OWNER, message('backup', { partitionId: 1, version: 5, op: put('k1', 'gap') }, 7));
+  replicator.handle(OWNER, chunk(1, 5, 0, false, [entry('k1', 'gap')]));
+  replicator.handle(OWNER, message('backup', { partitionId: 1, version: 6, op: put('k2', 'after') }, 8));
+  replicator.handle(OWNER, chunk(1, 5, 1, true, []));
+  assert.equal(replicator.syncing, false);
+  assert.equal(store.version(1), 6);
+  assert.deepEqual(
+    sent.filter((m) => m.kind === 'backupAck').map((m) => m.callId),
+    [7, 8],
+    'the write inside the copy and the one after it are acknowledged',
+  );
+  assert.equal(replicator.counters.bufferedDropped, 0);
+});
+
+test('a write that arrived before the copy with a version inside it counts as in the copy', () => {
+  const { replicator, store } = backupMember();
+  replicator.handle(OWNER, message('backup', { partitionId: 1, version: 9, op: put('k1', 'x') }, 7));
+  replicator.handle(OWNER, chunk(1, 12, 0, true, [entry('k1', 'x')]));
+  assert.equal(replicator.syncing, false);
+  assert.equal(store.version(1), 12);
+  assert.equal(replicator.counters.bufferedDropped, 0);
+});
