@@ -929,9 +929,16 @@ export class ClusterNode implements TransportHandler {
     // may have lost every other copy of a partition (its owner crashed, or was cut off with this
     // member) and restarted it empty. Entries the other side still has are left as they are by the
     // merge policy; queue items it polled meanwhile can come again (at-least-once in a split brain).
+    // A backup's copy may be behind its owner's: it goes back only where the cluster has no entry
+    // (merge-replay.ts), the owner's under the structure's merge policy.
     const t = this.partitions.table;
-    const held: number[] = [];
-    for (let p = 0; p < t.partitionCount; p++) if ((t.replicas[p] ?? []).includes(this.o.uuid)) held.push(p);
+    const owned: number[] = [];
+    const backedUp: number[] = [];
+    for (let p = 0; p < t.partitionCount; p++) {
+      const r = t.replicas[p] ?? [];
+      if (r[0] === this.o.uuid) owned.push(p);
+      else if (r.includes(this.o.uuid)) backedUp.push(p);
+    }
     const unconfirmed = this.replicator.reset();
     const c = this.o.config;
     const policies: ReplayPolicies = {
@@ -939,7 +946,7 @@ export class ClusterNode implements TransportHandler {
       queue: (name) => resolveQueueConfig(c.queues, queueConfigName(name)).mergePolicy,
     };
     const batchBytesMax = Math.min(MERGE_BATCH_BYTES_MAX, Math.floor(c.properties.memberFrameBytesMax / 2));
-    const plan = collectReplay(this.store, unconfirmed, held, this.o.clock.nowMs(), policies, batchBytesMax);
+    const plan = collectReplay(this.store, unconfirmed, owned, this.o.clock.nowMs(), policies, batchBytesMax, backedUp);
     this.partitions.reset();
     for (const set of this.ownerPolls.values()) for (const poll of [...set]) this.settlePoll(poll, { kind: 'retry' });
     // The hand-back is queued before the copies go, so at no moment is it in neither place.

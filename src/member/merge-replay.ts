@@ -19,6 +19,12 @@
 //     flight); DiscardMergePolicy drops them here and counts them. An unconfirmed poll removes the
 //     item with that id and bytes on the other side whatever the policy (it was delivered already).
 // Removals and clears made on the cut-off side are not replayed.
+// Copies this member held as a backup (not the owner in its table) are handed back only where the
+// cluster has no entry (PutIfAbsentMergePolicy, unless the policy is Discard): the owner's copy, on
+// either side, is the partition's authority, and a backup may be behind it. Under a policy where the
+// handing side wins (PassThrough), a stale backup's value arriving after the owner's hand-back put
+// an old value over every newer one (nemesis seed 101: r-7=46 over 48 to 56).
+
 import type { BackupOpWire, OpWire } from '../cluster/messages.js';
 import type { MergePolicyConfig, QueueMergePolicyName } from '../config/types.js';
 import { BACKUP, BACKUP_PUT_EXPIRY, OP, REMOVED_ITEMS, type OpOutcome, type ReplicaStore } from '../data/replica-store.js';
@@ -55,6 +61,8 @@ export interface ReplayPlan {
   readonly skipped: number;
   /** "map m: LatestUpdateMergePolicy", one per structure that had something to hand back, for the log. */
   readonly policies: readonly string[];
+  /** Map entries from copies this member held as a backup, handed back only where the cluster has none. */
+  readonly fromBackups?: number;
   /**
    * Map entries handed back from writes no backup confirmed alone, for partitions whose copy this
    * member does not hand back (it is not listed for them): said in the log line, to tell such
@@ -71,12 +79,15 @@ interface PendingEntry {
   readonly partitionId: number;
   readonly map: string;
   readonly entry: MergingEntry;
+  /** From a copy this member held as a backup: stored only where the cluster has no entry. */
+  readonly fillOnly: boolean;
 }
 
 /**
- * The calls that hand back unconfirmed writes (in the order they were made, each key once) and, when
- * merging, the whole of every partition `owned` says this member owned, under each structure's
- * merge policy. `batchBytesMax` bounds a map batch (an entry larger than that goes alone).
+ * The calls that hand back unconfirmed writes (in the order they were made, each key once) and the
+ * whole of every partition `owned` says this member owned, under each structure's merge policy, and
+ * of every partition `backedUp` says it held as a backup, where the cluster has no entry.
+ * `batchBytesMax` bounds a map batch (an entry larger than that goes alone).
  */
 export function collectReplay(
   store: ReplicaStore,
@@ -85,15 +96,18 @@ export function collectReplay(
   nowMs: number,
   policies: ReplayPolicies,
   batchBytesMax: number,
+  backedUp: readonly number[] = [],
 ): ReplayPlan {
   const entries = new Map<string, PendingEntry>();
   const items = new Map<string, { partitionId: number; op: OpWire } | null>();
   let skipped = 0;
   const fromUnconfirmed = new Set<string>();
-  const putEntry = (partitionId: number, map: string, e: Omit<MergingEntry, 'expirationTimeMs'>, unconfirmedWrite = false): void => {
+  const putEntry = (partitionId: number, map: string, e: Omit<MergingEntry, 'expirationTimeMs'>, unconfirmedWrite = false, fillOnly = false): void => {
     const entry: MergingEntry = { ...e, expirationTimeMs: store.maps.expirationOf(map, e) };
     const k = `${map}\u0000${Buffer.from(e.key).toString('latin1')}`;
-    entries.set(k, { partitionId, map, entry });
+    // A write this member made as owner stays what it hands back for its key.
+    if (fillOnly && fromUnconfirmed.has(k)) return;
+    entries.set(k, { partitionId, map, entry, fillOnly });
     if (unconfirmedWrite) fromUnconfirmed.add(k);
     else fromUnconfirmed.delete(k);
   };
@@ -125,9 +139,10 @@ export function collectReplay(
         skipped++; // removals and clears are not merged
     }
   }
-  for (const p of owned) {
+  const asBackup = new Set(backedUp);
+  for (const p of [...owned, ...backedUp]) {
     const snap = store.exportPartition(p, nowMs);
-    for (const e of snap.entries) putEntry(p, e.map, e);
+    for (const e of snap.entries) putEntry(p, e.map, e, false, asBackup.has(p));
     for (const q of snap.queues) {
       for (const i of q.items) {
         const id = `${q.name}\u0000${i.id}`;
@@ -136,7 +151,7 @@ export function collectReplay(
       }
     }
   }
-  const plan = { calls: [] as ReplayCall[], entries: 0, items: 0, discarded: 0, skipped, policies: [] as string[], unconfirmedOnly: fromUnconfirmed.size };
+  const plan = { calls: [] as ReplayCall[], entries: 0, items: 0, discarded: 0, skipped, policies: [] as string[], unconfirmedOnly: fromUnconfirmed.size, fromBackups: 0 };
   batchEntries(entries, policies, batchBytesMax, plan);
   queueCalls(items, policies, plan);
   return plan;
@@ -168,22 +183,24 @@ function unconfirmedPut(store: ReplicaStore, partitionId: number, op: BackupOpWi
 }
 
 /** Map entries → MAP_MERGE calls: per map and partition, at most batch-size entries and batchBytesMax bytes each. */
-function batchEntries(entries: ReadonlyMap<string, PendingEntry>, policies: ReplayPolicies, batchBytesMax: number, plan: { calls: ReplayCall[]; entries: number; discarded: number; policies: string[] }): void {
+function batchEntries(entries: ReadonlyMap<string, PendingEntry>, policies: ReplayPolicies, batchBytesMax: number, plan: { calls: ReplayCall[]; entries: number; discarded: number; policies: string[]; fromBackups: number }): void {
   const groups = new Map<string, PendingEntry[]>();
   for (const e of entries.values()) {
-    const k = `${e.partitionId}\u0000${e.map}`;
+    const k = `${e.partitionId}\u0000${e.map}\u0000${e.fillOnly ? 'b' : 'o'}`;
     let g = groups.get(k);
     if (g === undefined) groups.set(k, (g = []));
     g.push(e);
   }
   const named = new Set<string>();
   for (const group of groups.values()) {
-    const { partitionId, map } = group[0] as PendingEntry;
-    const { policy, batchSize } = policies.map(map);
+    const { partitionId, map, fillOnly } = group[0] as PendingEntry;
+    const { policy: configured, batchSize } = policies.map(map);
+    const policy = fillOnly && configured !== 'DiscardMergePolicy' ? 'PutIfAbsentMergePolicy' : configured;
     if (!named.has(map)) {
       named.add(map);
-      plan.policies.push(`map ${map}: ${policy}`);
+      plan.policies.push(`map ${map}: ${configured}`);
     }
+    if (fillOnly && policy !== 'DiscardMergePolicy') plan.fromBackups += group.length;
     if (policy === 'DiscardMergePolicy') {
       plan.discarded += group.length;
       continue;
@@ -240,6 +257,7 @@ export function replayLogLine(reason: string, plan: ReplayPlan): string | null {
   if (shown !== '') line += ` (merge policies: ${shown}${more})`;
   if (plan.discarded > 0) line += `; ${plan.discarded} entr(ies)/item(s) dropped by DiscardMergePolicy`;
   if (plan.skipped > 0) line += `; ${plan.skipped} removal(s) made meanwhile are not merged`;
+  if ((plan.fromBackups ?? 0) > 0) line += `; ${plan.fromBackups} of the entries are from backup copies, stored only where the cluster has none`;
   if ((plan.unconfirmedOnly ?? 0) > 0) line += `; ${plan.unconfirmedOnly} of the entries are writes no backup confirmed, of partitions this member holds no listed copy of`;
   return line;
 }

@@ -251,3 +251,31 @@ test('the plan counts the entries that come from unconfirmed writes alone (no li
   assert.equal(plan.unconfirmedOnly, pid('a') === pid('b') ? 2 : 1);
   assert.match(replayLogLine('merging', plan) ?? '', /; \d of the entries are writes no backup confirmed, of partitions this member holds no listed copy of$/);
 });
+
+test('copies held as a backup go back only where the cluster has no entry; the owner\'s under the map\'s policy (nemesis seed 101)', () => {
+  // A stale backup handing back r-7=46 with PassThrough after its owner handed back the newer value
+  // put the old value over every newer one; as a fill-only hand-back it restores only what is missing.
+  const store = newStore();
+  const keys = ['r-1', 'r-2', 'r-3', 'r-4', 'r-5', 'r-6', 'r-7', 'r-8'];
+  for (const k of keys) store.runOwnerOp(pid(k), op(OP.MAP_PUT, 'reg', k, '46'), 1);
+  const owned = [pid('r-1')];
+  const backedUp = [...new Set(keys.map(pid))].filter((p) => !owned.includes(p));
+  const plan = collectReplay(store, [], owned, 10, policies({ reg: { policy: 'PassThroughMergePolicy', batchSize: 100 } }), MIB, backedUp);
+  const got = mergedEntries(plan);
+  assert.equal(got.length, keys.length, 'every key goes back');
+  for (const g of got) assert.equal(g.policy, owned.includes(g.partitionId) ? 'PassThroughMergePolicy' : 'PutIfAbsentMergePolicy', `key ${Buffer.from(g.entry.key).toString()}`);
+  assert.equal(plan.fromBackups, got.filter((g) => !owned.includes(g.partitionId)).length);
+  assert.deepEqual(plan.policies, ['map reg: PassThroughMergePolicy'], 'the log names the configured policy');
+  assert.match(replayLogLine('merging', plan) ?? '', /from backup copies, stored only where the cluster has none/);
+  // Discard stays discard for backups too.
+  const discarded = collectReplay(store, [], [], 10, policies({ reg: { policy: 'DiscardMergePolicy', batchSize: 100 } }), MIB, backedUp);
+  assert.deepEqual([discarded.calls.length, discarded.fromBackups], [0, 0]);
+});
+
+test('a write this member made as owner and no backup confirmed keeps its policy when the partition is now a backup copy here', () => {
+  const store = newStore();
+  store.runOwnerOp(pid('a'), op(OP.MAP_PUT, 'm', 'a', 'new'), 2000);
+  const u: BackupOpWire = { code: BACKUP.MAP_PUT, name: 'm', key: utf8('a'), value: utf8('new'), contentType: null, itemId: 0, timeMs: 2000 };
+  const [g] = mergedEntries(collectReplay(store, [{ partitionId: pid('a'), op: u }], [], 3000, policies({ m: { policy: 'PassThroughMergePolicy', batchSize: 100 } }), MIB, [pid('a')]));
+  assert.equal(g?.policy, 'PassThroughMergePolicy');
+});
