@@ -884,7 +884,6 @@ export class Membership {
   private probe(now: number): void {
     this.lastProbeMs = now;
     this.probeId++;
-    this.probesSent.clear();
     const inList = new Set(this.members.map((x) => addressOf(x)));
     const request = message('mergeProbe', { member: this.opts.self, cluster: this.clusterInfo, probeId: this.probeId });
     for (const a of new Set([...this.joinAddresses, ...this.seenAddresses])) {
