@@ -83,7 +83,7 @@ interface Buffered {
   readonly version: number;
   readonly op: BackupOpWire;
   /** Order of arrival among buffered backups (bufferSeq). */
-  seq?: number;
+  readonly seq: number;
 }
 
 export class Replicator {
@@ -463,7 +463,7 @@ export class Replicator {
     this.host.whenPersisted(() => void this.transport.send(address, message('backupAck', { partitionId, version }, callId)));
   }
 
-  private buffer(partitionId: number, b: Buffered): void {
+  private buffer(partitionId: number, b: Omit<Buffered, 'seq'>): void {
     let list = this.buffered.get(partitionId);
     if (list === undefined) this.buffered.set(partitionId, (list = []));
     if (list.length >= this.opts.bufferedBackupsMax) {
@@ -472,8 +472,7 @@ export class Replicator {
       this.askResync(partitionId, b.from.address, true);
       return;
     }
-    b.seq = this.bufferSeq++;
-    list.push(b);
+    list.push({ ...b, seq: this.bufferSeq++ });
   }
 
   private askResync(partitionId: number, ownerAddress: string, force = false): void {
@@ -602,7 +601,7 @@ export class Replicator {
   private dropOlderLife(partitionId: number, version: number, startSeq: number): void {
     const list = this.buffered.get(partitionId);
     if (list === undefined) return;
-    const kept = list.filter((b) => (b.seq ?? 0) >= startSeq || b.version <= version);
+    const kept = list.filter((b) => b.seq >= startSeq || b.version <= version);
     if (kept.length === list.length) return;
     this.counters.bufferedDropped += list.length - kept.length;
     this.log.fine(`partition ${partitionId}: dropped ${list.length - kept.length} buffered backup(s) from before its copy at version ${version}, of an earlier life of the partition`);
