@@ -218,6 +218,12 @@ export class ClusterNode implements TransportHandler {
   private replayPumping = false;
   /** Per entry, item or poll handed back; stored/kept say what the merge policy decided on the owner. */
   readonly mergeCounters = { replayed: 0, replayFailed: 0, replaySkipped: 0, replayStored: 0, replayKept: 0, replayDiscarded: 0, replayRetried: 0 };
+
+  /** The hand-back still to send and in flight (diagnostics: the simulation's failure line). */
+  get handBack(): { readonly pending: number; readonly inFlight: number } {
+    return { pending: this.replay.pending, inFlight: this.replay.inFlight };
+  }
+
   /** The persistence of this member, or null when `<persistence>` is off. */
   readonly persistence: NodePersistence | null;
   private recovery: Recovery | null = null;

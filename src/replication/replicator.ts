@@ -181,14 +181,15 @@ export class Replicator {
 
   /**
    * Sends a write the owner applied (now at `version`) to the backups. `done` runs when every sync
-   * target acked (or the backup timeout passed); at once when there is none.
+   * target acked (or the backup timeout passed); at once when there is none. `op.key` may be
+   * borrowed (valid only during this call): what is kept past it is a copy.
    */
   replicate(partitionId: number, version: number, op: BackupOpWire, kind: 'map' | 'queue', name: string, done: () => void): boolean {
     const replicas = this.host.replicas(partitionId);
     const syncCount = this.host.syncBackups(kind, name);
     const waiting = new Set<string>();
     const callId = this.nextCallId++;
-    const body = { partitionId, version, op };
+    const body: { partitionId: number; version: number; op: BackupOpWire } = { partitionId, version, op };
     for (let i = 1; i < replicas.length; i++) {
       const u = replicas[i];
       if (u === null || u === undefined || u === this.host.selfUuid) continue;
@@ -207,6 +208,14 @@ export class Replicator {
       waiting.add(u);
     }
     if (waiting.size === 0) return true;
+    // Kept from here on (a resend, or the hand-back of an unconfirmed write): the key may be borrowed
+    // (LocalMember's key scratch, which the next call overwrites), so the write keeps its own copy.
+    // A value is the caller's own (request bodies are copies), and the first sends above were
+    // encoded at once.
+    if (op.key.length > 0) {
+      op = { ...op, key: Buffer.from(op.key) };
+      body.op = op;
+    }
     this.inflight[partitionId] = (this.inflight[partitionId] ?? 0) + 1;
     // Half-way through the backup timeout, send again to the silent ones (a lost message or a
     // dropped connection); a backup that has it already just acks again.

@@ -26,6 +26,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { ClusterNode, type ClusterTimings } from '../../src/member/cluster-node.js';
 import { OP } from '../../src/data/replica-store.js';
+import type { LocalResult } from '../../src/invocation/invoker.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { Logger } from '../../src/util/logger.js';
 import { SimInvariants } from '../harness/sim-invariants.js';
@@ -247,6 +248,32 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   };
   const live = (): SimMember[] => members.filter((m) => m.alive);
 
+  // ── workload: map writes enter as REST and client calls do (LocalMember.run) ──
+  // On the owner's fast path the key is borrowed from a scratch buffer that the member's next call
+  // overwrites (here at once, with bytes no key has); a write kept past the call (a backup resend,
+  // the hand-back of an unconfirmed write) must keep a copy. Elsewhere the call goes through the
+  // invoker with a key of its own. The order of events is the invoker's own: a local owner runs the
+  // call at once there too.
+  const scratch = new Map<SimMember, Buffer>();
+  const put = (m: SimMember, map: string, keyBytes: Buffer, value: Buffer, done: (r: LocalResult) => void): void => {
+    const p = partitionIdOfKey(keyBytes, partitionCount);
+    if (!m.node.isFastLocal(p)) {
+      m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, map, keyBytes, value, 'text/plain'), 20_000, done);
+      return;
+    }
+    let buf = scratch.get(m);
+    if (buf === undefined || buf.length < keyBytes.length) scratch.set(m, (buf = Buffer.alloc(Math.max(64, keyBytes.length))));
+    keyBytes.copy(buf);
+    const borrowed = buf.subarray(0, keyBytes.length);
+    const answer = (r: LocalResult): void => {
+      if (r.kind === 'retry') m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, map, keyBytes, value, 'text/plain'), 20_000, done);
+      else done(r);
+    };
+    const now = m.node.runLocalNow(p, ClusterNode.op(OP.MAP_PUT, map, borrowed, value, 'text/plain'), () => answer, () => {});
+    buf.fill(0xff, 0, keyBytes.length);
+    if (now !== null) answer(now);
+  };
+
   // ── workload: unique keys and unique queue items, acknowledged ones recorded ──
   const acked = new Map<string, string>();
   const ackedItems = new Set<string>();
@@ -265,9 +292,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     if (kind < 6) {
       const key = `k${n}`;
       const value = `v${n}`;
-      const keyBytes = Buffer.from(key, 'utf8');
-      const p = partitionIdOfKey(keyBytes, partitionCount);
-      m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, 'm', keyBytes, Buffer.from(value), 'text/plain'), 20_000, (r) => {
+      put(m, 'm', Buffer.from(key, 'utf8'), Buffer.from(value), (r) => {
         if (r.kind === 'ok') {
           acked.set(key, value);
           invariants.acknowledgedWrite(key, value);
@@ -315,8 +340,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     const m = via[regRnd.nextInt(via.length)] as SimMember;
     const w: RegisterWrite = { key: `r${regRnd.nextInt(4)}`, value: ++regCounter, sentMs: world.timeMs, endMs: -1, ok: false };
     regWrites.push(w);
-    const keyBytes = Buffer.from(w.key, 'utf8');
-    m.node.invoker.invoke(partitionIdOfKey(keyBytes, partitionCount), ClusterNode.op(OP.MAP_PUT, 'reg', keyBytes, Buffer.from(String(w.value)), 'text/plain'), 20_000, (r) => {
+    put(m, 'reg', Buffer.from(w.key, 'utf8'), Buffer.from(String(w.value)), (r) => {
       w.endMs = world.timeMs;
       w.ok = r.kind === 'ok';
       if (o.verbose === true) process.stdout.write(`[${world.timeMs}ms] CLIENT reg ${w.key}=${w.value} via ${m.address}: ${r.kind}\n`);
@@ -508,6 +532,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   // Every call through a live member is answered within its timeout (20 s; the run waited 25 s).
   for (const [m, n] of pollsVia) if (m.alive && n > 0) fail(`${n} poll(s) through ${m.address} were never answered`);
   const duplicatedItems = check(live(), partitionCount, acked, ackedItems, polledItems, inDoubtPolls, splitBrain, fail);
+  checkNoPhantoms(live(), partitionCount, opCounter, regWrites, fail);
   if (o.register === true) checkRegister(live(), partitionCount, regWrites, quietWindows, fail);
   for (const m of live()) m.node.stop();
   return {
@@ -526,6 +551,31 @@ export function runClusterSim(o: SimRunOptions): SimReport {
     virtualMs: world.timeMs,
     events: world.eventCount,
   };
+}
+
+/**
+ * No member holds an entry no client wrote: every key of map `m` is a `k<n>` the workload sent,
+ * with its own value `v<n>`, in its own partition, and every register value was written to that
+ * register. A write kept past its call with a borrowed key that was overwritten meanwhile (a backup
+ * resend, an unconfirmed write handed back) puts another key, or bytes no key has, in its place.
+ */
+function checkNoPhantoms(live: SimMember[], partitionCount: number, opsSent: number, regWrites: readonly RegisterWrite[], fail: (m: string) => never): void {
+  const written = new Set(regWrites.map((w) => `${w.key}=${w.value}`));
+  for (const m of live) {
+    for (let p = 0; p < partitionCount; p++) {
+      for (const e of m.node.store.maps.exportPartition(p, 0)) {
+        const key = e.key.toString('utf8');
+        const value = e.value.toString('utf8');
+        const own = partitionIdOfKey(e.key, partitionCount) === p;
+        if (e.mapName === 'm') {
+          const n = /^k(\d+)$/.exec(key)?.[1];
+          if (n === undefined || Number(n) >= opsSent || value !== `v${n}` || !own) fail(`${m.address} holds ${JSON.stringify(key)}=${JSON.stringify(value)} in partition ${p} of map m, which no client wrote`);
+        } else if (e.mapName === 'reg') {
+          if (!written.has(`${key}=${value}`) || !own) fail(`${m.address} holds ${JSON.stringify(key)}=${JSON.stringify(value)} in partition ${p} of the register, which no client wrote`);
+        }
+      }
+    }
+  }
 }
 
 /**
@@ -602,7 +652,7 @@ function unsafeReasons(m: SimMember): string {
   if (n.partitions.activeMigrations > 0) why.push(`${n.partitions.activeMigrations} migrations active`);
   if (n.replicator.syncing) why.push(`receiving partitions ${n.replicator.receivingPartitions.join(',')}`);
   if (n.replicator.staleCount > 0) why.push(`${n.replicator.staleCount} stale backups`);
-  if (n.replay.pending > 0 || n.replay.inFlight > 0) why.push(`hand-back ${n.replay.pending} pending, ${n.replay.inFlight} in flight`);
+  if (n.handBack.pending > 0 || n.handBack.inFlight > 0) why.push(`hand-back ${n.handBack.pending} pending, ${n.handBack.inFlight} in flight`);
   return why.join(', ') || 'replicas short';
 }
 
