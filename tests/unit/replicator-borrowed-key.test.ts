@@ -7,18 +7,16 @@
 // the owner (docs/cluster.md "Why an acknowledged write survives").
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Replicator } from '../../src/replication/replicator.js';
+import type { Replicator } from '../../src/replication/replicator.js';
 import type { Transport } from '../../src/cluster/transport.js';
 import { decodeMessage, encodeBody, MESSAGE_TYPES, type Message } from '../../src/cluster/messages.js';
 import { BACKUP } from '../../src/data/replica-store.js';
-import { Logger } from '../../src/util/logger.js';
-import { FakeTime } from '../harness/fake-time.js';
-import { testStore } from '../harness/store.js';
+import type { FakeTime } from '../harness/fake-time.js';
+import { ownerReplicator } from '../harness/replicator.js';
 
 function setUp(sent: Message[], deliver: () => boolean): { replicator: Replicator; time: FakeTime } {
-  const time = new FakeTime();
+  // Encoded at once, as the TCP transport does: what is sent is what the bytes were then.
   const transport: Transport = {
-    // Encoded at once, as the TCP transport does: what is sent is what the bytes were then.
     send: (_address, m) => {
       if (!deliver()) return false;
       sent.push(decodeMessage(MESSAGE_TYPES[m.kind], m.callId, encodeBody(m)));
@@ -27,16 +25,7 @@ function setUp(sent: Message[], deliver: () => boolean): { replicator: Replicato
     disconnect: () => {},
     connectionCount: () => 1,
   };
-  const replicator = new Replicator(
-    { backupTimeoutMs: 1000, transferAckTimeoutMs: 1000, chunkBytesMax: 65536, antiEntropyIntervalMs: 30_000, bufferedBackupsMax: 100 },
-    { selfUuid: 'owner', addressOf: (u) => `${u}:5701`, isMember: () => true, replicas: () => ['owner', 'b'], syncBackups: () => 1, onBackupsSettled: () => {}, onPartitionImported: () => {} },
-    testStore({ partitionCount: 3 }),
-    transport,
-    { nowMs: () => 1_700_000_000_000 + time.nowMs, monotonicMs: () => time.nowMs },
-    time,
-    new Logger('OFF', 'text', { write: () => {} }).component('replication'),
-  );
-  return { replicator, time };
+  return ownerReplicator(transport, () => ['owner', 'b']);
 }
 
 test('a resent backup carries the key it was written with, though the caller reused its key buffer', () => {

@@ -13,6 +13,7 @@ import { BACKUP } from '../../src/data/replica-store.js';
 import { Logger } from '../../src/util/logger.js';
 import { FakeTime } from '../harness/fake-time.js';
 import { testStore } from '../harness/store.js';
+import { ownerReplicator } from '../harness/replicator.js';
 
 test('writes a replica never confirmed are forgotten once that replica is no longer listed (the partition was copied to its successor)', () => {
   const time = new FakeTime();
@@ -49,17 +50,8 @@ test('writes a replica never confirmed are forgotten once that replica is no lon
 });
 
 test('writes a stale replica never confirmed are still handed back while it is listed', () => {
-  const time = new FakeTime();
   const transport: Transport = { send: () => true, disconnect: () => {}, connectionCount: () => 1 };
-  const replicator = new Replicator(
-    { backupTimeoutMs: 1000, transferAckTimeoutMs: 1000, chunkBytesMax: 65536, antiEntropyIntervalMs: 30_000, bufferedBackupsMax: 100 },
-    { selfUuid: 'owner', addressOf: (u) => `${u}:5701`, isMember: () => true, replicas: () => ['owner', 'b'], syncBackups: () => 1, onBackupsSettled: () => {}, onPartitionImported: () => {} },
-    testStore({ partitionCount: 3 }),
-    transport,
-    { nowMs: () => 1_700_000_000_000 + time.nowMs, monotonicMs: () => time.nowMs },
-    time,
-    new Logger('OFF', 'text', { write: () => {} }).component('replication'),
-  );
+  const { replicator, time } = ownerReplicator(transport, () => ['owner', 'b']);
   const op = { code: BACKUP.MAP_PUT, name: 'reg', key: Buffer.from('r-7'), value: Buffer.from('46'), contentType: null, itemId: 0, timeMs: 1 };
   replicator.replicate(1, 1, op, 'map', 'reg', () => {});
   time.advance(1500);
