@@ -12,7 +12,7 @@
 //   --tcp                                             partitions hold messages and deliver them after
 //                                                     the heal on open connections (TCP under nft)
 // Set SIM_LOSS=0 to run without single-message loss. In a replay, SIM_WATCH_PARTITION=N prints every
-// message about partition N and SIM_WATCH_KIND=kind every message of that kind; SIM_DEBUG=1 prints
+// message about partition N and SIM_WATCH_KIND=kind every message of that kind (* for all); SIM_DEBUG=1 prints
 // the master's pending migrations when a run does not settle.
 import { fileURLToPath } from 'node:url';
 import { runClusterSim, type SimReport } from '../tests/sim/cluster-sim.js';

@@ -502,6 +502,19 @@ export class Membership {
         reply({ masterAddress: '', joined: true, refusal: '' });
         return;
       }
+      if (this.isMember(joiner.uuid) && this.suspects.has(master.uuid) && !this.suspects.has(joiner.uuid)) {
+        // A member of our view asks to join after our master was found gone: it never got the view
+        // (the master died just after admitting it) or left since, so it sends no heartbeats and
+        // answers no claim. Waiting out the heartbeat timeout for it would keep the dead master
+        // listed for seconds (seeds 1012984, 1057186). A request sent before it took the view
+        // arrives before its first heartbeat, which clears the suspicion again.
+        this.suspects.add(joiner.uuid);
+        this.log.warning(`member ${addressOf(joiner)} (${joiner.uuid}) asks to join after the master was suspected: it is not in this cluster`);
+        // A claim already running asked it too, and it will not answer (it is not joined).
+        const c = this.claim;
+        if (c !== null && c.asked.delete(joiner.uuid) && c.answers.size === c.asked.size) this.finishClaim();
+        this.maybeClaim();
+      }
       reply({ masterAddress: addressOf(master), joined: true, refusal: '' });
       return;
     }
@@ -660,6 +673,16 @@ export class Membership {
         this.masterAddressHint = from.address;
         return;
       }
+      if (from.uuid === this.acceptedClaimant && view.table.version < this.host.tableWire().version) {
+        // The claimer did not take the table this member answered with: it came from a master that
+        // had removed the claimer (the other half of a split). Adopting the view would leave this
+        // member on a table newer than every table its new master makes, taking none of them, and
+        // the partitions that table gave it could never move (seed 1036190 never settled). Its
+        // copies may hold writes taken under that table, so it moves as a merging member does.
+        this.leave(`the member ${from.address}, whose mastership claim this member accepted, did not take this member's partition table (version ${this.host.tableWire().version}, from a master that had removed it)`, true);
+        this.masterAddressHint = from.address;
+        return;
+      }
     }
     if (view.membersVersion < this.membersVersion) return;
     if (view.membersVersion === this.membersVersion && from.uuid === myMaster?.uuid) {
@@ -733,6 +756,15 @@ export class Membership {
       // It missed a view: send it again.
       this.transport.send(from.address, message('membersView', this.currentView()));
     }
+  }
+
+  /** A message that proves a member of the view alive and in this cluster, as a heartbeat does: a
+   * master that just took a member's migration confirmation must not remove it the same moment
+   * because its heartbeats were cut off until a fault healed a few hundred ms ago (seed 1088732). */
+  heardFrom(uuid: string): void {
+    if (!this.joinedFlag || uuid === this.opts.self.uuid || !this.isMember(uuid)) return;
+    this.lastHeard.set(uuid, this.clock.monotonicMs());
+    if (this.suspects.delete(uuid)) this.log.info(`member ${uuid} is heard again`);
   }
 
   private detectFailures(now: number): void {

@@ -766,6 +766,10 @@ export class ClusterNode implements TransportHandler {
   onMessage(from: Peer, m: Message): void {
     if (this.stopped) return;
     if (this.membership.handle(from, m)) return;
+    // A confirmed migration commit says its sender is alive and takes this member for its master
+    // (it confirms only to its own master): as good as a heartbeat. Other messages are not: a member
+    // that left for a cluster of its own still answers snapshots and says "not a member".
+    if (m.kind === 'migrateCommitAck' && m.body.ok) this.membership.heardFrom(from.uuid);
     if (this.wan.handles(m.kind)) {
       // A batch may come from another cluster; everything else of this room only from members.
       if (m.kind === 'wanBatch' || m.kind === 'wanMerkleRequest' || this.membership.isMember(from.uuid) || from.uuid === this.o.uuid) this.wan.handle(from, m);

@@ -67,9 +67,12 @@ interface MasterMigration {
   readonly destinations: string[];
   readonly target: Replicas;
   readonly startedMs: number;
-  phase: 'copy' | 'commit';
+  /** copy → commit (the new replicas confirm) → source (the source confirms it still holds). */
+  phase: 'copy' | 'commit' | 'source';
   /** When the source reported the copy complete (its writes held since a little before). */
   reportedAtMs: number;
+  /** The partition's data version the source reported while holding writes. */
+  version: number;
   readonly commitAcks: Set<string>;
 }
 
@@ -78,7 +81,9 @@ interface SourceMigration {
   readonly partitionId: number;
   readonly master: string;
   readonly pending: Set<string>;
-  phase: 'copy' | 'hold' | 'reported';
+  /** copy → hold (writes wait) → reported (told the master) → committed (told the master it still
+   * holds: from then on only the master's table, an abort or a new master releases the writes). */
+  phase: 'copy' | 'hold' | 'reported' | 'committed';
   heldAtMs: number;
 }
 
@@ -336,7 +341,7 @@ export class PartitionService {
       const now = this.clock.monotonicMs();
       for (const m of [...this.active.values()]) {
         if (now - m.startedMs > this.opts.migrationTimeoutMs) this.abortMaster(m, `no result within ${this.opts.migrationTimeoutMs} ms`);
-        else if (m.phase === 'commit' && now - m.reportedAtMs > this.opts.holdTimeoutMs / 2) this.abortMaster(m, `no confirmation within half the source's hold (${this.opts.holdTimeoutMs} ms)`);
+        else if (m.phase !== 'copy' && now - m.reportedAtMs > this.opts.holdTimeoutMs / 2) this.abortMaster(m, `no confirmation within half the source's hold (${this.opts.holdTimeoutMs} ms)`);
       }
       this.schedule();
       this.releaseDrained();
@@ -357,6 +362,11 @@ export class PartitionService {
         this.finishSource(s, `backups not settled within ${this.opts.holdTimeoutMs} ms`);
       } else if (s.phase === 'reported' && now - s.heldAtMs > this.opts.holdTimeoutMs) {
         this.log.warning(`migration ${s.id} of partition ${s.partitionId}: no commit within ${this.opts.holdTimeoutMs} ms; writes released`);
+        this.finishSource(s, null);
+      } else if (s.phase === 'committed' && s.master !== this.host.masterUuid()) {
+        // The master that was told "still held" is gone: a table it may have made never reaches this
+        // member (tables come only from its master), and the new master plans afresh.
+        this.log.warning(`migration ${s.id} of partition ${s.partitionId}: its master changed before the commit arrived; writes released`);
         this.finishSource(s, null);
       }
     }
@@ -383,7 +393,7 @@ export class PartitionService {
       }
       if (source === null || source === undefined || !this.host.isMember(source)) continue;
       const destinations = wanted.filter((u): u is string => u !== null && !current.includes(u));
-      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', reportedAtMs: 0, commitAcks: new Set() };
+      const m: MasterMigration = { id: this.nextMigrationId++, partitionId: p, source, destinations, target: wanted, startedMs: this.clock.monotonicMs(), phase: 'copy', reportedAtMs: 0, version: 0, commitAcks: new Set() };
       this.active.set(p, m);
       this.counters.migrationsStarted++;
       this.host.send(source, message('migrateRequest', { migrationId: m.id, partitionId: p, destinations, tableVersion: this.tableNow.version }));
@@ -404,13 +414,14 @@ export class PartitionService {
     }
     // Every replica of the new list confirms it holds the partition whole (not mid-snapshot): the
     // new copies and the backups that stay or become owner alike.
+    m.reportedAtMs = this.clock.monotonicMs();
+    m.version = b.version;
     const confirmers = m.target.filter((u): u is string => u !== null && u !== m.source && this.host.isMember(u));
     if (confirmers.length === 0) {
-      this.commitMaster(m);
+      this.askSource(m);
       return;
     }
     m.phase = 'commit';
-    m.reportedAtMs = this.clock.monotonicMs();
     for (const d of confirmers) {
       m.commitAcks.add(d);
       this.host.send(d, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId, version: b.version }));
@@ -419,6 +430,11 @@ export class PartitionService {
 
   private onCommitAck(from: Peer, b: MessageOf<'migrateCommitAck'>['body']): void {
     const m = this.byId(b.migrationId);
+    if (m !== undefined && m.phase === 'source' && from.uuid === m.source) {
+      if (b.ok) this.commitMaster(m);
+      else this.failMaster(m, 'the source no longer held its writes when asked to commit');
+      return;
+    }
     if (m === undefined || m.phase !== 'commit' || !m.commitAcks.has(from.uuid)) return;
     if (!b.ok) {
       this.abortMaster(m, `destination ${from.address} could not commit`);
@@ -433,7 +449,20 @@ export class PartitionService {
       this.abortMaster(m, `the confirmations took longer than half the source's hold (${this.opts.holdTimeoutMs} ms)`);
       return;
     }
-    this.commitMaster(m);
+    this.askSource(m);
+  }
+
+  /**
+   * Last step before the commit: the source confirms that it still holds the partition's writes at
+   * the reported version, and from then on keeps them held until this master's table (or an abort)
+   * arrives. Measuring the source's hold on this member's clock is not enough: the report can wait
+   * in this member's queue through a pause, after the source's hold ran out and it took writes that
+   * the new replicas never got (seeds 1024893 and 1051468: a master paused 9 s while it was itself
+   * the source committed on waking, after its own hold had released a write).
+   */
+  private askSource(m: MasterMigration): void {
+    m.phase = 'source';
+    this.host.send(m.source, message('migrateCommit', { migrationId: m.id, partitionId: m.partitionId, version: m.version }));
   }
 
   private commitMaster(m: MasterMigration): void {
@@ -530,6 +559,12 @@ export class PartitionService {
     const reply = (ok: boolean, text: string): void => this.host.send(from.uuid, message('migrateResult', { migrationId: b.migrationId, ok, message: text, version: 0 }));
     if (b.partitionId >= this.opts.partitionCount) return reply(false, 'no such partition');
     if (this.tableNow.owner(b.partitionId) !== this.host.selfUuid) return reply(false, 'not the owner of the partition');
+    const running = this.sources.get(b.partitionId);
+    if (running !== undefined && running.phase === 'committed' && running.master === from.uuid && running.id !== b.migrationId) {
+      // Its master plans another move of the partition, so the one this member confirmed ended
+      // without a commit here (its abort was lost): release and take the new one.
+      this.finishSource(running, null);
+    }
     if (this.sources.has(b.partitionId)) return reply(false, 'a migration of this partition is running here');
     const s: SourceMigration = { id: b.migrationId, partitionId: b.partitionId, master: from.uuid, pending: new Set(b.destinations), phase: 'copy', heldAtMs: 0 };
     this.sources.set(b.partitionId, s);
@@ -600,6 +635,14 @@ export class PartitionService {
   }
 
   private onCommit(from: Peer, b: MessageOf<'migrateCommit'>['body']): void {
+    const s = this.sources.get(b.partitionId);
+    if (s !== undefined && s.id === b.migrationId && from.uuid === s.master) {
+      // Asked as the source: yes only while the writes are still held at the reported version.
+      const ok = s.phase === 'reported' && from.uuid === this.host.masterUuid() && this.store.version(b.partitionId) === b.version;
+      if (ok) s.phase = 'committed';
+      this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
+      return;
+    }
     // Only our own master commits a move here: after a split the other side's master can take this
     // member for one of its own (it answered that master's join too) and would drop its replica on
     // the strength of a copy that this member's cluster treats as stale.

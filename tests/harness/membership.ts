@@ -19,8 +19,9 @@ export function member(host: string, uuid: string): MemberWire {
   return { uuid, host, port: 5701, lite: false, version: '1.0.0' };
 }
 
-/** A started Membership for `self`; with no join addresses it founds a cluster of one at once. */
-export function testMembership(self: MemberWire, joinAddresses: readonly string[] = []): TestMembership {
+/** A started Membership for `self`; with no join addresses it founds a cluster of one at once.
+ * `hooks` replace parts of the host (its table, what it does on leaving). */
+export function testMembership(self: MemberWire, joinAddresses: readonly string[] = [], hooks: Partial<MembershipHost> = {}): TestMembership {
   const time = new FakeTime();
   const sent: { to: string; m: Message }[] = [];
   const transport: Transport = { send: (to, m) => (sent.push({ to, m }), true), disconnect: () => {}, connectionCount: () => 0 };
@@ -34,6 +35,7 @@ export function testMembership(self: MemberWire, joinAddresses: readonly string[
     onClaimed: () => {},
     onLeftCluster: () => {},
     onFoundedCluster: () => {},
+    ...hooks,
   };
   const m = new Membership(
     {

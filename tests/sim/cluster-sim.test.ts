@@ -129,6 +129,15 @@ const REGRESSIONS_MIXED: ReadonlyMap<number, string> = new Map([
   [121906, 'a mastership claim adopted the newest table, made by a master cut off alone that had removed the others and restarted a partition empty; a member that heard both sides carried it in'],
   [102336, 'a migration destination took a snapshot from a member of its list that had founded a cluster of its own, over the copy it was given'],
   [11843, 'a joiner paused while its master admitted it founded a cluster of its own on waking: its claim timer ran before the view in its inbox'],
+  // Found by the 100,000-seed run 1000001-1100000 (2026-11-28).
+  [1018091, 'a master removed two members for silence 0.2 s after a fault healed, right after they confirmed a migration that dropped its own copy: their heartbeats had not come yet'],
+  [1045235, 'a master removed the members that had just confirmed a migration that dropped its own copy (as 1018091)'],
+  [1088732, 'a master removed the members that had just confirmed a migration that dropped its own copy (as 1018091)'],
+  [1024893, 'a master paused 9 s while it was itself a migration source committed on waking, after its own hold had run out and taken a write the new replicas never got'],
+  [1051468, 'a paused master committed a migration after its own hold as the source had run out (as 1024893)'],
+  [1012984, 'a master crashed 6 ms after admitting three members and only one got the view: it waited a heartbeat timeout for an older member that was not joined'],
+  [1057186, 'a master crashed just after admitting five members and only one got the view (as 1012984)'],
+  [1036190, 'a member took tables from a master that had removed the claimer, then accepted the claim: its table stayed newer than every table the claimer made and nothing could move'],
 ]);
 
 /** Seeds found since the refusal-based detector with overlapping faults (mixed crashes). */

@@ -85,7 +85,7 @@ function watcher(w: { readonly partition?: number; readonly kind?: string }): No
   };
   return (event, from, to, m, atMs) => {
     const b = m.body as { partitionId?: unknown };
-    if (!(w.partition !== undefined && b.partitionId === w.partition) && m.kind !== w.kind) return;
+    if (!(w.partition !== undefined && b.partitionId === w.partition) && m.kind !== w.kind && w.kind !== '*') return;
     process.stdout.write(`[${atMs}ms] ~ ${event} ${from} -> ${to} ${m.kind}#${m.callId} ${JSON.stringify(b, bytesAsText).slice(0, 300)}\n`);
   };
 }
