@@ -125,6 +125,8 @@ export class Membership {
   private readonly lastHeard = new Map<string, number>();
   /** Members that sent a heartbeat since they were admitted (they took the view that admitted them). */
   private readonly heardSinceAdmitted = new Set<string>();
+  /** Listed members that asked this non-master to join after its master was suspected: since when. */
+  private readonly askingToJoinSince = new Map<string, number>();
   private readonly suspects = new Set<string>();
   private readonly unjoinedPeers = new Map<string, { uuid: string; address: string; atMs: number }>();
   private readonly joiners = new Map<string, Joiner>();
@@ -502,12 +504,12 @@ export class Membership {
         reply({ masterAddress: '', joined: true, refusal: '' });
         return;
       }
-      if (this.isMember(joiner.uuid) && this.suspects.has(master.uuid) && !this.suspects.has(joiner.uuid)) {
-        // A member of our view asks to join after our master was found gone: it never got the view
-        // (the master died just after admitting it) or left since, so it sends no heartbeats and
-        // answers no claim. Waiting out the heartbeat timeout for it would keep the dead master
-        // listed for seconds (seeds 1012984, 1057186). A request sent before it took the view
-        // arrives before its first heartbeat, which clears the suspicion again.
+      if (this.isMember(joiner.uuid) && this.suspects.has(master.uuid) && !this.suspects.has(joiner.uuid) && this.keepsAskingToJoin(joiner.uuid)) {
+        // A member of our view has kept asking to join for a heartbeat interval since our master
+        // was found gone, with no heartbeat between: it never got the view (the master died just
+        // after admitting it) or left since, so it answers no claim. Waiting out the heartbeat
+        // timeout for it would keep the dead master listed for seconds (seeds 1012984, 1057186).
+        // One request is not enough: one sent just before it took the view can arrive late.
         this.suspects.add(joiner.uuid);
         this.log.warning(`member ${addressOf(joiner)} (${joiner.uuid}) asks to join after the master was suspected: it is not in this cluster`);
         // A claim already running asked it too, and it will not answer (it is not joined).
@@ -712,6 +714,7 @@ export class Membership {
     const now = this.clock.monotonicMs();
     for (const x of this.members) if (!this.lastHeard.has(x.uuid) || !wasJoined) this.lastHeard.set(x.uuid, now);
     for (const s of [...this.suspects]) if (!this.isMember(s)) this.suspects.delete(s);
+    this.askingToJoinSince.clear();
     this.monitor.retain((u) => this.isMember(u));
     this.host.onView(view, previous);
   }
@@ -726,6 +729,7 @@ export class Membership {
     this.members = [];
     this.membersVersion = 0;
     this.suspects.clear();
+    this.askingToJoinSince.clear();
     this.monitor.clear();
     this.joiners.clear();
     this.claim = null;
@@ -749,6 +753,7 @@ export class Membership {
       return;
     }
     this.lastHeard.set(from.uuid, this.clock.monotonicMs());
+    this.askingToJoinSince.delete(from.uuid);
     this.heardSinceAdmitted.add(from.uuid);
     this.monitor.forget(from.uuid);
     if (this.suspects.delete(from.uuid)) this.log.info(`member ${from.address} is heard again`);
@@ -758,12 +763,25 @@ export class Membership {
     }
   }
 
+  /** Whether a listed member asking to join has asked for at least a heartbeat interval (since the
+   * first request that came after the master was suspected, with no heartbeat from it since). */
+  private keepsAskingToJoin(uuid: string): boolean {
+    const now = this.clock.monotonicMs();
+    const since = this.askingToJoinSince.get(uuid);
+    if (since === undefined) {
+      this.askingToJoinSince.set(uuid, now);
+      return false;
+    }
+    return now - since >= this.opts.heartbeatIntervalMs;
+  }
+
   /** A message that proves a member of the view alive and in this cluster, as a heartbeat does: a
    * master that just took a member's migration confirmation must not remove it the same moment
    * because its heartbeats were cut off until a fault healed a few hundred ms ago (seed 1088732). */
   heardFrom(uuid: string): void {
     if (!this.joinedFlag || uuid === this.opts.self.uuid || !this.isMember(uuid)) return;
     this.lastHeard.set(uuid, this.clock.monotonicMs());
+    this.askingToJoinSince.delete(uuid);
     if (this.suspects.delete(uuid)) this.log.info(`member ${uuid} is heard again`);
   }
 

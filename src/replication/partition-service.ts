@@ -82,7 +82,9 @@ interface SourceMigration {
   readonly master: string;
   readonly pending: Set<string>;
   /** copy → hold (writes wait) → reported (told the master) → committed (told the master it still
-   * holds: from then on only the master's table, an abort or a new master releases the writes). */
+   * holds: from then on the master's table, an abort, a new master, the master's next request for
+   * the partition or holdTimeoutMs after the yes release the writes; the master commits only
+   * within half the hold). */
   phase: 'copy' | 'hold' | 'reported' | 'committed';
   heldAtMs: number;
 }
@@ -368,6 +370,11 @@ export class PartitionService {
         // member (tables come only from its master), and the new master plans afresh.
         this.log.warning(`migration ${s.id} of partition ${s.partitionId}: its master changed before the commit arrived; writes released`);
         this.finishSource(s, null);
+      } else if (s.phase === 'committed' && now - s.heldAtMs > this.opts.holdTimeoutMs) {
+        // Its yes was lost, or the abort was (the move dropped when a member left): the master
+        // commits only within half the hold of the report, so no table of this move can follow.
+        this.log.warning(`migration ${s.id} of partition ${s.partitionId}: no commit within ${this.opts.holdTimeoutMs} ms of confirming; writes released`);
+        this.finishSource(s, null);
       }
     }
   }
@@ -431,8 +438,11 @@ export class PartitionService {
   private onCommitAck(from: Peer, b: MessageOf<'migrateCommitAck'>['body']): void {
     const m = this.byId(b.migrationId);
     if (m !== undefined && m.phase === 'source' && from.uuid === m.source) {
-      if (b.ok) this.commitMaster(m);
-      else this.failMaster(m, 'the source no longer held its writes when asked to commit');
+      if (!b.ok) this.failMaster(m, 'the source no longer held its writes when asked to commit');
+      // The source releases a confirmed hold holdTimeoutMs after its yes, and a source of an older
+      // version at its report's: the same deadline as for the confirmations.
+      else if (this.clock.monotonicMs() - m.reportedAtMs > this.opts.holdTimeoutMs / 2) this.abortMaster(m, `the source's confirmation came later than half its hold (${this.opts.holdTimeoutMs} ms)`);
+      else this.commitMaster(m);
       return;
     }
     if (m === undefined || m.phase !== 'commit' || !m.commitAcks.has(from.uuid)) return;
@@ -455,7 +465,7 @@ export class PartitionService {
   /**
    * Last step before the commit: the source confirms that it still holds the partition's writes at
    * the reported version, and from then on keeps them held until this master's table (or an abort)
-   * arrives. Measuring the source's hold on this member's clock is not enough: the report can wait
+   * arrives, or holdTimeoutMs after its yes. Measuring the source's hold on this member's clock is not enough: the report can wait
    * in this member's queue through a pause, after the source's hold ran out and it took writes that
    * the new replicas never got (seeds 1024893 and 1051468: a master paused 9 s while it was itself
    * the source committed on waking, after its own hold had released a write).
@@ -639,8 +649,18 @@ export class PartitionService {
     if (s !== undefined && s.id === b.migrationId && from.uuid === s.master) {
       // Asked as the source: yes only while the writes are still held at the reported version.
       const ok = s.phase === 'reported' && from.uuid === this.host.masterUuid() && this.store.version(b.partitionId) === b.version;
-      if (ok) s.phase = 'committed';
+      if (ok) {
+        s.phase = 'committed';
+        s.heldAtMs = this.clock.monotonicMs();
+      }
       this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
+      return;
+    }
+    if (b.partitionId < this.opts.partitionCount && this.tableNow.owner(b.partitionId) === this.host.selfUuid) {
+      // The owner is asked only as a move's source (the new replicas are the others), and it holds
+      // no such move any more: its hold ran out and it has taken writes since, or may at any moment.
+      // Answering as a destination would let the master commit over those writes.
+      this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok: false }));
       return;
     }
     // Only our own master commits a move here: after a split the other side's master can take this
@@ -689,7 +709,8 @@ export class PartitionService {
         return true;
       case 'migrateAbort': {
         const s = this.sources.get(m.body.partitionId);
-        if (s !== undefined && s.id === m.body.migrationId) this.finishSource(s, null);
+        // Only from the master that asked: another master counts its migrations from 1 as well.
+        if (s !== undefined && s.id === m.body.migrationId && from.uuid === s.master) this.finishSource(s, null);
         return true;
       }
       default:

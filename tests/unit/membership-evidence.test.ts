@@ -1,8 +1,8 @@
 // What a member takes as evidence about the others (src/cluster/membership.ts), each rule found by
 // a seed of the 100,000-seed simulation run (docs/cluster.md, "Found by the simulation"):
-// - a listed member that asks to join after the master was found gone is not in the cluster
-//   (seeds 1012984 and 1057186: a master crashed 6 ms after admitting three members, and only one
-//   of them got the view);
+// - a listed member that keeps asking to join for a heartbeat interval after the master was found
+//   gone is not in the cluster (seeds 1012984 and 1057186: a master crashed 6 ms after admitting
+//   three members, and only one of them got the view);
 // - a confirmed migration commit proves its sender alive as a heartbeat does (seed 1018091);
 // - a member whose answered table the claimer did not take leaves and hands back (seed 1036190).
 import test from 'node:test';
@@ -38,29 +38,55 @@ function joinedMember(self: MemberWire, members: MemberWire[], tableVersion: () 
 
 const heartbeat = (masterUuid: string) => message('heartbeat', { membersVersion: 3, masterUuid, suspects: [] });
 
-test('a listed member that asks to join after the master was found gone is suspected at once, so the next oldest takes over', () => {
-  const { m, time } = joinedMember(M, [A, B, M]);
-  // B is heard for a while (it had the view), then restarts its join; A is silent throughout.
-  for (let t = 0; t < 3; t++) {
-    time.advance(1000);
-    m.handle(peer(B), heartbeat(A.uuid));
+const joinRequest = (x: MemberWire) => message('joinRequest', { member: x, cluster: { clusterId: '', dataMembers: 0, foundedAtMs: 0 }, reset: false });
+
+/** M in [A, B, M], B heard until 2.7 s before A (silent throughout) is suspected at 5.7 s. */
+function masterGoneOlderHeard() {
+  const t = joinedMember(M, [A, B, M]);
+  for (let i = 0; i < 3; i++) {
+    t.time.advance(1000);
+    t.m.handle(peer(B), heartbeat(A.uuid));
   }
-  time.advance(2700); // A silent for 5.7 s: suspected; B heard 2.7 s ago: not yet
-  assert.equal(m.isMaster, false, 'B is older and not suspected yet');
-  m.handle(peer(B), message('joinRequest', { member: B, cluster: { clusterId: '', dataMembers: 0, foundedAtMs: 0 }, reset: true }));
-  assert.equal(m.isMaster, true, 'B asked to join, so it is not in this cluster and M claims alone');
+  t.time.advance(2700);
+  assert.equal(t.m.isMaster, false, 'B is older and not suspected yet');
+  return t;
+}
+
+test('a listed member that keeps asking to join after the master was found gone is suspected, so the next oldest takes over', () => {
+  const { m, time } = masterGoneOlderHeard();
+  m.handle(peer(B), joinRequest(B));
+  assert.equal(m.isMaster, false, 'one request may have been sent just before B took the view');
+  time.advance(500);
+  m.handle(peer(B), joinRequest(B));
+  assert.equal(m.isMaster, false);
+  time.advance(500);
+  m.handle(peer(B), joinRequest(B));
+  assert.equal(m.isMaster, true, 'B kept asking for a heartbeat interval: it is not in this cluster, and M claims alone');
   assert.deepEqual(
     m.list.map((x) => x.uuid),
     [M.uuid],
   );
 });
 
+test('a heartbeat between two join requests shows the member took the view: it is not suspected', () => {
+  const { m, time } = masterGoneOlderHeard();
+  m.handle(peer(B), joinRequest(B)); // sent before it took the view, arriving late
+  time.advance(600);
+  m.handle(peer(B), heartbeat(A.uuid));
+  time.advance(600);
+  m.handle(peer(B), joinRequest(B)); // another late one: the count starts again
+  assert.equal(m.isMaster, false);
+  assert.equal(m.isMember(B.uuid), true);
+});
+
 test('a listed member asking to join while the master is still heard is not suspected', () => {
   const { m, time } = joinedMember(M, [A, B, M]);
   time.advance(1000);
   m.handle(peer(A), heartbeat(A.uuid));
-  m.handle(peer(B), message('joinRequest', { member: B, cluster: { clusterId: '', dataMembers: 0, foundedAtMs: 0 }, reset: false }));
+  m.handle(peer(B), joinRequest(B));
   time.advance(1000);
+  m.handle(peer(A), heartbeat(A.uuid));
+  m.handle(peer(B), joinRequest(B));
   assert.equal(m.isMaster, false);
   assert.equal(m.isMember(B.uuid), true);
 });
