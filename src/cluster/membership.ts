@@ -752,11 +752,9 @@ export class Membership {
       if (this.isMaster && !this.joiners.has(from.uuid)) this.transport.send(from.address, message('notMember', { membersVersion: this.membersVersion }));
       return;
     }
-    this.lastHeard.set(from.uuid, this.clock.monotonicMs());
-    this.askingToJoinSince.delete(from.uuid);
+    this.markHeard(from.uuid, from.address);
     this.heardSinceAdmitted.add(from.uuid);
     this.monitor.forget(from.uuid);
-    if (this.suspects.delete(from.uuid)) this.log.info(`member ${from.address} is heard again`);
     if (this.isMaster && m.body.membersVersion < this.membersVersion) {
       // It missed a view: send it again.
       this.transport.send(from.address, message('membersView', this.currentView()));
@@ -780,9 +778,14 @@ export class Membership {
    * because its heartbeats were cut off until a fault healed a few hundred ms ago (seed 1088732). */
   heardFrom(uuid: string): void {
     if (!this.joinedFlag || uuid === this.opts.self.uuid || !this.isMember(uuid)) return;
+    this.markHeard(uuid, uuid);
+  }
+
+  /** A member of the view was heard now: its silence starts again and a suspicion ends. */
+  private markHeard(uuid: string, name: string): void {
     this.lastHeard.set(uuid, this.clock.monotonicMs());
     this.askingToJoinSince.delete(uuid);
-    if (this.suspects.delete(uuid)) this.log.info(`member ${uuid} is heard again`);
+    if (this.suspects.delete(uuid)) this.log.info(`member ${name} is heard again`);
   }
 
   private detectFailures(now: number): void {

@@ -465,10 +465,11 @@ export class PartitionService {
   /**
    * Last step before the commit: the source confirms that it still holds the partition's writes at
    * the reported version, and from then on keeps them held until this master's table (or an abort)
-   * arrives, or holdTimeoutMs after its yes. Measuring the source's hold on this member's clock is not enough: the report can wait
-   * in this member's queue through a pause, after the source's hold ran out and it took writes that
-   * the new replicas never got (seeds 1024893 and 1051468: a master paused 9 s while it was itself
-   * the source committed on waking, after its own hold had released a write).
+   * arrives, or holdTimeoutMs after its yes. Measuring the source's hold on this member's clock is
+   * not enough: the report can wait in this member's queue through a pause, after the source's hold
+   * ran out and it took writes that the new replicas never got (seeds 1024893 and 1051468: a master
+   * paused 9 s while it was itself the source committed on waking, after its own hold had released
+   * a write).
    */
   private askSource(m: MasterMigration): void {
     m.phase = 'source';
