@@ -858,7 +858,7 @@ export class Membership {
   /** Sends the table alone to every member (after a migration or promotion). */
   publishTable(): void {
     if (!this.isMaster) return;
-    const t = message('partitionTable', { table: this.host.tableWire(), migrationQueue: this.host.migrationQueue() });
+    const t = message('partitionTable', { table: this.host.tableWire(), migrationQueue: this.host.migrationQueue(), membersVersion: this.membersVersion });
     for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), t);
   }
 

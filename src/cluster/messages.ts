@@ -117,8 +117,12 @@ export const MESSAGE_SCHEMAS = {
   /** A would-be master asks a member to accept its mastership and send its view. */
   claimRequest: { candidateUuid: 'str' },
   claimAnswer: { accepted: 'bool', view: VIEW },
-  /** The master publishes the partition table alone (after a migration or promotion). */
-  partitionTable: { table: TABLE, migrationQueue: 'u32' },
+  /**
+   * The master publishes the partition table alone (after a migration or promotion).
+   * `membersVersion`: the member list it was made under; a member holding another list ignores it
+   * (the view it missed, which the master sends again, carries the table).
+   */
+  partitionTable: { table: TABLE, migrationQueue: 'u32', membersVersion: 'u32' },
   /** A forwarded data operation; answered by invokeResult with the same callId. */
   invoke: { partitionId: 'i32', op: OP },
   invokeResult: {

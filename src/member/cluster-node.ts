@@ -329,6 +329,7 @@ export class ClusterNode implements TransportHandler {
         selfUuid: o.uuid,
         isMaster: () => this.membership.isMaster,
         masterUuid: () => this.membership.master?.uuid ?? null,
+        membersVersion: () => this.membership.version,
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
         isMember: (u) => this.membership.isMember(u),
         send: (u, m) => this.sendTo(u, m),

@@ -39,6 +39,8 @@ export interface PartitionServiceHost {
   isMaster(): boolean;
   /** The uuid of the member this one takes as master (null while not joined). */
   masterUuid(): string | null;
+  /** The version of the member list this member holds (a table from the master is applied only under it). */
+  membersVersion(): number;
   /** Data members (not lite) in join order. */
   dataMembers(): string[];
   isMember(uuid: string): boolean;
@@ -693,8 +695,12 @@ export class PartitionService {
   handle(from: Peer, m: Message): boolean {
     switch (m.kind) {
       case 'partitionTable':
-        // Only our master's tables: after a split the other half's master publishes its own.
-        if (!this.host.isMaster() && from.uuid === this.host.masterUuid()) this.applyFromMaster(m.body.table, m.body.migrationQueue);
+        // Only our master's tables: after a split the other half's master publishes its own. And
+        // only a table made under the member list this member holds: one made after the master
+        // removed members this member still lists (the view saying so was lost to a partition) gave
+        // their partitions to others while they hold the data, and a claim this member makes would
+        // carry it into a cluster that keeps them (seed 3038564).
+        if (!this.host.isMaster() && from.uuid === this.host.masterUuid() && m.body.membersVersion === this.host.membersVersion()) this.applyFromMaster(m.body.table, m.body.migrationQueue);
         return true;
       case 'migrateRequest':
         this.onMigrateRequest(from, m.body);

@@ -138,6 +138,8 @@ const REGRESSIONS_MIXED: ReadonlyMap<number, string> = new Map([
   [1012984, 'a master crashed 6 ms after admitting three members and only one got the view: it waited a heartbeat timeout for an older member that was not joined'],
   [1057186, 'a master crashed just after admitting five members and only one got the view (as 1012984)'],
   [1036190, 'a member took tables from a master that had removed the claimer, then accepted the claim: its table stayed newer than every table the claimer made and nothing could move'],
+  // Found by the final run 3000001-3100000 (2026-11-28).
+  [3038564, 'a member applied a table its master made after removing two members (the view saying so was lost to a partition), then claimed mastership with it and kept the two: their partitions went to members that had left'],
 ]);
 
 /** Seeds found since the refusal-based detector with overlapping faults (mixed crashes). */

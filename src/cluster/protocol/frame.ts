@@ -23,8 +23,8 @@
 import { assert } from '../../util/assert.js';
 import { GridError } from '../../util/errors.js';
 
-export const PROTOCOL_VERSION = 2;
-export const PROTOCOL_VERSION_MIN = 2;
+export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION_MIN = 3;
 export const PREAMBLE_MAGIC = Buffer.from('GRD', 'latin1');
 export const PREAMBLE = Buffer.from([0x47, 0x52, 0x44, PROTOCOL_VERSION]); // 'GRD' + the version
 export const PREAMBLE_BYTES = 4;
