@@ -1,124 +1,46 @@
 // Membership: join, the member list, heartbeats, failure detection and mastership. A pure core: time
 // comes from the Clock, timers from Timers, the network is the Transport; the host (the member's
-// cluster node) owns the partition table and reacts to view changes.
-//
-// Rules (cluster.md "Join and membership"):
-// - The master is the oldest member: members[0]. Only it changes the list; every change bumps the
-//   members version and is published as a whole view (members + partition table + state).
-// - A member applies a view only from the member it considers master (or, while joining, from any
-//   master that lists it), and only when the view is newer than its own.
-// - Joiners are admitted in batches: the batch closes joinBatchQuietMs after the last joiner, at
-//   most joinBatchMaxMs after the first.
-// - No master answering: a member that found no master and no lower (address, uuid) among the
-//   members it can reach claims mastership of a cluster of one; others then join it. A member of a
-//   cluster that answered (even "ask the master", or a refusal) means a cluster exists: the joiner
-//   keeps asking and never founds its own (cluster.md: an address that answers never counts as
-//   absent).
-// - A restart: a new uuid at the address of a listed member is a new incarnation. The master removes
-//   the old one at once; a member whose master restarted suspects the old master at once (its
-//   process is gone), so the mastership claim starts without waiting for the heartbeat timeout.
-// - Heartbeats every heartbeatIntervalMs on the monotonic clock; silence for maxNoHeartbeatMs makes
-//   a member suspected. Refused reconnects suspect sooner (connection-monitor.ts): when the
-//   connection to a member closes it is dialled every connectionMonitorIntervalMs, and
-//   connectionMonitorMaxFaults refused dials (ECONNREFUSED: its process is gone) suspect it. A
-//   non-master only tells the master (memberSuspected); the master removes a member on its own
-//   evidence alone (its own refused dials, or the heartbeat timeout), so one member's local trouble
-//   never removes another. The master removes suspects at once; when the master is suspected, the
-//   oldest non-suspected member asks the others to accept it (claim) and takes over with those that
-//   accept.
-// - Split brain: the master probes every address it knows of (join addresses and every member it
-//   has seen) that is not in its list, every mergeProbeIntervalMs (mergeProbe). It decides only on
-//   an answer to its own latest probe of that address that came back within half an interval; a
-//   probe it receives makes it probe back. When it meets the master of another cluster, the smaller side (fewer data members; tie: the younger cluster, then the
-//   greater id) merges: its master tells its members to leave and join the other master, and
-//   leaves too. The host replays the data it held into the larger cluster (ClusterNode).
-import type { MemberWire, Message, MessageOf, TableWire, ViewWire } from './messages.js';
+// cluster node) owns the partition table and reacts to view changes. The rules in full are
+// docs/cluster.md "How it works"; in short:
+// - The master is the oldest member (members[0]). Only it changes the list; every change bumps the
+//   members version and is published as a whole view (members + partition table + state). A member
+//   applies a view only from the member it considers master (joining: only from the master that
+//   answered its join request since it left), and only a newer one.
+// - Joiners are admitted in batches (joinBatchQuietMs after the last, at most joinBatchMaxMs after
+//   the first). A member that found no master, and no lower (address, uuid) among those it reaches,
+//   founds a cluster of one; a cluster that answered at all exists, and is never founded again.
+// - A new uuid at a listed address is a new incarnation: the old one is removed (or, as master,
+//   suspected) at once.
+// - Silence for maxNoHeartbeatMs, or refused reconnects (refusal-watch.ts), make a member suspected.
+//   A non-master only tells the master; the master removes on its own evidence. When the master is
+//   suspected, the oldest member that still hears the others claims mastership
+//   (mastership-claim.ts). This member's own stall is not the others' silence (noteStall).
+// - Split brain: the master probes for other sides and the smaller side merges into the larger
+//   (merge-probes.ts); the host hands back what the merging members held.
+import type { MemberWire, Message, MessageKind, MessageOf, ViewWire } from './messages.js';
 import { message } from './messages.js';
-import { ConnectionMonitor } from './connection-monitor.js';
+import type { MemberService } from './service.js';
+import { RefusalWatch } from './refusal-watch.js';
+import { MastershipClaim } from './mastership-claim.js';
+import { MergeProbes, type ClusterInfo } from './merge-probes.js';
+import { addressOf, formatMembersLine, rank, type Joiner, type MembershipHost, type MembershipOptions } from './membership-types.js';
+
+export { addressOf, formatMembersLine, type MembershipHost, type MembershipOptions } from './membership-types.js';
+
+export { mergesInto, type ClusterInfo } from './merge-probes.js';
 import type { Peer, Transport } from './transport.js';
 import type { Clock, TimerHandle, Timers } from '../util/clock.js';
 import type { ComponentLogger } from '../util/logger.js';
 
-export interface MembershipOptions {
-  readonly self: MemberWire;
-  readonly joinAddresses: readonly string[];
-  readonly heartbeatIntervalMs: number;
-  readonly maxNoHeartbeatMs: number;
-  /** grid.connection.monitor.interval: ms between re-dials of a member whose connection closed, and between counted refusals. */
-  readonly connectionMonitorIntervalMs: number;
-  /** grid.connection.monitor.max.faults: refused reconnects that suspect a member. */
-  readonly connectionMonitorMaxFaults: number;
-  /** Share of the interval two counted refusals are apart at least (tests; default in connection-monitor.ts). */
-  readonly connectionMonitorFaultSpacingShare?: number;
-  readonly joinBatchQuietMs: number;
-  readonly joinBatchMaxMs: number;
-  /** How long a member without a master keeps asking before it may claim mastership. */
-  readonly claimAfterMs: number;
-  /** How long a claimer waits for answers. */
-  readonly claimTimeoutMs: number;
-  /** Master re-publishes the view this often (lost updates heal). */
-  readonly publishIntervalMs: number;
-  /** The master probes for other clusters (split brain) this often. */
-  readonly mergeProbeIntervalMs: number;
-  readonly newClusterId: () => string;
-}
-
-/** Who a cluster is, as compared when two meet after a split brain. */
-export interface ClusterInfo {
-  readonly clusterId: string;
-  readonly dataMembers: number;
-  readonly foundedAtMs: number;
-}
-
-/**
- * Whether cluster `a` (master `aMaster`) merges into cluster `b`: fewer data members; tie: younger;
- * tie: greater id; tie (two halves of one cluster split apart, same id): greater master uuid.
- */
-export function mergesInto(a: ClusterInfo, aMaster: string, b: ClusterInfo, bMaster: string): boolean {
-  if (a.dataMembers !== b.dataMembers) return a.dataMembers < b.dataMembers;
-  if (a.foundedAtMs !== b.foundedAtMs) return a.foundedAtMs > b.foundedAtMs;
-  if (a.clusterId !== b.clusterId) return a.clusterId > b.clusterId;
-  return aMaster > bMaster;
-}
-
-export interface MembershipHost {
-  tableWire(): TableWire;
-  migrationQueue(): number;
-  clusterStateCode(): number;
-  /** Refusal reason for a joiner (cluster state), or null to admit. */
-  joinRefusal(joiner: MemberWire): string | null;
-  /** A new view was applied (on every member, the master included). */
-  onView(view: ViewWire, previous: readonly MemberWire[]): void;
-  /** Master only: members were removed (crash, suspicion, departure); promote their replicas. */
-  onMembersRemoved(removed: readonly string[]): void;
-  /** Master only, after a claim: the views of the members that accepted, to rebuild the table. */
-  onClaimed(views: readonly ViewWire[]): void;
-  /** This member is not in the cluster any more (removed, or merging into another); it will rejoin. */
-  onLeftCluster(reason: string, merging: boolean): void;
-  /** This member became master of a cluster of one. */
-  onFoundedCluster(): void;
-}
-
-interface Joiner {
-  readonly member: MemberWire;
-  readonly address: string;
-}
-
-export function addressOf(m: { host: string; port: number }): string {
-  return `${m.host}:${m.port}`;
-}
-
-export class Membership {
+export class Membership implements MemberService {
+  readonly name = 'membership';
   private members: MemberWire[] = [];
   private membersVersion = 0;
   private clusterId = '';
   private foundedAtMs = 0;
   /** Addresses of every member this one has seen: probed for split brains when not in the list. */
   private readonly seenAddresses = new Set<string>();
-  private lastProbeMs = 0;
-  /** Split-brain probes: the last round number, and per address the latest probe sent there and when (monotonic ms). */
-  private probeId = 0;
-  private readonly probesSent = new Map<string, { readonly id: number; readonly atMs: number }>();
+  private readonly probes: MergeProbes;
   private joinedFlag = false;
   /** Left a cluster (and dropped its data) since it last joined one: said in join requests. */
   private resetSinceJoin = false;
@@ -148,15 +70,10 @@ export class Membership {
   private admittingMaster: string | null = null;
   /** When a member of a cluster (any, master or not) last answered this unjoined member. */
   private clusterHeardAtMs = Number.NEGATIVE_INFINITY;
-  /** The member whose mastership claim this one accepted last (its views are taken). */
-  private acceptedClaimant: string | null = null;
-  /** This member's table version when it accepted that claim (its answer carried that table). */
-  private acceptedTableVersion = -1;
-  private claim: { readonly answers: Map<string, ViewWire>; readonly asked: Set<string>; readonly startMs: number } | null = null;
+  private readonly claims: MastershipClaim;
   private readonly unreachable = new Map<string, number>();
   /** Refused reconnects per member (the second failure detector). */
-  private readonly monitor: ConnectionMonitor;
-  private monitorTimer: TimerHandle | null = null;
+  private readonly refusals: RefusalWatch;
   private lastPublishMs = 0;
   private tickTimer: TimerHandle | null = null;
   /** When the last tick ran (monotonic), to notice this member's own stalls. */
@@ -191,13 +108,74 @@ export class Membership {
   ) {
     this.joinStartMs = clock.monotonicMs();
     this.joinAddresses = opts.joinAddresses.filter((a) => a !== addressOf(opts.self));
-    this.monitor = new ConnectionMonitor({
-      intervalMs: opts.connectionMonitorIntervalMs,
-      maxFaults: opts.connectionMonitorMaxFaults,
-      ...(opts.connectionMonitorFaultSpacingShare === undefined ? {} : { faultSpacingShare: opts.connectionMonitorFaultSpacingShare }),
-      // After the heartbeat timeout the other detector has decided anyway.
-      watchMs: opts.maxNoHeartbeatMs,
-    });
+    this.claims = new MastershipClaim(
+      {
+        self: opts.self,
+        members: () => this.members,
+        isMaster: () => this.isMaster,
+        isSuspect: (u) => this.suspects.has(u),
+        addressOfUuid: (u) => this.addressOfUuid(u),
+        silentSinceMs: (u) => this.lastHeard.get(u) ?? 0,
+        tableVersion: () => this.host.tableWire().version,
+        takeOver: (keep, views) => this.takeOver(keep, views),
+        counters: this.counters,
+      },
+      opts.claimTimeoutMs,
+      opts.maxNoHeartbeatMs,
+      transport,
+      clock,
+      log,
+    );
+    this.refusals = new RefusalWatch(
+      {
+        intervalMs: opts.connectionMonitorIntervalMs,
+        maxFaults: opts.connectionMonitorMaxFaults,
+        ...(opts.connectionMonitorFaultSpacingShare === undefined ? {} : { faultSpacingShare: opts.connectionMonitorFaultSpacingShare }),
+        // After the heartbeat timeout the other detector has decided anyway.
+        watchMs: opts.maxNoHeartbeatMs,
+      },
+      {
+        selfUuid: opts.self.uuid,
+        joined: () => this.joinedFlag,
+        stopped: () => this.stopped,
+        members: () => this.members,
+        member: (u) => this.member(u),
+        isMember: (u) => this.isMember(u),
+        isSuspect: (u) => this.suspects.has(u),
+        redial: (address) => this.redial(address),
+        suspect: (x, why) => this.suspectRefused(x, why),
+      },
+      clock,
+      timers,
+      log,
+    );
+    this.probes = new MergeProbes(
+      {
+        self: opts.self,
+        get selfAddress() {
+          return addressOf(opts.self);
+        },
+        joined: () => this.joinedFlag,
+        isMaster: () => this.isMaster,
+        isMember: (u) => this.isMember(u),
+        clusterId: () => this.clusterId,
+        clusterInfo: () => this.clusterInfo,
+        masterAddress: () => addressOf(this.members[0] as MemberWire),
+        listAddresses: () => new Set(this.members.map((x) => addressOf(x))),
+        knownAddresses: () => [...this.joinAddresses, ...this.seenAddresses],
+        mergeInto: (address, why) => {
+          const order = message('mergeTo', { masterAddress: address, reason: why });
+          for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), order);
+          this.leave(`merging into the cluster of ${address}: ${why}`, true);
+          this.masterAddressHint = address;
+        },
+        counters: this.counters,
+      },
+      opts.mergeProbeIntervalMs,
+      transport,
+      clock,
+      log,
+    );
   }
 
   // ── queries ──────────────────────────────────────────────────────────────────────────────────
@@ -267,9 +245,7 @@ export class Membership {
     this.stopped = true;
     if (this.tickTimer !== null) this.timers.clearTimeout(this.tickTimer);
     this.tickTimer = null;
-    if (this.monitorTimer !== null) this.timers.clearTimeout(this.monitorTimer);
-    this.monitorTimer = null;
-    this.monitor.clear();
+    this.refusals.stop();
   }
 
   private tick(): void {
@@ -285,10 +261,10 @@ export class Membership {
       if (this.isMaster) {
         this.maybeCloseBatch(now);
         if (now - this.lastPublishMs >= this.opts.publishIntervalMs) this.publish();
-        if (now - this.lastProbeMs >= this.opts.mergeProbeIntervalMs) this.probe(now);
+        if (this.probes.due(now)) this.probes.probe(now);
       }
     }
-    if (!stalled && this.claim !== null && now - this.claim.startMs >= this.opts.claimTimeoutMs) this.finishClaim();
+    if (!stalled) this.claims.tick(now);
     this.lastTickMs = now;
     this.tickTimer = this.timers.setTimeout(() => this.tick(), this.tickIntervalMs());
   }
@@ -356,15 +332,7 @@ export class Membership {
     const now = this.clock.monotonicMs();
     this.unreachable.set(address, now);
     if (!refused || !this.joinedFlag) return;
-    // By uuid: only the incarnation this member lists at that address. A new one that listens
-    // there accepts dials, so it is never refused.
-    for (const x of this.members) {
-      if (x.uuid === this.opts.self.uuid || addressOf(x) !== address || this.suspects.has(x.uuid)) continue;
-      const r = this.monitor.refused(x.uuid, address, now);
-      if (r.kind === 'counted') this.log.fine(`reconnect to member ${address} (${x.uuid}) refused (${r.faults} of ${this.opts.connectionMonitorMaxFaults})`);
-      else if (r.kind === 'suspect') this.suspectRefused(x, `${r.faults} reconnect(s) refused in ${Math.round(r.spanMs)} ms (connection refused: its process is gone)`);
-      this.scheduleMonitor();
-    }
+    this.refusals.refused(address, now);
   }
 
   /** The open connection to a peer closed: if it is a member, dial it again at once and keep watching. */
@@ -372,25 +340,12 @@ export class Membership {
     if (!this.joinedFlag || peer.uuid === this.opts.self.uuid || this.suspects.has(peer.uuid)) return;
     const x = this.member(peer.uuid);
     if (x === undefined) return;
-    this.monitor.watch(x.uuid, addressOf(x), this.clock.monotonicMs());
-    this.redial(addressOf(x));
-    this.scheduleMonitor();
+    this.refusals.watch(x);
   }
 
   /** A dial is what tells a dead process from a live one: any message to the address makes one. */
   private redial(address: string): void {
     this.transport.send(address, message('heartbeat', { membersVersion: this.membersVersion, masterUuid: this.members[0]?.uuid ?? '', suspects: [...this.suspects] }));
-  }
-
-  private scheduleMonitor(): void {
-    if (this.monitorTimer !== null || this.stopped || this.monitor.size === 0) return;
-    this.monitorTimer = this.timers.setTimeout(() => {
-      this.monitorTimer = null;
-      if (this.stopped) return;
-      this.monitor.retain((u) => this.isMember(u) && !this.suspects.has(u));
-      for (const d of this.monitor.due(this.clock.monotonicMs())) this.redial(d.address);
-      this.scheduleMonitor();
-    }, this.monitor.intervalMs);
   }
 
   /**
@@ -407,7 +362,7 @@ export class Membership {
     }
     const master = this.members[0];
     if (master !== undefined && master.uuid !== x.uuid) this.transport.send(addressOf(master), message('memberSuspected', { uuid: x.uuid, reason: why }));
-    this.maybeClaim();
+    this.claims.maybeStart();
   }
 
   /** Master: a member reports refused reconnects to `uuid`. Its word removes nobody: dial it ourselves. */
@@ -416,9 +371,7 @@ export class Membership {
     const x = this.member(m.body.uuid);
     if (x === undefined || x.uuid === this.opts.self.uuid || this.suspects.has(x.uuid)) return;
     this.log.info(`member ${from.address} suspects ${addressOf(x)} (${x.uuid}): ${m.body.reason}; checking its connection`);
-    this.monitor.watch(x.uuid, addressOf(x), this.clock.monotonicMs());
-    this.redial(addressOf(x));
-    this.scheduleMonitor();
+    this.refusals.watch(x);
   }
 
   private found(reason: string): void {
@@ -436,6 +389,9 @@ export class Membership {
 
   // ── inbound messages ─────────────────────────────────────────────────────────────────────────
 
+  /** The message kinds membership owns (cluster/service.ts). */
+  readonly kinds: readonly MessageKind[] = ['joinRequest', 'joinAnswer', 'mergeProbe', 'mergeProbeAnswer', 'membersView', 'heartbeat', 'claimRequest', 'claimAnswer', 'mergeTo', 'memberSuspected', 'notMember'];
+
   /** Handles membership messages; returns false for kinds it does not own. */
   handle(from: Peer, m: Message): boolean {
     switch (m.kind) {
@@ -446,10 +402,10 @@ export class Membership {
         this.onJoinAnswer(m);
         return true;
       case 'mergeProbe':
-        this.onMergeProbe(m);
+        this.probes.onProbe(m);
         return true;
       case 'mergeProbeAnswer':
-        this.onMergeProbeAnswer(m);
+        this.probes.onAnswer(m);
         return true;
       case 'membersView':
         this.onMembersView(from, m.body);
@@ -458,10 +414,10 @@ export class Membership {
         this.onHeartbeat(from, m);
         return true;
       case 'claimRequest':
-        this.onClaimRequest(from, m);
+        if (this.joinedFlag) this.claims.answer(from, m, this.currentView());
         return true;
       case 'claimAnswer':
-        this.onClaimAnswer(from, m);
+        this.claims.onAnswer(from, m);
         return true;
       case 'mergeTo':
         if (this.joinedFlag && this.master !== null && from.uuid === this.master.uuid && !this.isMaster) {
@@ -499,7 +455,7 @@ export class Membership {
           this.counters.restartsDetected++;
           this.suspects.add(master.uuid);
           this.log.warning(`master ${addressOf(master)} restarted (new uuid ${joiner.uuid}); its old incarnation ${master.uuid} is gone`);
-          this.maybeClaim();
+          this.claims.maybeStart();
         }
         reply({ masterAddress: '', joined: true, refusal: '' });
         return;
@@ -513,9 +469,8 @@ export class Membership {
         this.suspects.add(joiner.uuid);
         this.log.warning(`member ${addressOf(joiner)} (${joiner.uuid}) asks to join after the master was suspected: it is not in this cluster`);
         // A claim already running asked it too, and it will not answer (it is not joined).
-        const c = this.claim;
-        if (c !== null && c.asked.delete(joiner.uuid) && c.answers.size === c.asked.size) this.finishClaim();
-        this.maybeClaim();
+        this.claims.giveUpOn(joiner.uuid);
+        this.claims.maybeStart();
       }
       reply({ masterAddress: addressOf(master), joined: true, refusal: '' });
       return;
@@ -579,46 +534,6 @@ export class Membership {
     this.host.onView(this.currentView(), previous);
   }
 
-  /**
-   * A split-brain probe from the master of a cluster: ours, or another side. Members of another side
-   * answer with their master and cluster as they are now. A master also probes the prober at once
-   * instead of deciding on the probe: the probe may have waited in a partitioned connection and
-   * describe the prober's cluster as it was (seed 520 with --register --tcp: both masters merged
-   * into each other, one on a fresh answer, one on a probe held through the partition).
-   */
-  private onMergeProbe(m: MessageOf<'mergeProbe'>): void {
-    const prober = m.body.member;
-    if (!this.isOtherSide(m.body.cluster, prober.uuid)) return;
-    const master = this.members[0] as MemberWire;
-    this.transport.send(
-      addressOf(prober),
-      message('mergeProbeAnswer', { probeId: m.body.probeId, uuid: this.opts.self.uuid, address: addressOf(this.opts.self), masterAddress: addressOf(master), cluster: this.clusterInfo }),
-    );
-    if (!this.isMaster) return;
-    const now = this.clock.monotonicMs();
-    const sent = this.probesSent.get(addressOf(prober));
-    if (sent === undefined || now - sent.atMs > this.opts.mergeProbeIntervalMs / 2) this.sendProbe(addressOf(prober), now);
-  }
-
-  /**
-   * Master: an answer to a probe. Merges are decided only on an answer to this master's latest probe
-   * round that came back within half a probe interval, so both sides decide on each other's cluster
-   * as it is now: an answer held in a partitioned connection describes a cluster that may since have
-   * grown, shrunk or merged.
-   */
-  private onMergeProbeAnswer(m: MessageOf<'mergeProbeAnswer'>): void {
-    const b = m.body;
-    if (!this.isMaster || !this.isOtherSide(b.cluster, b.uuid)) return;
-    const now = this.clock.monotonicMs();
-    const sent = this.probesSent.get(b.address);
-    if (sent === undefined || sent.id !== b.probeId || now - sent.atMs > this.opts.mergeProbeIntervalMs / 2) {
-      this.counters.staleProbeAnswers++;
-      return;
-    }
-    if (b.masterAddress === b.address) this.considerMerge(b.cluster, b.address, b.uuid);
-    else if (b.masterAddress !== '') this.sendProbe(b.masterAddress, now);
-  }
-
   private onJoinAnswer(m: MessageOf<'joinAnswer'>): void {
     const b = m.body;
     if (this.joinedFlag) return;
@@ -663,25 +578,13 @@ export class Membership {
       if (this.isMaster) return;
       // A view from someone who is not our master, while our master is fine: ignore, unless we
       // accepted that member's mastership claim.
-      if (this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid) && from.uuid !== this.acceptedClaimant) return;
-      if (from.uuid === this.acceptedClaimant && this.host.tableWire().version !== this.acceptedTableVersion) {
-        // Since answering that claim this member followed its old master again (it heard it once
-        // the network healed, and took its tables): it may own partitions and hold writes the
-        // claimer's table, built from the answers, knows nothing of. Moving to the claimer's side
-        // by adopting its view would let the claimer's stale copies replace them (seed 214595 with
-        // --overlap). It moves the way a member of a merging side does: it leaves, hands back what
-        // it holds, and joins the claimer.
-        this.leave(`the member ${from.address}, whose mastership claim this member accepted, took over after this member followed its old master again`, true);
-        this.masterAddressHint = from.address;
-        return;
-      }
-      if (from.uuid === this.acceptedClaimant && view.table.version < this.host.tableWire().version) {
-        // The claimer did not take the table this member answered with: it came from a master that
-        // had removed the claimer (the other half of a split). Adopting the view would leave this
-        // member on a table newer than every table its new master makes, taking none of them, and
-        // the partitions that table gave it could never move (seed 1036190 never settled). Its
-        // copies may hold writes taken under that table, so it moves as a merging member does.
-        this.leave(`the member ${from.address}, whose mastership claim this member accepted, did not take this member's partition table (version ${this.host.tableWire().version}, from a master that had removed it)`, true);
+      const fromClaimant = this.claims.isAcceptedClaimant(from.uuid);
+      if (this.isMember(myMaster.uuid) && !this.suspects.has(myMaster.uuid) && !fromClaimant) return;
+      const why = fromClaimant ? this.claims.reasonToLeaveFor(from.address, view, this.host.tableWire().version) : null;
+      if (why !== null) {
+        // It moves the way a member of a merging side does: it leaves, hands back what it holds,
+        // and joins the claimer.
+        this.leave(why, true);
         this.masterAddressHint = from.address;
         return;
       }
@@ -701,7 +604,7 @@ export class Membership {
 
   private adopt(view: ViewWire): void {
     this.resetSinceJoin = false;
-    this.acceptedClaimant = null;
+    this.claims.forgetAccepted();
     const previous = this.members;
     const wasJoined = this.joinedFlag;
     this.members = [...view.members];
@@ -710,18 +613,18 @@ export class Membership {
     this.foundedAtMs = view.foundedAtMs;
     for (const x of this.members) this.seenAddresses.add(addressOf(x));
     this.joinedFlag = true;
-    this.claim = null;
+    this.claims.cancel();
     const now = this.clock.monotonicMs();
     for (const x of this.members) if (!this.lastHeard.has(x.uuid) || !wasJoined) this.lastHeard.set(x.uuid, now);
     for (const s of [...this.suspects]) if (!this.isMember(s)) this.suspects.delete(s);
     this.askingToJoinSince.clear();
-    this.monitor.retain((u) => this.isMember(u));
+    this.refusals.retain((u) => this.isMember(u));
     this.host.onView(view, previous);
   }
 
   private leave(reason: string, merging = false): void {
     this.counters.leftCluster++;
-    this.probesSent.clear();
+    this.probes.reset();
     this.admittingMaster = null;
     this.resetSinceJoin = true;
     this.log.warning(`left the cluster: ${reason}; joining again`);
@@ -730,9 +633,9 @@ export class Membership {
     this.membersVersion = 0;
     this.suspects.clear();
     this.askingToJoinSince.clear();
-    this.monitor.clear();
+    this.refusals.clear();
     this.joiners.clear();
-    this.claim = null;
+    this.claims.cancel();
     this.unjoinedPeers.clear();
     this.masterAddressHint = null;
     this.joinStartMs = this.clock.monotonicMs();
@@ -754,7 +657,7 @@ export class Membership {
     }
     this.markHeard(from.uuid, from.address);
     this.heardSinceAdmitted.add(from.uuid);
-    this.monitor.forget(from.uuid);
+    this.refusals.forget(from.uuid);
     if (this.isMaster && m.body.membersVersion < this.membersVersion) {
       // It missed a view: send it again.
       this.transport.send(from.address, message('membersView', this.currentView()));
@@ -803,7 +706,7 @@ export class Membership {
       return;
     }
     // Also when nothing new is suspected: a claim may be due for a master suspected earlier.
-    this.maybeClaim();
+    this.claims.maybeStart();
   }
 
   /** Master: drops members (suspected, departed, restarted) and publishes. */
@@ -820,7 +723,7 @@ export class Membership {
       this.suspects.delete(u);
       this.lastHeard.delete(u);
       this.heardSinceAdmitted.delete(u);
-      this.monitor.forget(u);
+      this.refusals.forget(u);
     }
     this.log.info(`removed ${[...drop].join(', ')} (${reason})`);
     this.host.onMembersRemoved([...drop]);
@@ -864,57 +767,8 @@ export class Membership {
 
   // ── mastership claim ─────────────────────────────────────────────────────────────────────────
 
-  private maybeClaim(): void {
-    if (this.claim !== null || this.isMaster) return;
-    const myIndex = this.members.findIndex((x) => x.uuid === this.opts.self.uuid);
-    if (myIndex <= 0) return;
-    const older = this.members.slice(0, myIndex);
-    if (!older.every((x) => this.suspects.has(x.uuid))) return;
-    this.counters.claims++;
-    const asked = new Set(this.members.filter((x) => x.uuid !== this.opts.self.uuid && !this.suspects.has(x.uuid)).map((x) => x.uuid));
-    this.log.warning(`master ${this.members[0]?.uuid ?? '?'} suspected; claiming mastership, asking ${asked.size} member(s)`);
-    this.claim = { answers: new Map(), asked, startMs: this.clock.monotonicMs() };
-    const request = message('claimRequest', { candidateUuid: this.opts.self.uuid });
-    for (const u of asked) {
-      const a = this.addressOfUuid(u);
-      if (a !== null) this.transport.send(a, request);
-    }
-    if (asked.size === 0) this.finishClaim();
-  }
-
-  private onClaimRequest(from: Peer, m: MessageOf<'claimRequest'>): void {
-    if (!this.joinedFlag) return;
-    const candidateIndex = this.members.findIndex((x) => x.uuid === m.body.candidateUuid);
-    // Accept when every member older than the candidate is silent to us too (or gone).
-    const now = this.clock.monotonicMs();
-    const accepted =
-      candidateIndex > 0 &&
-      this.members.slice(0, candidateIndex).every((x) => this.suspects.has(x.uuid) || now - (this.lastHeard.get(x.uuid) ?? 0) > this.opts.maxNoHeartbeatMs / 2);
-    if (accepted) {
-      this.acceptedClaimant = m.body.candidateUuid;
-      this.acceptedTableVersion = this.host.tableWire().version;
-    }
-    this.transport.send(from.address, message('claimAnswer', { accepted, view: this.currentView() }, m.callId));
-  }
-
-  private onClaimAnswer(from: Peer, m: MessageOf<'claimAnswer'>): void {
-    const c = this.claim;
-    if (c === null || !c.asked.has(from.uuid)) return;
-    if (!m.body.accepted) {
-      this.log.warning(`mastership claim rejected by ${from.address}`);
-      this.claim = null;
-      return;
-    }
-    c.answers.set(from.uuid, m.body.view);
-    if (c.answers.size === c.asked.size) this.finishClaim();
-  }
-
-  private finishClaim(): void {
-    const c = this.claim;
-    if (c === null) return;
-    this.claim = null;
-    const keep = new Set([this.opts.self.uuid, ...c.answers.keys()]);
-    const views = [...c.answers.values()];
+  /** A claim finished: this member takes over with the members that accepted it. */
+  private takeOver(keep: ReadonlySet<string>, views: readonly ViewWire[]): void {
     const newest = Math.max(this.membersVersion, ...views.map((v) => v.membersVersion));
     const previous = this.members;
     const removed = previous.filter((x) => !keep.has(x.uuid)).map((x) => x.uuid);
@@ -931,78 +785,10 @@ export class Membership {
     this.host.onView(this.currentView(), previous);
   }
 
-  // ── split brain ──────────────────────────────────────────────────────────────────────────────
-
-  /** Master: asks every known address outside the cluster whether a master of another cluster is there. */
-  private probe(now: number): void {
-    this.lastProbeMs = now;
-    this.probeId++;
-    const inList = new Set(this.members.map((x) => addressOf(x)));
-    const request = message('mergeProbe', { member: this.opts.self, cluster: this.clusterInfo, probeId: this.probeId });
-    for (const a of new Set([...this.joinAddresses, ...this.seenAddresses])) {
-      if (inList.has(a) || a === addressOf(this.opts.self)) continue;
-      this.probesSent.set(a, { id: this.probeId, atMs: now });
-      this.transport.send(a, request);
-    }
-  }
-
-  /**
-   * Master: probes one address now (a master learned from an answer, or a prober): answers to an
-   * earlier probe of that address no longer count.
-   */
-  private sendProbe(address: string, now: number): void {
-    if (address === addressOf(this.opts.self) || this.members.some((x) => addressOf(x) === address)) return;
-    this.probeId++;
-    this.probesSent.set(address, { id: this.probeId, atMs: now });
-    this.transport.send(address, message('mergeProbe', { member: this.opts.self, cluster: this.clusterInfo, probeId: this.probeId }));
-  }
-
-  /**
-   * Whether a joined member of cluster `info` is on another side of a split brain: another cluster,
-   * or the same one (split apart after a mastership claim) that no longer lists it.
-   */
-  private isOtherSide(info: ClusterInfo, uuid: string): boolean {
-    if (!this.joinedFlag || info.clusterId === '') return false;
-    return info.clusterId !== this.clusterId || !this.isMember(uuid);
-  }
-
-  /** Master: met the master of another side at `address`; merge into it when this side is smaller. */
-  private considerMerge(other: ClusterInfo, address: string, otherMaster: string): void {
-    const mine = this.clusterInfo;
-    if (!mergesInto(mine, this.opts.self.uuid, other, otherMaster)) return;
-    const why =
-      mine.dataMembers !== other.dataMembers
-        ? `it has ${other.dataMembers} data member(s), this cluster ${mine.dataMembers}`
-        : mine.foundedAtMs !== other.foundedAtMs
-          ? `both have ${mine.dataMembers} data member(s) and this cluster is younger (founded ${new Date(mine.foundedAtMs).toISOString()}, the other ${new Date(other.foundedAtMs).toISOString()})`
-          : mine.clusterId !== other.clusterId
-            ? `both have ${mine.dataMembers} data member(s), were founded at the same time, and this cluster's id is greater`
-            : `both are halves of cluster ${mine.clusterId} with ${mine.dataMembers} data member(s), and this master's uuid is greater`;
-    this.counters.merges++;
-    this.log.warning(`split brain: cluster ${mine.clusterId} merges into cluster ${other.clusterId} (master ${address}) because ${why}`);
-    const order = message('mergeTo', { masterAddress: address, reason: why });
-    for (const x of this.members) if (x.uuid !== this.opts.self.uuid) this.transport.send(addressOf(x), order);
-    this.leave(`merging into the cluster of ${address}: ${why}`, true);
-    this.masterAddressHint = address;
-  }
-
   /** Text of the member list for the log, like `Members {size:3, ver:5} [...]`. */
   /** `Members {size:2, ver:2} [ Member [h]:p - uuid this, Member … ]`, one line (config.md, "Logging"). */
   membersLine(): string {
     return formatMembersLine(this.membersVersion, this.members.map((x) => ({ host: x.host, port: x.port, uuid: x.uuid, self: x.uuid === this.opts.self.uuid, lite: x.lite })));
   }
 
-}
-
-export function formatMembersLine(version: number, members: readonly { host: string; port: number; uuid: string; self: boolean; lite: boolean }[]): string {
-  const items = members.map((x) => `Member [${x.host}]:${x.port} - ${x.uuid}${x.self ? ' this' : ''}${x.lite ? ' lite' : ''}`);
-  return `Members {size:${members.length}, ver:${version}} [ ${items.join(', ')} ]`;
-}
-
-/** Order for mastership claims among unjoined members: address, then uuid. */
-function rank(address: string, uuid: string): string {
-  const i = address.lastIndexOf(':');
-  const host = address.slice(0, i);
-  const port = Number(address.slice(i + 1));
-  return `${host}:${String(port).padStart(5, '0')}/${uuid}`;
 }

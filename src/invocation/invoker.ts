@@ -8,7 +8,8 @@
 // Idempotent calls (map get/put/remove/clear, queue size) are also re-sent when their target leaves
 // or stays silent; a queue offer or poll is not (it could run twice): when its target leaves before
 // answering, or no answer comes before the deadline, the caller gets 503 ERR_CLUSTER_INDETERMINATE.
-import type { MessageOf, OpWire } from '../cluster/messages.js';
+import type { Message, MessageKind, MessageOf, OpWire } from '../cluster/messages.js';
+import type { MemberService } from '../cluster/service.js';
 import { message } from '../cluster/messages.js';
 import type { Peer, Transport } from '../cluster/transport.js';
 import { OP, type OpOutcome } from '../data/replica-store.js';
@@ -53,7 +54,11 @@ interface Call {
   done: boolean;
 }
 
-export class Invoker {
+export class Invoker implements MemberService {
+  readonly name = 'invocation';
+  /** The message kinds the caller side owns (cluster/service.ts); the owner side's are operations/owner-ops.ts's. */
+  readonly kinds: readonly MessageKind[] = ['invokeResult'];
+
   private nextCallId = 1;
   private readonly remote = new Map<number, Call>();
   /** Calls waiting out a retry delay (not in flight): a member removal wakes those aimed at it. */
@@ -199,6 +204,10 @@ export class Invoker {
     this.finish(call, { kind: 'ok', outcome: { kind: 'value', value: null, contentType: null } });
   }
 
+  handle(from: Peer, m: Message): void {
+    if (m.kind === 'invokeResult') this.onResult(from, m);
+  }
+
   onResult(from: Peer, m: MessageOf<'invokeResult'>): void {
     const call = this.remote.get(m.callId);
     if (call === undefined || call.target !== from.uuid) return;
@@ -223,7 +232,7 @@ export class Invoker {
    * waiting to retry it go again; both at once (the shortest retry delay), without waiting for their
    * attempt timeouts or a grown backoff: the table that removed it names the promoted owner.
    */
-  onMemberRemoved(uuid: string): void {
+  memberRemoved(uuid: string): void {
     this.dropRemote((call) => call.target === uuid);
     for (const call of [...this.backingOff]) {
       if (call.target !== uuid) continue;
@@ -240,7 +249,7 @@ export class Invoker {
    * comes later from a member of the old cluster is ignored: that member's write may be handed back
    * or dropped by a merge, so only the new cluster's owner may acknowledge the call.
    */
-  onLeftCluster(): void {
+  leftCluster(): void {
     this.dropRemote(() => true);
   }
 

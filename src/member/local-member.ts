@@ -2,7 +2,7 @@
 // node and cluster states, credentials checks and the run-time tcp-ip member list. Time comes from
 // the injected clock; timers for waiting polls come from the injected timer service, so the member
 // can be driven by a simulated clock in tests.
-import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Config, EndpointGroup, LogLevel } from '../config/types.js';
 import type { Clock } from '../util/clock.js';
 import { GridError } from '../util/errors.js';
@@ -21,23 +21,11 @@ import type { LocalResult } from '../invocation/invoker.js';
 import type { Timers } from '../util/clock.js';
 import type { Logger, ComponentLogger } from '../util/logger.js';
 import { describeActor, then } from './member-api.js';
-import type {
-  Actor,
-  Awaitable,
-  ClientLiveness,
-  WanControl,
-  ClusterInfo,
-  ClientView,
-  ClusterState,
-  Credentials,
-  HealthInfo,
-  MapEntryRead,
-  MemberApi,
-  NodeState,
-  StoredValue,
-} from './member-api.js';
+import type { Actor, Awaitable, ClientLiveness, WanControl, ClusterInfo, ClientView, ClusterState, Credentials, HealthInfo, MapEntryRead, MemberApi, NodeState, StoredValue } from './member-api.js';
 import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
-import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from './metrics-snapshot.js';
+import { credentialsAccepted } from './credentials.js';
+import { buildMetricsSnapshot } from './node-figures.js';
+import type { MetricsSnapshot, RuntimeFigures } from './metrics-snapshot.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
 /** A local call that is never cancelled from outside. */
@@ -176,7 +164,7 @@ export class LocalMember implements MemberApi {
   async markActive(): Promise<void> {
     if (this.node.persistence !== null) {
       const timers = this.env.timers ?? processTimers;
-      await this.node.loadPersistedAsync(`member ${this.uuid} at ${this.host}:${this.port}`, () => new Promise<void>((resolve) => void timers.setTimeout(resolve, 0)));
+      await this.node.recovery.loadAsync(`member ${this.uuid} at ${this.host}:${this.port}`, () => new Promise<void>((resolve) => void timers.setTimeout(resolve, 0)));
     }
     const tcp = this.config.network.join.tcpIp;
     const joinAddresses = tcp.enabled ? expandJoinAddresses(this.tcpIpMembers ?? [], this.config.network.port.port) : [];
@@ -198,8 +186,8 @@ export class LocalMember implements MemberApi {
       case 'starting':
         return 'STARTING';
       case 'running':
-        if (!this.node.hasJoined || this.node.recovering) return 'STARTING';
-        return this.node.currentState === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
+        if (!this.node.hasJoined || this.node.recovery.recovering) return 'STARTING';
+        return this.node.stateChange.state === 'PASSIVE' ? 'PASSIVE' : 'ACTIVE';
     }
   }
 
@@ -215,9 +203,9 @@ export class LocalMember implements MemberApi {
    */
   async beginShutdown(clientsGone: () => Promise<void> = () => Promise.resolve()): Promise<void> {
     this.phase = 'stopping';
-    await this.node.leaveGracefully(this.config.properties.gracefulShutdownMaxWaitSeconds * 1000);
-    if (this.node.replicasHandedOff) await clientsGone();
-    this.node.depart();
+    await this.node.leave.leaveGracefully(this.config.properties.gracefulShutdownMaxWaitSeconds * 1000);
+    if (this.node.leave.replicasHandedOff) await clientsGone();
+    this.node.leave.depart();
     this.node.stop();
   }
 
@@ -260,14 +248,14 @@ export class LocalMember implements MemberApi {
    * caller can try another member). Calls already under way keep retrying in the invoker.
    */
   private refuseWhenNotJoined(): void {
-    if (this.node.recovering) throw new GridError('ERR_DATA_RECOVERING', 'recovery in progress', { retryAfterSeconds: 5 });
+    if (this.node.recovery.recovering) throw new GridError('ERR_DATA_RECOVERING', 'recovery in progress', { retryAfterSeconds: 5 });
     if (!this.node.membership.joined) {
       throw new GridError('ERR_CLUSTER_UNAVAILABLE', 'cluster not ready: this member has not joined a cluster yet', { retryAfterSeconds: 1 });
     }
   }
 
   private refuseWriteWhenPassive(operation: string): void {
-    if (this.node.clusterState === 'PASSIVE') {
+    if (this.node.stateChange.reported === 'PASSIVE') {
       throw new GridError('ERR_DATA_CLUSTER_PASSIVE', `cluster is PASSIVE: ${operation} is not allowed`, { retryAfterSeconds: 5 });
     }
   }
@@ -278,8 +266,8 @@ export class LocalMember implements MemberApi {
    */
   /** `timeoutMs`: the op's number field (a poll's wait, a drain's maximum). */
   private run(partitionId: number, code: number, name: string, key: Uint8Array, value: Uint8Array, contentType: string | null, timeoutMs = 0): Awaitable<OpOutcome> {
-    if (this.node.isFastLocal(partitionId)) {
-      const now = this.node.runLocalNow(partitionId, ClusterNode.op(code, name, key, value, contentType, timeoutMs), this.defer, NO_CANCEL_HOOK);
+    if (this.node.ops.isFastLocal(partitionId)) {
+      const now = this.node.ops.runLocalNow(partitionId, ClusterNode.op(code, name, key, value, contentType, timeoutMs), this.defer, NO_CANCEL_HOOK);
       if (now !== null) return unwrap(now) ?? this.remote(partitionId, code, name, key, value, contentType, timeoutMs);
       const later = this.deferred as Promise<LocalResult>;
       this.deferred = null;
@@ -307,7 +295,7 @@ export class LocalMember implements MemberApi {
     this.refuseWhenNotJoined();
     const bytes = this.keyOf(key);
     const partitionId = this.keyPartition;
-    if (this.node.isFastLocal(partitionId)) {
+    if (this.node.ops.isFastLocal(partitionId)) {
       return this.node.store.maps.getStored(mapName, bytes, partitionId, this.env.clock.nowMs());
     }
     return then(this.remote(partitionId, OP.MAP_GET, mapName, bytes, EMPTY, null), toStoredValue);
@@ -511,27 +499,27 @@ export class LocalMember implements MemberApi {
 
   forceStart(by: Actor): boolean {
     this.log.info(`forceStart requested by ${describeActor(by)}`);
-    return this.node.forceStart();
+    return this.node.recovery.forceStart();
   }
 
   partialStart(by: Actor): boolean {
     this.log.info(`partialStart requested by ${describeActor(by)}`);
-    return this.node.partialStart();
+    return this.node.recovery.partialStart();
   }
 
   startBackup(by: Actor): Promise<{ ok: boolean; message: string }> {
     this.log.info(`backup requested by ${describeActor(by)}`);
-    return this.node.startBackup();
+    return this.node.hotBackup.start();
   }
 
   interruptBackup(by: Actor): void {
     this.log.info(`backupInterrupt requested by ${describeActor(by)}`);
-    this.node.interruptBackup();
+    this.node.hotBackup.interrupt();
   }
 
   persistenceStatus(): { enabled: boolean; recovering: boolean; policy: string; backupDir: string } {
     const p = this.config.persistence;
-    return { enabled: p.enabled, recovering: this.node.recovering, policy: p.clusterDataRecoveryPolicy, backupDir: p.backupDir };
+    return { enabled: p.enabled, recovering: this.node.recovery.recovering, policy: p.clusterDataRecoveryPolicy, backupDir: p.backupDir };
   }
 
   clusterInfo(): ClusterInfo {
@@ -571,7 +559,7 @@ export class LocalMember implements MemberApi {
     const joined = this.node.membership.joined;
     return {
       nodeState: state,
-      clusterState: this.node.clusterState,
+      clusterState: this.node.stateChange.reported,
       clusterSafe: (state === 'ACTIVE' || state === 'PASSIVE') && this.node.isSafe(),
       migrationQueueSize: this.node.partitions.migrationQueueSize,
       clusterSize: joined ? this.node.membership.list.length : 1,
@@ -598,53 +586,8 @@ export class LocalMember implements MemberApi {
   }
 
   metricsSnapshot(): MetricsSnapshot {
-    const c = this.env.connections();
-    const owned = this.node.ownedFlags();
-    const maps: MapFigures[] = this.node.store.maps.entriesBySide(owned);
-    const queues: QueueFigures[] = this.node.store.queues.queueSizes().map((q) => {
-      const mine = owned[this.node.store.queuePartition(q.name)] === true;
-      return { name: q.name, owned: mine ? q.size : 0, backup: mine ? 0 : q.size, waitingPolls: q.waitingPolls };
-    });
-    let ownedEntries = 0;
-    let backupEntries = 0;
-    for (const m of maps) {
-      ownedEntries += m.owned;
-      backupEntries += m.backup;
-    }
-    let ownedItems = 0;
-    let backupItems = 0;
-    for (const q of queues) {
-      ownedItems += q.owned;
-      backupItems += q.backup;
-    }
     const health = this.health();
-    const runtime = this.env.runtimeMetrics();
-    return {
-      member: `[${this.host}]:${this.port}`,
-      nodeState: health.nodeState,
-      clusterState: health.clusterState,
-      flat: {
-        // Owned only: summed over the members this is the number of entries in the cluster. Before
-        // this version it counted backup copies too (now `mapEntriesBackup`).
-        mapEntries: ownedEntries,
-        mapEntriesBackup: backupEntries,
-        maps: maps.length,
-        queues: queues.length,
-        queueItems: ownedItems,
-        queueItemsBackup: backupItems,
-        waitingPolls: this.node.store.queues.waitingPolls(),
-        ownedPartitions: this.node.ownedPartitions(),
-        ...this.node.metrics(),
-        clusterSafe: health.clusterSafe ? 1 : 0,
-        httpConnections: c.http,
-        memberConnections: c.member,
-        ...runtime.flat,
-      },
-      maps,
-      queues,
-      wan: Object.entries(this.node.wan.figures()).map(([key, f]) => ({ replication: key.slice(0, key.indexOf('/')), publisher: key.slice(key.indexOf('/') + 1), ...f })),
-      runtime,
-    };
+    return buildMetricsSnapshot(this.node, `[${this.host}]:${this.port}`, health.nodeState, health.clusterState, health.clusterSafe, this.env.connections(), this.env.runtimeMetrics());
   }
 
   // ── security and groups ──────────────────────────────────────────────────────────────────────────
@@ -670,7 +613,7 @@ export class LocalMember implements MemberApi {
   }
 
   authenticate(credentials: Credentials, endpoint: string, remoteAddress: string): boolean {
-    const ok = this.checkCredentials(credentials);
+    const ok = credentialsAccepted(this.config, credentials);
     if (this.config.security.enabled) {
       this.audit.info(`REST authentication ${ok ? 'succeeded' : 'failed'}`, { user: credentials.user, endpoint, source: remoteAddress, outcome: ok ? 'success' : 'failure' });
     } else if (!ok) {
@@ -683,26 +626,12 @@ export class LocalMember implements MemberApi {
     this.audit.info('REST call without credentials refused', { user: null, endpoint, source: remoteAddress, outcome: 'failure' });
   }
 
-  private checkCredentials(credentials: Credentials): boolean {
-    const security = this.config.security;
-    if (!security.enabled) return credentials.user === this.config.clusterName;
-    const realm = security.realms.find((r) => r.name === security.memberAuthenticationRealm);
-    if (realm === undefined) return false;
-    let ok = false;
-    // Compare every user so the time taken does not depend on which user name matched.
-    for (const user of realm.users) {
-      const match = constantTimeEqual(user.username, credentials.user) && constantTimeEqual(user.password, credentials.password);
-      ok = ok || match;
-    }
-    return ok;
-  }
-
   // ── management ───────────────────────────────────────────────────────────────────────────────────
 
   async changeClusterState(target: ClusterState, by: Actor): Promise<'changed' | 'unchanged'> {
     if (target === 'IN_TRANSITION') throw new GridError('ERR_MGMT_BAD_STATE', 'IN_TRANSITION cannot be requested');
     this.log.info(`cluster state change to ${target} requested by ${describeActor(by)}`);
-    return this.node.changeState(target, describeActor(by));
+    return this.node.stateChange.change(target, describeActor(by));
   }
 
   supportsClusterVersion(version: string): boolean {
@@ -710,7 +639,7 @@ export class LocalMember implements MemberApi {
   }
 
   memberShutdownNote(): string | null {
-    return this.node.handOffForbidden();
+    return this.node.leave.handOffForbidden();
   }
 
   shutdownMember(by: Actor): void {
@@ -727,12 +656,12 @@ export class LocalMember implements MemberApi {
     this.log.info(`clusterShutdown requested by ${who}`);
     const stopAll = async (): Promise<void> => {
       const reason = `clusterShutdown requested through ${this.host}:${this.port} by ${who}`;
-      const missing = await this.node.shutdownOthers(reason, CLUSTER_SHUTDOWN_ACK_WAIT_MS);
+      const missing = await this.node.commands.shutdownOthers(reason, CLUSTER_SHUTDOWN_ACK_WAIT_MS);
       if (missing.length > 0) this.log.warning(`clusterShutdown: ${missing.join(', ')} did not acknowledge within ${CLUSTER_SHUTDOWN_ACK_WAIT_MS} ms; stopping anyway`);
       else this.log.info('clusterShutdown: every other member acknowledged; stopping');
       this.env.requestStop(`clusterShutdown requested over REST by ${who}`);
     };
-    this.node.changeState('PASSIVE', `clusterShutdown by ${who}`).then(
+    this.node.stateChange.change('PASSIVE', `clusterShutdown by ${who}`).then(
       () => void stopAll(),
       (e: unknown) => {
         this.log.warning(`clusterShutdown: could not switch the cluster to PASSIVE first (${e instanceof Error ? e.message : String(e)}); stopping every member anyway`);
@@ -750,7 +679,7 @@ export class LocalMember implements MemberApi {
     if (this.tcpIpMembers === null) return null;
     this.tcpIpMembers = [...members];
     this.node.setJoinAddresses(expandJoinAddresses(members, this.config.network.port.port));
-    this.node.broadcastMemberList(members);
+    this.node.commands.broadcastMemberList(members);
     this.log.info(`tcp-ip member list set to ${members.join(', ')} by ${describeActor(by)}; sent to every member`);
     return this.tcpIpMembers;
   }
@@ -804,14 +733,14 @@ export class LocalMember implements MemberApi {
     clearQueues: (r, p) => void this.node.wan.clearQueues(r, p),
     sync: (r, p, map) => {
       this.refuseWhenNotJoined();
-      return this.node.wan.startSync(r, p, map);
+      return this.node.wan.syncs.startSync(r, p, map);
     },
     consistencyCheck: (r, p, map) => {
       this.refuseWhenNotJoined();
-      return this.node.wan.startConsistencyCheck(r, p, map);
+      return this.node.wan.syncs.startConsistencyCheck(r, p, map);
     },
-    progress: (uuid) => this.node.wan.progress(uuid),
-    checkResult: (uuid) => this.node.wan.checkResult(uuid),
+    progress: (uuid) => this.node.wan.syncs.progress(uuid),
+    checkResult: (uuid) => this.node.wan.syncs.checkResult(uuid),
     addConfig: (json) => this.node.wan.addConfigJson(json),
   };
   pollTimeoutSecondsMax(): number {
@@ -839,11 +768,3 @@ function unwrap(r: LocalResult): OpOutcome | null {
   if (r.kind === 'error') throw r.error;
   return null;
 }
-
-function constantTimeEqual(a: string, b: string): boolean {
-  // Hash both sides so the comparison length never depends on the secret's length.
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb);
-}
-

@@ -15,8 +15,9 @@
 // after the new ones hold the data, so a move never lowers the number of live replicas.
 // The migration queue size is the number of partitions whose list differs from the target: derived
 // from the plan itself, never counted separately.
-import type { Message, MessageOf, TableWire, ViewWire } from '../cluster/messages.js';
+import type { Message, MessageKind, MessageOf, TableWire, ViewWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
+import type { MemberService } from '../cluster/service.js';
 import type { Peer } from '../cluster/transport.js';
 import type { ReplicaStore } from '../data/replica-store.js';
 import { assignTarget, migrationQueue, promoteAfterRemoval } from '../partition/assignment.js';
@@ -41,6 +42,8 @@ export interface PartitionServiceHost {
   masterUuid(): string | null;
   /** The version of the member list this member holds (a table from the master is applied only under it). */
   membersVersion(): number;
+  /** A message that proves a listed member alive, as a heartbeat does (membership). */
+  heardFrom(uuid: string): void;
   /** Data members (not lite) in join order. */
   dataMembers(): string[];
   isMember(uuid: string): boolean;
@@ -107,7 +110,8 @@ export function tablesMadeWithEveryone(views: readonly ViewWire[]): TableWire[] 
   return views.filter((v) => staying.every((u) => v.members.some((m) => m.uuid === u)) && holding.every((u) => v.table.uuids.includes(u))).map((v) => v.table);
 }
 
-export class PartitionService {
+export class PartitionService implements MemberService {
+  readonly name = 'migration';
   private tableNow: PartitionTable;
   private target: Replicas[] | null = null;
   private queueSize = 0;
@@ -318,6 +322,16 @@ export class PartitionService {
     for (const w of wires) if (w.version > best.version) best = PartitionTable.fromWire(w, this.opts.partitionCount);
     if (best !== this.tableNow) this.apply(best);
     this.active.clear();
+  }
+
+  /** A member (not the master) adopted its master's view: the table it carries applies (a membership event). */
+  viewFromMaster(view: ViewWire): void {
+    this.applyFromMaster(view.table, view.migrationQueue);
+  }
+
+  /** After every view (a membership event): the master plans for the member list it now has. */
+  membersChanged(): void {
+    if (this.host.isMaster()) this.onMembersChanged();
   }
 
   /** The member list changed: recompute the target (master) and the queue size. */
@@ -692,6 +706,9 @@ export class PartitionService {
     this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok }));
   }
 
+  /** The message kinds migration owns (cluster/service.ts). */
+  readonly kinds: readonly MessageKind[] = ['partitionTable', 'migrateRequest', 'migrateResult', 'migrateCommit', 'migrateCommitAck', 'migrateAbort'];
+
   handle(from: Peer, m: Message): boolean {
     switch (m.kind) {
       case 'partitionTable':
@@ -712,6 +729,10 @@ export class PartitionService {
         this.onCommit(from, m.body);
         return true;
       case 'migrateCommitAck':
+        // A confirmed commit says its sender is alive and takes this member for its master (it
+        // confirms only to its own master): as good as a heartbeat. No other message is: a member
+        // that left for a cluster of its own still answers snapshots and says "not a member".
+        if (m.body.ok) this.host.heardFrom(from.uuid);
         this.onCommitAck(from, m.body);
         return true;
       case 'migrateAbort': {

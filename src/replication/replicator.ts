@@ -11,8 +11,10 @@
 //   applied on top of that snapshot. So an ack always means "this replica holds the write".
 // - A transfer is applied atomically on the receiver: chunks are collected and imported together
 //   after the last one, so a half-received partition is never served or promoted.
-import type { BackupOpWire, EntryWire, Message, MessageOf, QueueWire, WanQueueWire } from '../cluster/messages.js';
+import type { BackupOpWire, EntryWire, Message, MessageKind, MessageOf, QueueWire, WanQueueWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
+import type { MemberService } from '../cluster/service.js';
+import { snapshotChunks, type SnapshotChunk } from './snapshot-chunks.js';
 import type { Peer, Transport } from '../cluster/transport.js';
 import type { ReplicaStore } from '../data/replica-store.js';
 import type { Clock, TimerHandle, Timers } from '../util/clock.js';
@@ -59,7 +61,7 @@ interface Outgoing {
   readonly transferId: number;
   readonly partitionId: number;
   readonly target: string;
-  readonly chunks: Chunk[];
+  readonly chunks: SnapshotChunk[];
   readonly version: number;
   next: number;
   timer: TimerHandle | null;
@@ -86,7 +88,8 @@ interface Buffered {
   readonly seq: number;
 }
 
-export class Replicator {
+export class Replicator implements MemberService {
+  readonly name = 'replication';
   private nextCallId = 1;
   private nextTransferId = 1;
   /** Counts backups as they are buffered, to tell those that arrived before a snapshot from those after. */
@@ -367,6 +370,11 @@ export class Replicator {
   }
 
   /** A member left: stop waiting for its acks. */
+  /** A member left the cluster (a membership event): forgetMember. */
+  memberRemoved(uuid: string): void {
+    this.forgetMember(uuid);
+  }
+
   forgetMember(uuid: string): void {
     for (const [callId, p] of [...this.pendingAcks]) {
       if (p.waiting.delete(uuid) && p.waiting.size === 0) this.settle(callId);
@@ -392,6 +400,9 @@ export class Replicator {
   }
 
   // ── inbound ──────────────────────────────────────────────────────────────────────────────────
+
+  /** The message kinds replication owns (cluster/service.ts). */
+  readonly kinds: readonly MessageKind[] = ['backup', 'backupAck', 'versions', 'resyncRequest', 'snapshotChunk', 'snapshotAck'];
 
   handle(from: Peer, m: Message): boolean {
     switch (m.kind) {
@@ -520,7 +531,7 @@ export class Replicator {
       return;
     }
     const snap = this.store.exportPartition(partitionId, this.clock.nowMs());
-    const chunks = chunk(snap.entries, snap.queues, snap.wan, snap.wanMarks, this.opts.chunkBytesMax);
+    const chunks = snapshotChunks(snap.entries, snap.queues, snap.wan, snap.wanMarks, this.opts.chunkBytesMax);
     const o: Outgoing = { transferId: this.nextTransferId++, partitionId, target, chunks, version: snap.version, next: 0, timer: null, done };
     this.outgoing.set(o.transferId, o);
     this.counters.transfersSent++;
@@ -745,51 +756,3 @@ export class Replicator {
 
 /** Unconfirmed writes kept for replay at most (all partitions); more are counted and dropped. */
 const UNCONFIRMED_MAX = 100_000;
-
-/** Splits a partition snapshot into chunks of about `bytesMax` (always at least one chunk). */
-type Chunk = { entries: EntryWire[]; queues: QueueWire[]; wan: WanQueueWire[]; wanMarks: { source: string; version: number }[] };
-
-function chunk(entries: readonly EntryWire[], queues: readonly QueueWire[], wan: readonly WanQueueWire[], wanMarks: readonly { source: string; version: number }[], bytesMax: number): Chunk[] {
-  const out: Chunk[] = [];
-  let cur: Chunk = { entries: [], queues: [], wan: [], wanMarks: [] };
-  let bytes = 0;
-  const push = (): void => {
-    out.push(cur);
-    cur = { entries: [], queues: [], wan: [], wanMarks: [] };
-    bytes = 0;
-  };
-  for (const e of entries) {
-    const size = e.key.length + e.value.length + e.map.length + 80;
-    if (bytes > 0 && bytes + size > bytesMax) push();
-    cur.entries.push(e);
-    bytes += size;
-  }
-  for (const q of queues) {
-    let size = q.name.length + 16;
-    for (const i of q.items) size += i.value.length + 24;
-    if (bytes > 0 && bytes + size > bytesMax) push();
-    cur.queues.push(q);
-    bytes += size;
-  }
-  // A WAN queue may be long: its events are split over chunks, in order (the receiver appends parts).
-  for (const q of wan) {
-    let part: WanQueueWire['events'][number][] = [];
-    const flush = (): void => {
-      if (part.length > 0) cur.wan.push({ publisher: q.publisher, events: part });
-      part = [];
-    };
-    for (const e of q.events) {
-      const size = e.key.length + e.value.length + e.map.length + e.origin.length + 96;
-      if (bytes > 0 && bytes + size > bytesMax) {
-        flush();
-        push();
-      }
-      part.push(e);
-      bytes += size;
-    }
-    flush();
-  }
-  if (cur.entries.length > 0 || cur.queues.length > 0 || cur.wan.length > 0 || out.length === 0) out.push(cur);
-  (out[out.length - 1] as Chunk).wanMarks = [...wanMarks];
-  return out;
-}

@@ -22,7 +22,7 @@ import { tlsOptions } from './tls.js';
 import { ProcessMetrics } from './process-metrics.js';
 import { LATENCY_BOUNDS_SECONDS, STATUS_CLASSES } from '../http/request-stats.js';
 import type { RuntimeFigures } from '../member/metrics-snapshot.js';
-import type { PersistenceSetup } from '../member/node-persistence.js';
+import type { PersistenceSetup } from '../persistence/node-persistence.js';
 import { chooseMemberDir } from '../persistence/member-dir.js';
 import { FileDisk } from './file-disk.js';
 

@@ -15,7 +15,7 @@
 // Checking is incremental: a partition is checked after a step that dropped, imported or removed
 // data on any member, changed a table, crashed a member, finished a hand-back or acknowledged a write.
 import type { ClusterNode } from '../../src/member/cluster-node.js';
-import type { ReplayBacklog, ReplayCall } from '../../src/member/merge-replay.js';
+import type { ReplayBacklog, ReplayCall } from '../../src/merge/merge-replay.js';
 import { OP, type Mutation } from '../../src/data/replica-store.js';
 import { decodeMapMerge } from '../../src/data/merge-batch.js';
 
@@ -224,7 +224,7 @@ function sameReplicas(a: readonly (string | null)[] | undefined, b: readonly (st
 }
 
 function replayOf(node: ClusterNode): ReplayBacklog {
-  return (node as unknown as { replay: ReplayBacklog }).replay;
+  return node.handBack.backlog;
 }
 
 function replayHolds(r: ReplayBacklog, p: number): boolean {

@@ -1,4 +1,4 @@
-// The official Node.js client (`hazelcast-client`, a dev dependency: README "Tests") against real
+// The official Node.js client (`hazelcast-client`, a dev dependency: README "Development tools") against real
 // members: it connects to a 3-member cluster with smart routing, authenticates on every member,
 // learns the three members and a partition table of 271 partitions owned by them, and shuts down
 // cleanly; every map and queue call of spec/client.md sees the same data as REST on every member, in

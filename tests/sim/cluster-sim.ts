@@ -257,7 +257,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
   const scratch = new Map<SimMember, Buffer>();
   const put = (m: SimMember, map: string, keyBytes: Buffer, value: Buffer, done: (r: LocalResult) => void): void => {
     const p = partitionIdOfKey(keyBytes, partitionCount);
-    if (!m.node.isFastLocal(p)) {
+    if (!m.node.ops.isFastLocal(p)) {
       m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, map, keyBytes, value, 'text/plain'), 20_000, done);
       return;
     }
@@ -269,7 +269,7 @@ export function runClusterSim(o: SimRunOptions): SimReport {
       if (r.kind === 'retry') m.node.invoker.invoke(p, ClusterNode.op(OP.MAP_PUT, map, keyBytes, value, 'text/plain'), 20_000, done);
       else done(r);
     };
-    const now = m.node.runLocalNow(p, ClusterNode.op(OP.MAP_PUT, map, borrowed, value, 'text/plain'), () => answer, () => {});
+    const now = m.node.ops.runLocalNow(p, ClusterNode.op(OP.MAP_PUT, map, borrowed, value, 'text/plain'), () => answer, () => {});
     buf.fill(0xff, 0, keyBytes.length);
     if (now !== null) answer(now);
   };
@@ -652,7 +652,8 @@ function unsafeReasons(m: SimMember): string {
   if (n.partitions.activeMigrations > 0) why.push(`${n.partitions.activeMigrations} migrations active`);
   if (n.replicator.syncing) why.push(`receiving partitions ${n.replicator.receivingPartitions.join(',')}`);
   if (n.replicator.staleCount > 0) why.push(`${n.replicator.staleCount} stale backups`);
-  if (n.handBack.pending > 0 || n.handBack.inFlight > 0) why.push(`hand-back ${n.handBack.pending} pending, ${n.handBack.inFlight} in flight`);
+  const hb = n.handBack.backlog;
+  if (hb.pending > 0 || hb.inFlight > 0) why.push(`hand-back ${hb.pending} pending, ${hb.inFlight} in flight`);
   return why.join(', ') || 'replicas short';
 }
 

@@ -28,12 +28,12 @@ test('a member leaving a cluster of two hands off every partition without a fail
   // Writes to some partitions only: the others' backups stay behind the owner's jumped version.
   for (let i = 0; i < 6; i++) cluster.put(a, 'm', `k${i}`, `v${i}`);
   const failedBefore = a.node.partitions.counters.migrationsFailed;
-  void b.node.leaveGracefully(60_000);
-  cluster.until('the leaving member handed everything off', () => b.node.replicasHandedOff, 30_000);
+  void b.node.leave.leaveGracefully(60_000);
+  cluster.until('the leaving member handed everything off', () => b.node.leave.replicasHandedOff, 30_000);
   assert.equal(a.node.partitions.counters.migrationsFailed - failedBefore, 0, 'no move failed');
   world.runFor(DEPART_WAIT_MS / 2);
   assert.ok(a.node.membership.isMember(b.node.uuid), 'still listed until it departs');
-  b.node.depart();
+  b.node.leave.depart();
   cluster.until('the master removed it', () => !a.node.membership.isMember(b.node.uuid), 1000);
   for (let i = 0; i < 6; i++) assert.deepEqual(cluster.valuesOnReplicas(a, 'm', `k${i}`), [`v${i}`]);
   cluster.stop();
@@ -41,8 +41,8 @@ test('a member leaving a cluster of two hands off every partition without a fail
 
 test('a drained member that never departs is removed by the master after DEPART_WAIT_MS', () => {
   const { world, cluster, a, b } = twoMembers(6);
-  void b.node.leaveGracefully(60_000);
-  cluster.until('the leaving member handed everything off', () => b.node.replicasHandedOff, 30_000);
+  void b.node.leave.leaveGracefully(60_000);
+  cluster.until('the leaving member handed everything off', () => b.node.leave.replicasHandedOff, 30_000);
   world.runFor(DEPART_WAIT_MS - 1000);
   assert.ok(a.node.membership.isMember(b.node.uuid));
   cluster.until('the master removed it', () => !a.node.membership.isMember(b.node.uuid), 2000);

@@ -85,12 +85,12 @@ function runSeed(seed: number): void {
       persistence: { disk, dir, lock, metadata, defer: (fn) => void timers.setTimeout(fn, 0), backupDir: '', segmentBytes: 4096 },
     });
     wireNode(transport, node);
-    node.loadPersisted(owner);
+    node.recovery.load(owner);
     node.start(address.split(':')[0] as string, 5701, ADDRESSES);
     return { node, timersId };
   };
   const ready = (ms: readonly Member[]): boolean =>
-    ms.every((m) => m.node.membership.joined && !m.node.recovering && m.node.membership.list.length === 3 && m.node.partitions.table.isAssigned);
+    ms.every((m) => m.node.membership.joined && !m.node.recovery.recovering && m.node.membership.list.length === 3 && m.node.partitions.table.isAssigned);
 
   // Per key: the values written in order, the index of the last acknowledged one, one write in flight.
   const written = new Map<string, string[]>();

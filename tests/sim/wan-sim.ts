@@ -647,7 +647,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
         const via = liveA().filter((m) => m.node.membership.joined && !world.isPaused(m.address));
         const m = via[Math.floor(midSyncPick * via.length)];
         if (m === undefined) return;
-        midSyncId = m.node.wan.startSync(REPLICATION, PUBLISHER, null);
+        midSyncId = m.node.wan.syncs.startSync(REPLICATION, PUBLISHER, null);
         note(`full sync ${midSyncId} through ${m.address} (during the faults)`);
         count('mid-run-sync');
       });
@@ -851,7 +851,7 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   if (midSyncId !== null) {
     const id = midSyncId;
     const ended = (): boolean => liveA().every((m) => {
-      const stage = m.node.wan.progress(id)?.stage;
+      const stage = m.node.wan.syncs.progress(id)?.stage;
       return stage === undefined || stage === 'FINISHED' || stage === 'FAILED';
     });
     // Within 30 s of the heal (both clusters settled, the queues drained): the retries of a sync are
@@ -859,14 +859,14 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
     // (wan.md). Not ending at all would be caught by the 2-minute stall rule; this asks for less.
     if (!(await runUntil(ended, world.timeMs + 30_000))) {
       const record = (m: Member): string => {
-        const r = m.node.wan.records.get(id);
+        const r = m.node.wan.syncs.records.get(id);
         if (r === undefined) return `${m.address}: no record`;
         const started = [...r.started].map(([u, ps]) => `${u.slice(-4)}:${ps.size}`).join(',');
         return `${m.address}: ${r.stage} ${r.done.size}/${r.total} done, unfinished per member [${started}], owns ${Array.from({ length: partitionCount }, (_, p) => p).filter((p) => m.node.partitions.table.owner(p) === m.uuid).length}`;
       };
       fail(`the sync started during the faults had not ended 30 s after the heal: ${liveA().map(record).join('; ')}; crashed: ${[...crashedAt.keys()].map((u) => u.slice(-4)).join(',')}`);
     }
-    const stages = new Set(liveA().map((m) => m.node.wan.progress(id)?.stage ?? 'unknown'));
+    const stages = new Set(liveA().map((m) => m.node.wan.syncs.progress(id)?.stage ?? 'unknown'));
     midSync = [...stages].sort().join('/');
     note(`the sync started during the faults ended: ${midSync}`);
     if (!(await runUntil(drained, world.timeMs + 60_000))) fail(`the WAN queues did not drain after the sync started during the faults ended: ${figures()}`);
@@ -1003,12 +1003,12 @@ export async function runWanSim(o: WanSimOptions): Promise<WanSimReport> {
   // (c) a full sync, then B holds all of A.
   const coordinator = liveA()[rnd.nextInt(liveA().length)] as Member;
   const syncStartMs = world.timeMs;
-  const syncId = coordinator.node.wan.startSync(REPLICATION, PUBLISHER, null);
+  const syncId = coordinator.node.wan.syncs.startSync(REPLICATION, PUBLISHER, null);
   note(`full sync ${syncId} through ${coordinator.address}`);
-  const stages = (): string => liveA().map((m) => `${m.address} ${JSON.stringify(m.node.wan.progress(syncId))}`).join('; ');
-  const finished = (): boolean => liveA().every((m) => m.node.wan.progress(syncId)?.stage === 'FINISHED') || liveA().some((m) => m.node.wan.progress(syncId)?.stage === 'FAILED');
+  const stages = (): string => liveA().map((m) => `${m.address} ${JSON.stringify(m.node.wan.syncs.progress(syncId))}`).join('; ');
+  const finished = (): boolean => liveA().every((m) => m.node.wan.syncs.progress(syncId)?.stage === 'FINISHED') || liveA().some((m) => m.node.wan.syncs.progress(syncId)?.stage === 'FAILED');
   if (!(await runUntil(finished, world.timeMs + 60_000))) fail(`the full sync did not finish within 60 s: ${stages()}`);
-  if (liveA().some((m) => m.node.wan.progress(syncId)?.stage !== 'FINISHED')) fail(`the full sync failed: ${stages()}`);
+  if (liveA().some((m) => m.node.wan.syncs.progress(syncId)?.stage !== 'FINISHED')) fail(`the full sync failed: ${stages()}`);
   const syncMs = world.timeMs - syncStartMs;
   if (!(await runUntil(drained, world.timeMs + 60_000))) fail(`the WAN queues did not drain after the sync: ${figures()}`);
   await runFor(500);

@@ -120,7 +120,7 @@ test('a removed owner: waiting calls go to the promoted owner at once, not after
   invoker.onResult(deadPeer, message('invokeResult', { ...okBody, status: STATUS.RETRY }, last.callId));
   const before = sent.length;
   owner = 'promoted';
-  invoker.onMemberRemoved('dead');
+  invoker.memberRemoved('dead');
   time.advance(15);
   const resent = sent.slice(before);
   assert.equal(resent.length, 2, `both puts re-sent within 15 ms of the removal, got ${resent.length}`);

@@ -1,4 +1,4 @@
-// Checks what a cut-off member hands back (src/member/merge-replay.ts), on a real ReplicaStore:
+// Checks what a cut-off member hands back (src/merge/merge-replay.ts), on a real ReplicaStore:
 // collectReplay turns owned partitions and unconfirmed writes into MAP_MERGE batches (one map and one
 // partition each, at most batch-size entries and batchBytesMax bytes, every entry with its hits,
 // times and expiration) under each map's policy, drops DiscardMergePolicy entries and queue items
@@ -12,7 +12,7 @@ import type { BackupOpWire, OpWire } from '../../src/cluster/messages.js';
 import type { MapConfig, MergePolicyConfig, QueueMergePolicyName } from '../../src/config/types.js';
 import { decodeMapMerge, encodeMapMerge, type MergingEntry } from '../../src/data/merge-batch.js';
 import { BACKUP, OP, ReplicaStore } from '../../src/data/replica-store.js';
-import { collectReplay, ReplayBacklog, replayLogLine, replayOutcome, type ReplayCall, type ReplayPlan, type ReplayPolicies } from '../../src/member/merge-replay.js';
+import { collectReplay, ReplayBacklog, replayLogLine, replayOutcome, type ReplayCall, type ReplayPlan, type ReplayPolicies } from '../../src/merge/merge-replay.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';
 import { testStore } from '../harness/store.js';
 

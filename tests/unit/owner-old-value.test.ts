@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackupOpWire, OpWire } from '../../src/cluster/messages.js';
 import { decodeWith, encodeWith } from '../../src/cluster/protocol/schema-codec.js';
-import { collectReplay } from '../../src/member/merge-replay.js';
+import { collectReplay } from '../../src/merge/merge-replay.js';
 import { defaultMap, defaultQueue } from '../../src/config/draft.js';
 import { BACKUP, ENTRIES_ANSWER, ENTRIES_READ, IF_SAME_PAYLOAD, OP, QUEUE_ITEMS_ANSWER, ReplicaStore } from '../../src/data/replica-store.js';
 import { partitionIdOfKey } from '../../src/partition/partition-id.js';

@@ -1,4 +1,4 @@
-// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data, wan, persistence,
+// Checks the architecture's one-way rules from the imports: cores (config, cluster, partition, data, wan, persistence, the service rooms,
 // the router, path and request-parser code, and the admin CLI's core: src/admin/ but its HTTP client) never import node:net/node:fs/node:http or the runtime, and never call
 // Date.now, Math.random or setTimeout; nothing but member.ts imports runtime/; util/ imports only util/;
 // config/ never imports wan/;
@@ -10,19 +10,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../harness/member-process.js';
-
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...files(full));
-    else if (entry.name.endsWith('.ts')) out.push(full);
-  }
-  return out;
-}
+import { sourceFiles as files } from '../harness/source-files.js';
 
 const SRC = path.join(REPO_ROOT, 'src');
-const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan', 'persistence'].map((d) => path.join(SRC, d));
+const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan', 'persistence', 'operations', 'lifecycle', 'recovery', 'merge'].map((d) => path.join(SRC, d));
 /** The admin CLI's I/O edge: the one file of src/admin/ allowed node:http / node:https and a timer. */
 const ADMIN_EDGE = path.join(SRC, 'admin', 'http-client.ts');
 const ADMIN_CORE = files(path.join(SRC, 'admin')).filter((f) => f !== ADMIN_EDGE);

@@ -6,14 +6,14 @@ import type { Config } from '../config/types.js';
 import { resolveMapConfig, resolveQueueConfig } from '../config/match.js';
 import { queueConfigName } from '../data/queue-service.js';
 import type { ReplicaStore } from '../data/replica-store.js';
-import { joinPath, type Disk, type DiskLock } from '../persistence/disk.js';
-import { LogStore, type LogStoreOptions, type RecoveryReport } from '../persistence/log-store.js';
-import type { LogRecord } from '../persistence/log-record.js';
-import { writeMetadata, type MemberMetadata } from '../persistence/member-metadata.js';
-import { applyRecord, PersistenceService, recordIsLive, type LoadTally, type Ticket } from '../persistence/persistence-service.js';
+import { joinPath, type Disk, type DiskLock } from './disk.js';
+import { LogStore, type LogStoreOptions, type RecoveryReport } from './log-store.js';
+import type { LogRecord } from './log-record.js';
+import { writeMetadata, type MemberMetadata } from './member-metadata.js';
+import { applyRecord, PersistenceService, recordIsLive, type LoadTally, type Ticket } from './persistence-service.js';
 import type { Clock } from '../util/clock.js';
-import { Compactor } from '../persistence/compactor.js';
-import { shouldStartPass, type CompactionPolicy } from '../persistence/compaction-plan.js';
+import { Compactor } from './compactor.js';
+import { shouldStartPass, type CompactionPolicy } from './compaction-plan.js';
 import type { ComponentLogger } from '../util/logger.js';
 
 /** What the runtime found for this member under base-dir (member-dir.ts). */
@@ -160,7 +160,6 @@ export class NodePersistence {
     });
   }
 
-
   /** The ticket of the records the last operation logged, or 0 (nothing persistent changed). */
   takeTicket(): Ticket {
     return this.serviceNow?.takeTicket() ?? 0;
@@ -173,6 +172,19 @@ export class NodePersistence {
   }
 
   /** Writes the metadata file; a failure is logged (once per distinct message), not thrown. */
+  /**
+   * A backup's acknowledgement waits for the records of what it confirms: `sendAck` runs once they
+   * are on disk; a write error leaves the write unacknowledged (logged).
+   */
+  whenPersisted(sendAck: () => void): void {
+    const ticket = this.takeTicket();
+    if (ticket === 0) return sendAck();
+    this.whenDone(ticket, (error) => {
+      if (error === null) sendAck();
+      else this.log.severe(`a backup write could not be persisted, so it is not acknowledged: ${error.message}`);
+    });
+  }
+
   writeMetadata(m: MemberMetadata): void {
     try {
       writeMetadata(this.setup.disk, this.setup.dir, m);

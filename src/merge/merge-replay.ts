@@ -24,7 +24,6 @@
 // either side, is the partition's authority, and a backup may be behind it. Under a policy where the
 // handing side wins (PassThrough), a stale backup's value arriving after the owner's hand-back put
 // an old value over every newer one (nemesis seed 101: r-7=46 over 48 to 56).
-
 import type { BackupOpWire, OpWire } from '../cluster/messages.js';
 import type { MergePolicyConfig, QueueMergePolicyName } from '../config/types.js';
 import { BACKUP, BACKUP_PUT_EXPIRY, OP, REMOVED_ITEMS, type OpOutcome, type ReplicaStore } from '../data/replica-store.js';
