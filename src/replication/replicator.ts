@@ -376,6 +376,9 @@ export class Replicator implements MemberService {
   }
 
   forgetMember(uuid: string): void {
+    // A removed member's next life (it left and joined again, same uuid) is another stream: a copy
+    // that followed it must not count its writes as duplicates or its snapshots as older.
+    for (const [p, u] of [...this.lineage]) if (u === uuid) this.lineage.delete(p);
     for (const [callId, p] of [...this.pendingAcks]) {
       if (p.waiting.delete(uuid) && p.waiting.size === 0) this.settle(callId);
     }
@@ -598,6 +601,16 @@ export class Replicator implements MemberService {
     inc.nextIndex++;
     if (b.last) {
       this.incoming.delete(b.partitionId);
+      if (this.lineage.get(b.partitionId) === from.uuid && this.store.version(b.partitionId) > b.version) {
+        // An older snapshot of the stream this copy follows, overtaken by a write applied on top of
+        // a newer one (a snapshot sent just before a write and delivered after it): it holds nothing
+        // this copy lacks, and importing it would undo acknowledged writes (seed 3029718). A member
+        // removed from the cluster starts a new stream when it comes back (forgetMember), so a
+        // lower version from it after that is a new life of the partition and is imported.
+        this.log.fine(`partition ${b.partitionId}: snapshot ${b.transferId} at version ${b.version} from ${from.address} is older than this copy (version ${this.store.version(b.partitionId)}): kept the copy`);
+        ack(true);
+        return;
+      }
       this.store.importPartition(b.partitionId, b.version, inc.entries, inc.queues, this.clock.nowMs(), inc.wan, b.wanMarks);
       this.lineage.set(b.partitionId, from.uuid);
       this.host.onPartitionImported(b.partitionId);

@@ -82,3 +82,25 @@ test('a write that arrived before the copy with a version inside it counts as in
   assert.equal(store.version(1), 12);
   assert.equal(replicator.counters.bufferedDropped, 0);
 });
+
+test('an older snapshot of the stream a copy follows, delivered after a newer write, does not undo that write (seed 3029718)', () => {
+  const { replicator, sent, store } = backupMember();
+  replicator.handle(OWNER, chunk(1, 10, 0, true, [entry('k1', 'v1')]));
+  // The owner took snapshot 2 at version 10, then ran a write at 11; the write overtook the snapshot.
+  replicator.handle(OWNER, message('backup', { partitionId: 1, version: 11, op: put('k2', 'v2') }, 9));
+  assert.deepEqual(sent.filter((m) => m.kind === 'backupAck').map((m) => m.callId), [9], 'the write is acknowledged');
+  replicator.handle(OWNER, chunk(2, 10, 0, true, [entry('k1', 'v1')]));
+  assert.equal(store.version(1), 11, 'the copy keeps its version');
+  assert.equal(store.maps.peek('m', Buffer.from('k2'), 1, 1_700_000_000_000)?.value.toString(), 'v2', 'and the acknowledged write');
+  const acks = sent.filter((m) => m.kind === 'snapshotAck') as (Message & { kind: 'snapshotAck' })[];
+  assert.equal(acks.at(-1)?.body.ok, true, 'the owner hears the snapshot landed (this copy holds all of it)');
+});
+
+test('after its owner was removed, a lower version from the same member is a new life of the partition and is imported', () => {
+  const { replicator, store } = backupMember();
+  replicator.handle(OWNER, chunk(1, 2_097_160, 0, true, [entry('k1', 'old')]));
+  replicator.memberRemoved('x');
+  replicator.handle(OWNER, chunk(2, 1_048_577, 0, true, [entry('k9', 'new')]));
+  assert.equal(store.version(1), 1_048_577);
+  assert.equal(store.maps.peek('m', Buffer.from('k1'), 1, 1_700_000_000_000), null, 'the earlier life is gone');
+});
