@@ -33,8 +33,9 @@ export interface MembershipEvents {
   /** A member (not the master) adopted the master's view: the table and state it carries apply. */
   viewFromMaster?(view: MessageOf<'membersView'>['body']): void;
   memberRemoved?(uuid: string): void;
+  /** A member came into the list (this member too, in the first view after it joins). */
   memberAdded?(uuid: string): void;
-  /** The master is another member now (this one, possibly). */
+  /** The master is another member now (this one, possibly), or the first master after joining or rejoining. */
   masterChanged?(masterUuid: string): void;
   /** The first view after this member left its cluster (removed, or merging into another). */
   rejoined?(): void;

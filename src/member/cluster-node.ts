@@ -197,6 +197,7 @@ export class ClusterNode implements TransportHandler {
         },
         onLeftCluster: (reason) => {
           this.leftSinceView = true;
+        this.lastMaster = null;
           this.services.emit('leftCluster', reason);
         },
         onFoundedCluster: () => {},
