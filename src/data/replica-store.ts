@@ -134,6 +134,12 @@ export class ReplicaStore {
   readonly maps: MapService;
   readonly queues: QueueService;
   private readonly versions: number[];
+  /**
+   * Per partition, the highest data version its copy here has had since this member started,
+   * including copies since dropped or replaced. An owner's stream never reuses a version (see
+   * jumpVersion).
+   */
+  private readonly highest: number[];
   readonly partitionCount: number;
   /** Queue name → partition, so a partition's queues can be listed without hashing every name again. */
   private readonly queuePartitions = new Map<string, number>();
@@ -157,6 +163,13 @@ export class ReplicaStore {
     this.maps = new MapService({ partitionCount: options.partitionCount, resolveConfig: options.resolveMapConfig, random: options.random });
     this.queues = new QueueService({ resolveConfig: options.resolveQueueConfig, waitersMax: options.waitersMax });
     this.versions = new Array<number>(options.partitionCount).fill(0);
+    this.highest = new Array<number>(options.partitionCount).fill(0);
+  }
+
+  /** Remembers the version a copy had before it is dropped or replaced. */
+  private noteHighest(partitionId: number): void {
+    const v = this.versions[partitionId] ?? 0;
+    if (v > (this.highest[partitionId] ?? 0)) this.highest[partitionId] = v;
   }
 
   version(partitionId: number): number {
@@ -653,6 +666,7 @@ export class ReplicaStore {
       this.queuePartitions.set(q.name, partitionId);
       this.queues.restoreQueue(q.name, q.items.map((i) => ({ id: i.id, value: Buffer.from(i.value), contentType: i.contentType })), q.nextItemId);
     }
+    this.noteHighest(partitionId);
     this.versions[partitionId] = version;
     this.wanApplied[partitionId] = wanMarks.length === 0 ? undefined : new Map(wanMarks.map((m) => [m.source, m.version]));
     this.sidecar?.importPartition(partitionId, wan);
@@ -668,6 +682,7 @@ export class ReplicaStore {
       this.queues.dropItems(name);
       this.mergedItems.forgetQueue(name);
     }
+    this.noteHighest(partitionId);
     this.versions[partitionId] = 0;
     this.wanApplied[partitionId] = undefined;
     this.sidecar?.dropPartition(partitionId);
@@ -677,16 +692,22 @@ export class ReplicaStore {
 
   /** Sets a partition's data version as a persisted log says it was (recovery only). */
   restoreVersion(partitionId: number, version: number): void {
+    this.noteHighest(partitionId);
     this.versions[partitionId] = version;
   }
 
   /**
    * A member that just became a partition's owner jumps its data version far ahead, so every
    * backup sees a gap on the next write and resyncs from it: a backup that had writes this member
-   * missed can never mistake new writes for ones it already holds.
+   * missed can never mistake new writes for ones it already holds. It jumps from the highest version
+   * the partition ever had here, not only the current copy's: a copy this member dropped (not
+   * listed) or replaced can live on in a backup that followed its stream, and a new stream that
+   * started again from a lower version would look older than that copy to it, which kept the old
+   * copy and never confirmed a migration (seed 3012292: an acknowledged write lost when the owner
+   * then crashed).
    */
   jumpVersion(partitionId: number): void {
-    this.versions[partitionId] = this.version(partitionId) + VERSION_JUMP;
+    this.versions[partitionId] = Math.max(this.version(partitionId), this.highest[partitionId] ?? 0) + VERSION_JUMP;
   }
 }
 

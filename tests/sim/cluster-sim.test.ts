@@ -141,6 +141,7 @@ const REGRESSIONS_MIXED: ReadonlyMap<number, string> = new Map([
   // Found by the final run 3000001-3100000 (2026-11-28).
   [3038564, 'a member applied a table its master made after removing two members (the view saying so was lost to a partition), then claimed mastership with it and kept the two: their partitions went to members that had left'],
   [3029718, 'a backup imported an older snapshot of its owner\'s stream delivered after a newer write it had applied and acknowledged; the owner crashed and the write was gone'],
+  [3012292, 'an owner that had dropped its copy started the partition again at versions its old stream had used; a backup of that stream kept its copy as newer, never confirmed a migration, and the write went with the owner'],
 ]);
 
 /** Seeds found since the refusal-based detector with overlapping faults (mixed crashes). */

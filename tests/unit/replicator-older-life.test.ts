@@ -104,3 +104,25 @@ test('after its owner was removed, a lower version from the same member is a new
   assert.equal(store.version(1), 1_048_577);
   assert.equal(store.maps.peek('m', Buffer.from('k1'), 1, 1_700_000_000_000), null, 'the earlier life is gone');
 });
+
+test('an owner that dropped its copy and starts the partition again never reuses a version a backup of its old stream holds (seed 3012292)', () => {
+  // The owner's side: it held the partition at 1_048_581, was not listed for it and dropped it, then
+  // became its owner again when every replica was lost.
+  const owner = testStore({ partitionCount: 3 });
+  owner.jumpVersion(1);
+  for (let i = 0; i < 5; i++) owner.applyBackup(1, owner.version(1) + 1, put(`k${i}`, 'old'));
+  const oldVersion = owner.version(1);
+  owner.dropPartition(1);
+  owner.jumpVersion(1);
+  assert.ok(owner.version(1) > oldVersion, `the new stream starts above the old one (${owner.version(1)} > ${oldVersion})`);
+  // The same after a copy of another owner's stream at a lower version replaced its own.
+  owner.importPartition(1, 7, [], [], 1);
+  owner.jumpVersion(1);
+  assert.ok(owner.version(1) > oldVersion + 1_048_576);
+  // The backup that followed the old stream takes the new one's snapshot.
+  const { replicator, store } = backupMember();
+  replicator.handle(OWNER, chunk(1, oldVersion, 0, true, [entry('k1', 'old')]));
+  replicator.handle(OWNER, chunk(2, owner.version(1), 0, true, [entry('k77', 'v77')]));
+  assert.equal(store.version(1), owner.version(1));
+  assert.equal(store.maps.peek('m', Buffer.from('k77'), 1, 1_700_000_000_000)?.value.toString(), 'v77', 'the new life\'s write is held');
+});
