@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../harness/member-process.js';
 import { sourceFiles as files } from '../harness/source-files.js';
 
 const SRC = path.join(REPO_ROOT, 'src');
-const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan', 'persistence', 'operations', 'lifecycle', 'recovery', 'merge'].map((d) => path.join(SRC, d));
+const CORES = ['config', 'cluster', 'partition', 'data', 'replication', 'invocation', 'wan', 'persistence', 'operations', 'lifecycle', 'recovery', 'merge', 'cp'].map((d) => path.join(SRC, d));
 /** The admin CLI's I/O edge: the one file of src/admin/ allowed node:http / node:https and a timer. */
 const ADMIN_EDGE = path.join(SRC, 'admin', 'http-client.ts');
 const ADMIN_CORE = files(path.join(SRC, 'admin')).filter((f) => f !== ADMIN_EDGE);
