@@ -13,6 +13,9 @@ import { InvariantError, RaftGroup, encode } from '../harness/raft-group.js';
 import type { GroupMember } from '../harness/raft-group.js';
 import type { RaftMessage } from '../../src/cp/raft/types.js';
 import { SeededRandom } from '../../src/util/prng.js';
+import { decodeRaftMessage, encodeRaftMessage } from '../../src/cp/raft/wire.js';
+
+const WIRE_LIMITS = { dataBytesMax: 1024 * 1024, entriesMax: 1000 };
 
 export interface RaftSimOptions {
   readonly seed: number;
@@ -113,8 +116,10 @@ export function runRaftSim(o: RaftSimOptions): RaftSimReport {
     }
     const out = g.inbox;
     g.inbox = [];
-    for (const msg of out) {
+    for (const sent of out) {
       if (faultsOn && rnd.next() < loss) continue;
+      // Every message crosses the wire codec, as between real members.
+      const msg = decodeRaftMessage(encodeRaftMessage(sent), WIRE_LIMITS);
       const copies = faultsOn && rnd.next() < 0.01 ? 2 : 1;
       for (let c = 0; c < copies; c++) {
         const delay = 1 + rnd.nextInt(rnd.next() < 0.1 ? 150 : 8);
