@@ -1,0 +1,342 @@
+// The state machine of one CP group's data structures: AtomicLong, AtomicReference and
+// CountDownLatch by name, plus what makes retries safe and waits survive a leader change.
+// Deterministic: every replica applies the same commands in log order with the leader's clock
+// reading carried in each command, and reaches the same state and the same answers.
+//
+// - Invocation UUIDs: a command that carries one is applied at most once; its answer is kept
+//   `dedupeMs` (by the commands' clock) and a retry gets the kept answer. So a retried AtomicLong
+//   add applies once, where the reference's default applies it twice.
+// - Waits (latch await) are state: the waiter is kept under its invocation UUID until the count
+//   reaches zero or its deadline passes; the leader appends `expireWaits` for deadlines, so a
+//   timeout is decided in the log like everything else. A retry of a wait re-attaches to it.
+// - Values are 64-bit two's complement (BigInt, wrapped); references are bytes plus a content type,
+//   compared as stored bytes; every object remembers the log index of its last write (REST ETag).
+// - destroy removes an object; the name can be used again (the reference keeps tombstones forever).
+import { assert } from '../util/assert.js';
+
+export type LongOp = 'set' | 'getAndSet' | 'addAndGet' | 'getAndAdd' | 'compareAndSet';
+export type RefOp = 'set' | 'getAndSet' | 'compareAndSet';
+export type Structure = 'long' | 'ref' | 'latch';
+
+export interface RefValue {
+  readonly value: Uint8Array;
+  readonly contentType: string | null;
+}
+
+export type CpCommand =
+  | { readonly kind: 'long'; readonly op: LongOp; readonly name: string; readonly a: bigint; readonly b: bigint }
+  | {
+      readonly kind: 'ref';
+      readonly op: RefOp;
+      readonly name: string;
+      readonly value: RefValue | null;
+      /** compareAndSet: the value expected. */
+      readonly expected: RefValue | null;
+      /** REST If-Match: the index of the write the caller saw (-1: none). */
+      readonly ifIndex: number;
+    }
+  | { readonly kind: 'latch'; readonly op: 'trySetCount'; readonly name: string; readonly count: number }
+  | { readonly kind: 'latch'; readonly op: 'countDown'; readonly name: string; /** -1: the current round. */ readonly round: number }
+  | { readonly kind: 'latch'; readonly op: 'await'; readonly name: string; readonly timeoutMs: number }
+  | { readonly kind: 'destroy'; readonly structure: Structure; readonly name: string }
+  /** Leader: these waits passed their deadlines. */
+  | { readonly kind: 'expireWaits'; readonly invocations: readonly string[] };
+
+/** A command as it goes into the log. */
+export interface Envelope {
+  /** '' when the call carries none (then a retry may apply it again). */
+  readonly invocation: string;
+  /** The leader's wall clock when it appended the command. */
+  readonly nowMs: number;
+  readonly command: CpCommand;
+}
+
+export type CpResult =
+  | { readonly type: 'long'; readonly value: bigint }
+  | { readonly type: 'cas'; readonly result: boolean; readonly value: bigint }
+  | { readonly type: 'ref'; readonly ok: boolean; readonly old: RefValue | null; readonly index: number }
+  | { readonly type: 'bool'; readonly result: boolean }
+  | { readonly type: 'count'; readonly count: number; readonly round: number }
+  | { readonly type: 'waiting' }
+  | { readonly type: 'none' }
+  | { readonly type: 'error'; readonly code: 'illegal-state' | 'illegal-argument'; readonly message: string };
+
+/** A wait that ended (its caller, if still waiting somewhere, gets `result`). */
+export interface Completion {
+  readonly invocation: string;
+  readonly result: CpResult;
+}
+
+interface Latch {
+  count: number;
+  round: number;
+  /** Invocations counted in this round (a retried countDown counts once). */
+  counted: Set<string>;
+  index: number;
+}
+
+interface Waiter {
+  readonly name: string;
+  readonly deadlineMs: number;
+}
+
+const MIN_LONG = -(2n ** 63n);
+const MAX_LONG = 2n ** 63n - 1n;
+
+export class CpStructures {
+  private readonly longs = new Map<string, { value: bigint; index: number }>();
+  private readonly refs = new Map<string, { value: RefValue | null; index: number }>();
+  private readonly latches = new Map<string, Latch>();
+  /** Invocation → answer and the time it was given, oldest first. */
+  private readonly answers = new Map<string, { result: CpResult; atMs: number }>();
+  private readonly waiters = new Map<string, Waiter>();
+  private clockMs = 0;
+
+  constructor(private readonly dedupeMs: number) {}
+
+  /** Applies one committed command at log `index`. */
+  apply(index: number, e: Envelope): { result: CpResult; completions: Completion[] } {
+    if (e.nowMs > this.clockMs) this.clockMs = e.nowMs;
+    this.forgetOldAnswers();
+    const completions: Completion[] = [];
+    if (e.invocation !== '') {
+      const kept = this.answers.get(e.invocation);
+      if (kept !== undefined) return { result: kept.result, completions };
+      if (this.waiters.has(e.invocation)) return { result: { type: 'waiting' }, completions };
+    }
+    const result = this.run(index, e, completions);
+    if (e.invocation !== '' && result.type !== 'waiting') this.answers.set(e.invocation, { result, atMs: this.clockMs });
+    for (const c of completions) this.answers.set(c.invocation, { result: c.result, atMs: this.clockMs });
+    return { result, completions };
+  }
+
+  private run(index: number, e: Envelope, completions: Completion[]): CpResult {
+    const c = e.command;
+    switch (c.kind) {
+      case 'long':
+        return this.applyLong(index, c);
+      case 'ref':
+        return this.applyRef(index, c);
+      case 'latch':
+        return this.applyLatch(index, e.invocation, c, completions);
+      case 'destroy':
+        return this.destroy(c.structure, c.name, completions);
+      case 'expireWaits':
+        for (const inv of c.invocations) {
+          if (!this.waiters.has(inv)) continue;
+          this.waiters.delete(inv);
+          completions.push({ invocation: inv, result: { type: 'bool', result: false } });
+        }
+        return { type: 'none' };
+    }
+  }
+
+  private applyLong(index: number, c: Extract<CpCommand, { kind: 'long' }>): CpResult {
+    const cur = this.longs.get(c.name)?.value ?? 0n;
+    let next = cur;
+    let answer: bigint = cur;
+    switch (c.op) {
+      case 'set':
+      case 'getAndSet':
+        next = c.a;
+        answer = cur;
+        break;
+      case 'addAndGet':
+        next = BigInt.asIntN(64, cur + c.a);
+        answer = next;
+        break;
+      case 'getAndAdd':
+        next = BigInt.asIntN(64, cur + c.a);
+        answer = cur;
+        break;
+      case 'compareAndSet': {
+        const hit = cur === c.a;
+        if (hit) this.longs.set(c.name, { value: c.b, index });
+        return { type: 'cas', result: hit, value: hit ? c.b : cur };
+      }
+    }
+    assert(next >= MIN_LONG && next <= MAX_LONG, 'an AtomicLong value out of 64 bits');
+    this.longs.set(c.name, { value: next, index });
+    return { type: 'long', value: c.op === 'set' ? next : answer };
+  }
+
+  private applyRef(index: number, c: Extract<CpCommand, { kind: 'ref' }>): CpResult {
+    const cur = this.refs.get(c.name);
+    const value = cur?.value ?? null;
+    const at = cur?.index ?? 0;
+    if (c.ifIndex >= 0 && c.ifIndex !== at) return { type: 'ref', ok: false, old: value, index: at };
+    if (c.op === 'compareAndSet' && !sameRef(value, c.expected)) return { type: 'ref', ok: false, old: value, index: at };
+    this.refs.set(c.name, { value: c.value, index });
+    return { type: 'ref', ok: true, old: value, index };
+  }
+
+  private applyLatch(index: number, invocation: string, c: Extract<CpCommand, { kind: 'latch' }>, completions: Completion[]): CpResult {
+    let l = this.latches.get(c.name);
+    if (l === undefined) {
+      l = { count: 0, round: 0, counted: new Set(), index: 0 };
+      this.latches.set(c.name, l);
+    }
+    switch (c.op) {
+      case 'trySetCount': {
+        if (!Number.isSafeInteger(c.count) || c.count <= 0) return { type: 'error', code: 'illegal-argument', message: `count must be positive, not ${c.count}` };
+        if (l.count > 0) return { type: 'bool', result: false };
+        l.count = c.count;
+        l.round++;
+        l.counted.clear();
+        l.index = index;
+        return { type: 'bool', result: true };
+      }
+      case 'countDown': {
+        const round = c.round < 0 ? l.round : c.round;
+        if (round > l.round) return { type: 'error', code: 'illegal-state', message: `round ${round} is ahead of the latch's round ${l.round}` };
+        if (round === l.round && l.count > 0) {
+          const key = invocation === '' ? `#${index}` : invocation;
+          if (!l.counted.has(key)) {
+            l.counted.add(key);
+            l.count--;
+            l.index = index;
+            if (l.count === 0) this.wake(c.name, completions, true);
+          }
+        }
+        return { type: 'count', count: l.count, round: l.round };
+      }
+      case 'await': {
+        if (l.count === 0) return { type: 'bool', result: true };
+        if (c.timeoutMs <= 0 || invocation === '') return { type: 'bool', result: false };
+        this.waiters.set(invocation, { name: c.name, deadlineMs: this.clockMs + c.timeoutMs });
+        return { type: 'waiting' };
+      }
+    }
+  }
+
+  private wake(name: string, completions: Completion[], result: boolean): void {
+    for (const [inv, w] of [...this.waiters]) {
+      if (w.name !== name) continue;
+      this.waiters.delete(inv);
+      completions.push({ invocation: inv, result: { type: 'bool', result } });
+    }
+  }
+
+  private destroy(s: Structure, name: string, completions: Completion[]): CpResult {
+    if (s === 'long') this.longs.delete(name);
+    else if (s === 'ref') this.refs.delete(name);
+    else {
+      this.latches.delete(name);
+      for (const [inv, w] of [...this.waiters]) {
+        if (w.name !== name) continue;
+        this.waiters.delete(inv);
+        completions.push({ invocation: inv, result: { type: 'error', code: 'illegal-state', message: `CountDownLatch[${name}] was destroyed` } });
+      }
+    }
+    return { type: 'none' };
+  }
+
+  private forgetOldAnswers(): void {
+    const before = this.clockMs - this.dedupeMs;
+    for (const [inv, a] of this.answers) {
+      if (a.atMs >= before) break;
+      this.answers.delete(inv);
+    }
+  }
+
+  // ---- Reads (after a read index: the state as of the leader's commit) -----------------------
+
+  getLong(name: string): { value: bigint; index: number } {
+    return this.longs.get(name) ?? { value: 0n, index: 0 };
+  }
+
+  getRef(name: string): { value: RefValue | null; index: number } {
+    return this.refs.get(name) ?? { value: null, index: 0 };
+  }
+
+  getLatch(name: string): { count: number; round: number; index: number } {
+    const l = this.latches.get(name);
+    return l === undefined ? { count: 0, round: 0, index: 0 } : { count: l.count, round: l.round, index: l.index };
+  }
+
+  /** Leader: waits whose deadline passed by `nowMs` (to expire through the log). */
+  expiredWaits(nowMs: number): string[] {
+    const out: string[] = [];
+    for (const [inv, w] of this.waiters) if (w.deadlineMs <= nowMs) out.push(inv);
+    return out;
+  }
+
+  /** Whether a wait is still pending (a retried await re-attaches to it). */
+  isWaiting(invocation: string): boolean {
+    return this.waiters.has(invocation);
+  }
+
+  /** The answer kept for an invocation, if any (a retry after a leader change gets it). */
+  answerOf(invocation: string): CpResult | undefined {
+    return this.answers.get(invocation)?.result;
+  }
+
+  counts(): { longs: number; refs: number; latches: number; waiters: number; answers: number } {
+    return { longs: this.longs.size, refs: this.refs.size, latches: this.latches.size, waiters: this.waiters.size, answers: this.answers.size };
+  }
+
+  // ---- Snapshots ----------------------------------------------------------------------------
+
+  snapshot(): Uint8Array {
+    const b64 = (v: Uint8Array): string => Buffer.from(v).toString('base64');
+    const ref = (v: RefValue | null): unknown => (v === null ? null : { v: b64(v.value), t: v.contentType });
+    const state = {
+      clockMs: this.clockMs,
+      longs: [...this.longs].map(([n, l]) => [n, l.value.toString(), l.index]),
+      refs: [...this.refs].map(([n, r]) => [n, ref(r.value), r.index]),
+      latches: [...this.latches].map(([n, l]) => [n, l.count, l.round, [...l.counted], l.index]),
+      answers: [...this.answers].map(([inv, a]) => [inv, encodeResult(a.result), a.atMs]),
+      waiters: [...this.waiters].map(([inv, w]) => [inv, w.name, w.deadlineMs]),
+    };
+    return Buffer.from(JSON.stringify(state));
+  }
+
+  restore(data: Uint8Array): void {
+    this.longs.clear();
+    this.refs.clear();
+    this.latches.clear();
+    this.answers.clear();
+    this.waiters.clear();
+    this.clockMs = 0;
+    if (data.length === 0) return;
+    const s = JSON.parse(Buffer.from(data).toString('utf8')) as {
+      clockMs: number;
+      longs: [string, string, number][];
+      refs: [string, { v: string; t: string | null } | null, number][];
+      latches: [string, number, number, string[], number][];
+      answers: [string, unknown, number][];
+      waiters: [string, string, number][];
+    };
+    this.clockMs = s.clockMs;
+    for (const [n, v, i] of s.longs) this.longs.set(n, { value: BigInt(v), index: i });
+    for (const [n, r, i] of s.refs) this.refs.set(n, { value: r === null ? null : { value: Buffer.from(r.v, 'base64'), contentType: r.t }, index: i });
+    for (const [n, count, round, counted, i] of s.latches) this.latches.set(n, { count, round, counted: new Set(counted), index: i });
+    for (const [inv, r, at] of s.answers) this.answers.set(inv, { result: decodeResult(r), atMs: at });
+    for (const [inv, name, deadlineMs] of s.waiters) this.waiters.set(inv, { name, deadlineMs });
+  }
+}
+
+function sameRef(a: RefValue | null, b: RefValue | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.contentType === b.contentType && Buffer.from(a.value).equals(Buffer.from(b.value));
+}
+
+function encodeResult(r: CpResult): unknown {
+  // The holder's own value (`this[k]`): a Buffer's toJSON has already run on `v`.
+  return JSON.parse(
+    JSON.stringify(r, function (this: Record<string, unknown>, k: string, v: unknown) {
+      const own = this[k];
+      if (typeof own === 'bigint') return { $big: own.toString() };
+      if (own instanceof Uint8Array) return { $b64: Buffer.from(own).toString('base64') };
+      return v;
+    }),
+  );
+}
+
+function decodeResult(r: unknown): CpResult {
+  return JSON.parse(JSON.stringify(r), (_k, v: unknown) => {
+    if (v !== null && typeof v === 'object' && '$big' in v) return BigInt((v as { $big: string }).$big);
+    if (v !== null && typeof v === 'object' && '$b64' in v) return Buffer.from((v as { $b64: string }).$b64, 'base64');
+    return v;
+  }) as CpResult;
+}
