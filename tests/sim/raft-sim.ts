@@ -39,7 +39,7 @@ export interface RaftSimReport {
 
 const TICK_MS = 100;
 
-class Heap {
+export class Heap {
   private readonly a: { at: number; seq: number; run: () => void }[] = [];
   private seq = 0;
   push(at: number, run: () => void): void {

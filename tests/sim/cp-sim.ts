@@ -1,0 +1,258 @@
+// A seeded simulation of a CP group serving AtomicLong and AtomicReference calls, checked for
+// linearizability (tests/harness/linearizability.ts). Members run GroupReplica (src/cp/group-
+// replica.ts) on a simulated disk; clients call through a random member, which routes to the
+// leader it knows and retries refusals, lost entries and indeterminate outcomes with the same
+// invocation UUID (as spec/cp.md asks of the receiving member) until a 10 s call timeout; a call
+// that times out is recorded with an unknown outcome. Faults: crashes with a restart on the disk,
+// pauses, partitions, message loss and reordering, leader churn. At the end every object's
+// history must be linearizable; an undecided search is a failure too.
+import { GroupReplica } from '../../src/cp/group-replica.js';
+import type { ReplicaIo, WriteOutcome } from '../../src/cp/group-replica.js';
+import { RAFT_DEFAULTS } from '../../src/cp/raft/types.js';
+import type { Entry, HardState, RaftMessage, Snapshot } from '../../src/cp/raft/types.js';
+import type { CpCommand } from '../../src/cp/structures.js';
+import { SeededRandom } from '../../src/util/prng.js';
+import { atomicLongModel, atomicRefModel, checkHistory } from '../harness/linearizability.js';
+import type { LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
+import { Heap } from './raft-sim.js';
+
+export interface CpSimOptions {
+  readonly seed: number;
+  readonly verbose?: boolean;
+}
+
+export interface CpSimReport {
+  readonly seed: number;
+  readonly size: number;
+  readonly operations: number;
+  readonly acknowledged: number;
+  readonly indeterminate: number;
+  readonly retries: number;
+}
+
+interface Disk {
+  hard: HardState;
+  snapshot: Snapshot;
+  entries: Entry[];
+}
+
+const TICK_MS = 100;
+const CALL_TIMEOUT_MS = 10_000;
+const ATTEMPT_TIMEOUT_MS = 1500;
+const REF_VALUES = ['x', 'y', 'z'];
+
+export function runCpSim(o: CpSimOptions): CpSimReport {
+  const rnd = new SeededRandom(o.seed * 104_729 + 3);
+  const size = rnd.next() < 0.7 ? 3 : 5;
+  const ids = Array.from({ length: size }, (_, i) => `p${i + 1}`);
+  let now = 0;
+  const heap = new Heap();
+  const log = (s: string): void => {
+    if (o.verbose === true) console.log(`[${now}ms] ${s}`);
+  };
+  const raft = { ...RAFT_DEFAULTS, tickMs: TICK_MS, electionTimeoutMs: 1000, electionJitterMs: 1000, heartbeatPeriodMs: 1000, missedHeartbeatsMax: 3, uncommittedEntriesMax: 40, entriesKeptAfterSnapshot: 5, snapshotChunkBytes: 256 };
+  const replicaOpts = { raft, valueBytesMax: 1024, dedupeMs: 300_000, snapshotEveryEntries: 20 + rnd.nextInt(40) };
+  const disks = new Map<string, Disk>();
+  const replicas = new Map<string, GroupReplica>();
+  const down = new Set<string>();
+  const paused = new Set<string>();
+  const cut = new Set<string>();
+  let faultsOn = true;
+
+  const boot = (id: string): void => {
+    const d = disks.get(id) as Disk;
+    replicas.set(id, new GroupReplica(id, replicaOpts, new SeededRandom(rnd.nextInt(2 ** 31)), { hardState: d.hard, snapshot: d.snapshot, entries: [...d.entries] }, () => now));
+  };
+  for (const id of ids) {
+    disks.set(id, { hard: { term: 0, vote: null, commit: 0 }, snapshot: { index: 0, term: 0, members: ids, data: new Uint8Array(0) }, entries: [] });
+    boot(id);
+  }
+  const io = (id: string): ReplicaIo => ({
+    persist: (r) => {
+      const d = disks.get(id) as Disk;
+      if (r.hardState !== null) d.hard = r.hardState;
+      if (r.snapshot !== null) {
+        d.snapshot = r.snapshot;
+        d.entries = [];
+      }
+      for (const e of r.entries) {
+        const at = d.entries.findIndex((x) => x.index >= e.index);
+        if (at >= 0) d.entries.length = at;
+        d.entries.push(e);
+      }
+    },
+    send: (msgs) => {
+      for (const m of msgs) {
+        if (faultsOn && rnd.next() < 0.01) continue;
+        heap.push(now + 1 + rnd.nextInt(rnd.next() < 0.1 ? 120 : 6), () => receive(m));
+      }
+    },
+    persistSnapshot: (index, term, members, data) => {
+      const d = disks.get(id) as Disk;
+      d.snapshot = { index, term, members, data };
+      d.entries = d.entries.filter((e) => e.index > index);
+    },
+  });
+  const run = (id: string): void => (replicas.get(id) as GroupReplica).process(io(id));
+  const reachable = (from: string, to: string): boolean => !cut.has(`${from}>${to}`) && !down.has(to);
+  const receive = (m: RaftMessage): void => {
+    if (!reachable(m.from, m.to)) return;
+    if (paused.has(m.to)) {
+      heap.push(now + 200, () => receive(m));
+      return;
+    }
+    (replicas.get(m.to) as GroupReplica).step(m);
+    run(m.to);
+  };
+  for (const id of ids) {
+    const t = (): void => {
+      if (!down.has(id) && !paused.has(id)) {
+        (replicas.get(id) as GroupReplica).tick();
+        run(id);
+      }
+      heap.push(now + TICK_MS, t);
+    };
+    heap.push(rnd.nextInt(TICK_MS), t);
+  }
+
+  // ---- Calls: client → a member → the leader it knows, retried with the same invocation. ----
+  type Call = { kind: 'write'; command: CpCommand } | { kind: 'readLong'; name: string } | { kind: 'readRef'; name: string };
+  const counts = { operations: 0, acknowledged: 0, indeterminate: 0, retries: 0 };
+  let invocationSeq = 0;
+  const attempt = (call: Call, invocation: string, deadline: number, answer: (o: WriteOutcome | { ok: true; value: unknown } | null) => void): void => {
+    if (now >= deadline) return answer(null);
+    const up = ids.filter((u) => !down.has(u) && !paused.has(u));
+    const via = up[rnd.nextInt(up.length)];
+    const retry = (): void => {
+      counts.retries++;
+      heap.push(now + 50 + rnd.nextInt(150), () => attempt(call, invocation, deadline, answer));
+    };
+    if (via === undefined) return retry();
+    const known = (replicas.get(via) as GroupReplica).core.status().leader ?? via;
+    let settled = false;
+    const finish = (o: WriteOutcome | { ok: true; value: unknown } | { ok: false }): void => {
+      if (settled) return;
+      settled = true;
+      if (o.ok) answer(o);
+      else retry();
+    };
+    heap.push(now + ATTEMPT_TIMEOUT_MS, () => finish({ ok: false }));
+    heap.push(now + 1 + rnd.nextInt(5), () => {
+      if (!reachable(via, known) || paused.has(known)) return; // lost on the way: the attempt times out
+      const r = replicas.get(known) as GroupReplica;
+      const back = (o: WriteOutcome | { ok: true; value: unknown } | { ok: false }): void => {
+        heap.push(now + 1 + rnd.nextInt(5), () => {
+          if (reachable(known, via)) finish(o);
+        });
+      };
+      if (call.kind === 'write') r.write(invocation, call.command, back);
+      else if (call.kind === 'readLong') r.read((s) => s.getLong(call.name).value, (x) => back(x.ok ? { ok: true, value: x.value } : { ok: false }));
+      else r.read((s) => s.getRef(call.name).value, (x) => back(x.ok ? { ok: true, value: x.value } : { ok: false }));
+      run(known);
+    });
+  };
+
+  const longHistory: Operation<LongInput, LongOutput>[] = [];
+  const refHistory: Operation<RefInput, RefOutput>[] = [];
+  const endMs = 30_000;
+  const client = (c: number): void => {
+    if (now > endMs) return;
+    const callMs = now;
+    const invocation = `inv-${c}-${++invocationSeq}`;
+    const deadline = now + CALL_TIMEOUT_MS;
+    counts.operations++;
+    const next = (): void => heap.push(now + rnd.nextInt(40), () => client(c));
+    const long = rnd.next() < 0.7;
+    if (long) {
+      const name = rnd.next() < 0.5 ? 'a' : 'b';
+      const k = rnd.nextInt(6);
+      const v = BigInt(rnd.nextInt(5));
+      const input: LongInput = k === 0 ? { op: 'get' } : k === 1 ? { op: 'set', value: v } : k === 2 ? { op: 'addAndGet', delta: 1n } : k === 3 ? { op: 'getAndAdd', delta: v } : k === 4 ? { op: 'compareAndSet', expected: v, updated: BigInt(rnd.nextInt(5)) } : { op: 'getAndSet', value: v };
+      const call: Call = input.op === 'get' ? { kind: 'readLong', name } : { kind: 'write', command: { kind: 'long', op: input.op, name, a: 'value' in input ? input.value : 'delta' in input ? input.delta : input.expected, b: input.op === 'compareAndSet' ? input.updated : 0n } };
+      attempt(call, invocation, deadline, (out) => {
+        let output: LongOutput | undefined;
+        if (out !== null && 'value' in out) output = { value: out.value as bigint };
+        else if (out !== null && out.ok && 'result' in out) output = out.result.type === 'cas' ? { result: out.result.result } : out.result.type === 'long' ? (input.op === 'set' ? undefined : { value: out.result.value }) : undefined;
+        if (out === null) counts.indeterminate++;
+        else counts.acknowledged++;
+        longHistory.push({ object: name, client: c, input, output, callMs, returnMs: out === null ? Infinity : now });
+        next();
+      });
+    } else {
+      const k = rnd.nextInt(3);
+      const val = (): string | null => (rnd.next() < 0.2 ? null : (REF_VALUES[rnd.nextInt(3)] as string));
+      const input: RefInput = k === 0 ? { op: 'get' } : k === 1 ? { op: 'set', value: val() } : { op: 'compareAndSet', expected: val(), updated: val() };
+      const asRef = (s: string | null): { value: Uint8Array; contentType: null } | null => (s === null ? null : { value: Buffer.from(s), contentType: null });
+      const call: Call = input.op === 'get' ? { kind: 'readRef', name: 'r' } : { kind: 'write', command: { kind: 'ref', op: input.op === 'set' ? 'set' : 'compareAndSet', name: 'r', value: asRef(input.op === 'set' ? input.value : (input as { updated: string | null }).updated), expected: input.op === 'compareAndSet' ? asRef(input.expected) : null, ifIndex: -1 } };
+      attempt(call, invocation, deadline, (out) => {
+        let output: RefOutput | undefined;
+        if (out !== null && 'value' in out) {
+          const v = out.value as { value: Uint8Array } | null;
+          output = { value: v === null ? null : Buffer.from(v.value).toString() };
+        } else if (out !== null && out.ok && 'result' in out && out.result.type === 'ref' && input.op === 'compareAndSet') output = { result: out.result.ok };
+        if (out === null) counts.indeterminate++;
+        else counts.acknowledged++;
+        refHistory.push({ object: 'r', client: c, input, output, callMs, returnMs: out === null ? Infinity : now });
+        next();
+      });
+    }
+  };
+  const clients = 3 + rnd.nextInt(4);
+  for (let c = 0; c < clients; c++) heap.push(1000 + rnd.nextInt(500), () => client(c));
+
+  // ---- Faults, one at a time. ----
+  const fault = (): void => {
+    if (now >= endMs) return;
+    const kind = rnd.nextInt(5);
+    const leader = ids.find((u) => !down.has(u) && (replicas.get(u) as GroupReplica).core.status().role === 'leader');
+    const victim = rnd.next() < 0.6 && leader !== undefined ? leader : (ids[rnd.nextInt(size)] as string);
+    let duration = 300 + rnd.nextInt(5000);
+    if (kind === 0 || kind === 1) {
+      if (kind === 1) duration = 50 + rnd.nextInt(400);
+      log(`FAULT crash ${victim} for ${duration} ms`);
+      down.add(victim);
+      heap.push(now + 1000, () => {
+        if (!down.has(victim)) return;
+        for (const u of ids) if (!down.has(u)) (replicas.get(u) as GroupReplica).core.memberGone(victim);
+      });
+      heap.push(now + duration, () => {
+        down.delete(victim);
+        boot(victim);
+        run(victim);
+      });
+    } else if (kind === 2) {
+      log(`FAULT pause ${victim} for ${duration} ms`);
+      paused.add(victim);
+      heap.push(now + duration, () => paused.delete(victim));
+    } else {
+      const side = kind === 3 ? [victim] : ids.filter(() => rnd.next() < 0.4);
+      for (const a of side) for (const b of ids) if (!side.includes(b)) {
+        cut.add(`${a}>${b}`);
+        cut.add(`${b}>${a}`);
+      }
+      log(`FAULT partition [${side.join(',')}] for ${duration} ms`);
+      heap.push(now + duration, () => cut.clear());
+    }
+    heap.push(now + duration + 200 + rnd.nextInt(2000), fault);
+  };
+  heap.push(2000 + rnd.nextInt(2000), fault);
+  heap.push(endMs, () => {
+    faultsOn = false;
+  });
+
+  for (;;) {
+    const ev = heap.pop();
+    if (ev === undefined || ev.at > endMs + CALL_TIMEOUT_MS + 5000) break;
+    now = ev.at;
+    ev.run();
+  }
+  const fail = (s: string): never => {
+    throw new Error(`seed=${o.seed}: ${s}`);
+  };
+  const v1 = checkHistory(atomicLongModel, longHistory, 20_000);
+  if (v1.result !== 'ok') fail(`AtomicLong history not linearizable (${v1.result}) on ${v1.object}${v1.result === 'illegal' ? `: ${v1.detail}` : ''}`);
+  const v2 = checkHistory(atomicRefModel, refHistory, 20_000);
+  if (v2.result !== 'ok') fail(`AtomicReference history not linearizable (${v2.result})${v2.result === 'illegal' ? `: ${v2.detail}` : ''}`);
+  if (counts.acknowledged < 50) fail(`only ${counts.acknowledged} calls answered`);
+  return { seed: o.seed, size, ...counts };
+}
