@@ -11,11 +11,11 @@ interface Totals {
   operations: number;
   acknowledged: number;
   indeterminate: number;
-  retries: number;
+  attempts: number;
   failures: string[];
 }
 
-const empty = (): Totals => ({ seeds: 0, passed: 0, operations: 0, acknowledged: 0, indeterminate: 0, retries: 0, failures: [] });
+const empty = (): Totals => ({ seeds: 0, passed: 0, operations: 0, acknowledged: 0, indeterminate: 0, attempts: 0, failures: [] });
 
 function runRange(from: number, to: number, verbose: boolean, quiet: boolean): Totals {
   const t = empty();
@@ -27,7 +27,7 @@ function runRange(from: number, to: number, verbose: boolean, quiet: boolean): T
       t.operations += r.operations;
       t.acknowledged += r.acknowledged;
       t.indeterminate += r.indeterminate;
-      t.retries += r.retries;
+      t.attempts += r.attempts;
       if (verbose) console.log(JSON.stringify(r));
     } catch (e) {
       const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/cp-sim.ts --seed ${seed})`;
@@ -57,7 +57,7 @@ const wallSeconds = Math.round((Date.now() - startedMs) / 100) / 10;
 if (args.json) process.stdout.write(`${JSON.stringify(totals)}\n`);
 else {
   for (const f of args.jobs > 1 ? totals.failures : []) console.log(f);
-  console.log(`${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}): ${totals.operations} CP calls, ${totals.acknowledged} answered and ${totals.indeterminate} timed out (unknown outcome), all checked for linearizability; ${totals.retries} retries; ${wallSeconds} s`);
+  console.log(`${totals.passed}/${totals.seeds} seeds passed (seeds ${from}-${to}): ${totals.operations} CP calls, ${totals.acknowledged} answered and ${totals.indeterminate} timed out (unknown outcome), all checked for linearizability; ${totals.attempts} attempts routed; ${wallSeconds} s`);
   console.log(JSON.stringify({ seeds: totals.seeds, passed: totals.passed, failed: totals.failures.length, operations: totals.operations, acknowledged: totals.acknowledged, indeterminate: totals.indeterminate, wallSeconds }));
 }
 process.exit(totals.failures.length === 0 ? 0 : 1);

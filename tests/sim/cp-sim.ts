@@ -1,16 +1,18 @@
 // A seeded simulation of a CP group serving AtomicLong and AtomicReference calls, checked for
 // linearizability (tests/harness/linearizability.ts). Members run GroupReplica (src/cp/group-
 // replica.ts) on a simulated disk; clients call through a random member, which routes to the
-// leader it knows and retries refusals, lost entries and indeterminate outcomes with the same
+// leader it knows and attempts refusals, lost entries and indeterminate outcomes with the same
 // invocation UUID (as spec/cp.md asks of the receiving member) until a 10 s call timeout; a call
 // that times out is recorded with an unknown outcome. Faults: crashes with a restart on the disk,
 // pauses, partitions, message loss and reordering, leader churn. At the end every object's
 // history must be linearizable; an undecided search is a failure too.
 import { GroupReplica } from '../../src/cp/group-replica.js';
-import type { ReplicaIo, WriteOutcome } from '../../src/cp/group-replica.js';
+import type { CallFailure, ReplicaIo } from '../../src/cp/group-replica.js';
+import { CpRouter } from '../../src/cp/router.js';
+import type { AttemptAnswer } from '../../src/cp/router.js';
 import { RAFT_DEFAULTS } from '../../src/cp/raft/types.js';
 import type { Entry, HardState, RaftMessage, Snapshot } from '../../src/cp/raft/types.js';
-import type { CpCommand } from '../../src/cp/structures.js';
+import type { CpCommand, CpResult } from '../../src/cp/structures.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { atomicLongModel, atomicRefModel, checkHistory } from '../harness/linearizability.js';
 import type { LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
@@ -27,7 +29,7 @@ export interface CpSimReport {
   readonly operations: number;
   readonly acknowledged: number;
   readonly indeterminate: number;
-  readonly retries: number;
+  readonly attempts: number;
 }
 
 interface Disk {
@@ -117,38 +119,64 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
 
   // ---- Calls: client → a member → the leader it knows, retried with the same invocation. ----
   type Call = { kind: 'write'; command: CpCommand } | { kind: 'readLong'; name: string } | { kind: 'readRef'; name: string };
-  const counts = { operations: 0, acknowledged: 0, indeterminate: 0, retries: 0 };
+  const counts = { operations: 0, acknowledged: 0, indeterminate: 0, attempts: 0 };
   let invocationSeq = 0;
-  const attempt = (call: Call, invocation: string, deadline: number, answer: (o: WriteOutcome | { ok: true; value: unknown } | null) => void): void => {
-    if (now >= deadline) return answer(null);
-    const up = ids.filter((u) => !down.has(u) && !paused.has(u));
-    const via = up[rnd.nextInt(up.length)];
-    const retry = (): void => {
-      counts.retries++;
-      heap.push(now + 50 + rnd.nextInt(150), () => attempt(call, invocation, deadline, answer));
-    };
-    if (via === undefined) return retry();
-    const known = (replicas.get(via) as GroupReplica).core.status().leader ?? via;
+  // Each member routes the calls it receives with its own CpRouter (src/cp/router.ts).
+  const routers = new Map<string, CpRouter<Call & { invocation: string }, unknown>>();
+  const makeRouter = (via: string): CpRouter<Call & { invocation: string }, unknown> => {
+    // A crash ends this router's timers with its process: only the router in `routers` runs.
+    const self = (): boolean => routers.get(via) === router && !down.has(via);
+    const router: CpRouter<Call & { invocation: string }, unknown> = new CpRouter<Call & { invocation: string }, unknown>(
+      { callTimeoutMs: CALL_TIMEOUT_MS, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, backoffMs: 100, failOnIndeterminate: false },
+      {
+        groupMembers: () => ids,
+        localLeader: () => (down.has(via) ? null : (replicas.get(via) as GroupReplica).core.status().leader),
+        attempt: (target, _group, call, answer) => {
+          counts.attempts++;
+          heap.push(now + 1 + rnd.nextInt(5), () => {
+            if (!reachable(via, target) || paused.has(target) || down.has(target)) return; // lost: the attempt times out
+            const r = replicas.get(target) as GroupReplica;
+            const back = (a: AttemptAnswer<unknown>): void => {
+              heap.push(now + 1 + rnd.nextInt(5), () => {
+                if (reachable(target, via) && self()) answer(a);
+              });
+            };
+            const fromRead = (x: { ok: boolean; value?: unknown; index?: number; failure?: CallFailure; leader?: string | null }): void =>
+              back(x.ok ? { ok: true, value: x.value, index: x.index as number } : { ok: false, failure: x.failure as CallFailure, leader: x.leader ?? null });
+            if (call.kind === 'write') r.write(call.invocation, call.command, (o) => back(o.ok ? { ok: true, value: o.result, index: o.index } : o));
+            else if (call.kind === 'readLong') r.read((st) => st.getLong(call.name).value, fromRead);
+            else r.read((st) => st.getRef(call.name).value, fromRead);
+            run(target);
+          });
+        },
+        setTimeout: (fn, ms) => {
+          let live = true;
+          heap.push(now + ms, () => {
+            if (live && self()) fn();
+          });
+          return { cancel: () => void (live = false) };
+        },
+        monotonicMs: () => now,
+        random: () => rnd.next(),
+      },
+    );
+    return router;
+  };
+  for (const id of ids) routers.set(id, makeRouter(id));
+  const routeCall = (call: Call, invocation: string, answer: (o: { ok: true; value: unknown } | null) => void): void => {
     let settled = false;
-    const finish = (o: WriteOutcome | { ok: true; value: unknown } | { ok: false }): void => {
+    const settle = (o: { ok: true; value: unknown } | null): void => {
       if (settled) return;
       settled = true;
-      if (o.ok) answer(o);
-      else retry();
+      answer(o);
     };
-    heap.push(now + ATTEMPT_TIMEOUT_MS, () => finish({ ok: false }));
-    heap.push(now + 1 + rnd.nextInt(5), () => {
-      if (!reachable(via, known) || paused.has(known)) return; // lost on the way: the attempt times out
-      const r = replicas.get(known) as GroupReplica;
-      const back = (o: WriteOutcome | { ok: true; value: unknown } | { ok: false }): void => {
-        heap.push(now + 1 + rnd.nextInt(5), () => {
-          if (reachable(known, via)) finish(o);
-        });
-      };
-      if (call.kind === 'write') r.write(invocation, call.command, back);
-      else if (call.kind === 'readLong') r.read((s) => s.getLong(call.name).value, (x) => back(x.ok ? { ok: true, value: x.value } : { ok: false }));
-      else r.read((s) => s.getRef(call.name).value, (x) => back(x.ok ? { ok: true, value: x.value } : { ok: false }));
-      run(known);
+    // The client's own timeout: the member it called may crash with the call.
+    heap.push(now + CALL_TIMEOUT_MS + 2000, () => settle(null));
+    const up = ids.filter((u) => !down.has(u) && !paused.has(u));
+    const via = up[rnd.nextInt(up.length)];
+    if (via === undefined) return;
+    (routers.get(via) as CpRouter<Call & { invocation: string }, unknown>).route('g', { ...call, invocation }, call.kind !== 'write', (o) => {
+      heap.push(now + 1, () => settle(o.ok ? { ok: true, value: o.value } : null));
     });
   };
 
@@ -159,7 +187,6 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     if (now > endMs) return;
     const callMs = now;
     const invocation = `inv-${c}-${++invocationSeq}`;
-    const deadline = now + CALL_TIMEOUT_MS;
     counts.operations++;
     const next = (): void => heap.push(now + rnd.nextInt(40), () => client(c));
     const long = rnd.next() < 0.7;
@@ -169,10 +196,11 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       const v = BigInt(rnd.nextInt(5));
       const input: LongInput = k === 0 ? { op: 'get' } : k === 1 ? { op: 'set', value: v } : k === 2 ? { op: 'addAndGet', delta: 1n } : k === 3 ? { op: 'getAndAdd', delta: v } : k === 4 ? { op: 'compareAndSet', expected: v, updated: BigInt(rnd.nextInt(5)) } : { op: 'getAndSet', value: v };
       const call: Call = input.op === 'get' ? { kind: 'readLong', name } : { kind: 'write', command: { kind: 'long', op: input.op, name, a: 'value' in input ? input.value : 'delta' in input ? input.delta : input.expected, b: input.op === 'compareAndSet' ? input.updated : 0n } };
-      attempt(call, invocation, deadline, (out) => {
+      routeCall(call, invocation, (out) => {
         let output: LongOutput | undefined;
-        if (out !== null && 'value' in out) output = { value: out.value as bigint };
-        else if (out !== null && out.ok && 'result' in out) output = out.result.type === 'cas' ? { result: out.result.result } : out.result.type === 'long' ? (input.op === 'set' ? undefined : { value: out.result.value }) : undefined;
+        const res = out?.value as CpResult | bigint | undefined;
+        if (out !== null && call.kind !== 'write') output = { value: res as bigint };
+        else if (out !== null && typeof res === 'object') output = res.type === 'cas' ? { result: res.result } : res.type === 'long' ? (input.op === 'set' ? undefined : { value: res.value }) : undefined;
         if (out === null) counts.indeterminate++;
         else counts.acknowledged++;
         longHistory.push({ object: name, client: c, input, output, callMs, returnMs: out === null ? Infinity : now });
@@ -184,12 +212,15 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       const input: RefInput = k === 0 ? { op: 'get' } : k === 1 ? { op: 'set', value: val() } : { op: 'compareAndSet', expected: val(), updated: val() };
       const asRef = (s: string | null): { value: Uint8Array; contentType: null } | null => (s === null ? null : { value: Buffer.from(s), contentType: null });
       const call: Call = input.op === 'get' ? { kind: 'readRef', name: 'r' } : { kind: 'write', command: { kind: 'ref', op: input.op === 'set' ? 'set' : 'compareAndSet', name: 'r', value: asRef(input.op === 'set' ? input.value : (input as { updated: string | null }).updated), expected: input.op === 'compareAndSet' ? asRef(input.expected) : null, ifIndex: -1 } };
-      attempt(call, invocation, deadline, (out) => {
+      routeCall(call, invocation, (out) => {
         let output: RefOutput | undefined;
-        if (out !== null && 'value' in out) {
+        if (out !== null && call.kind !== 'write') {
           const v = out.value as { value: Uint8Array } | null;
           output = { value: v === null ? null : Buffer.from(v.value).toString() };
-        } else if (out !== null && out.ok && 'result' in out && out.result.type === 'ref' && input.op === 'compareAndSet') output = { result: out.result.ok };
+        } else if (out !== null && input.op === 'compareAndSet') {
+          const res = out.value as CpResult;
+          if (res.type === 'ref') output = { result: res.ok };
+        }
         if (out === null) counts.indeterminate++;
         else counts.acknowledged++;
         refHistory.push({ object: 'r', client: c, input, output, callMs, returnMs: out === null ? Infinity : now });
@@ -218,6 +249,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       heap.push(now + duration, () => {
         down.delete(victim);
         boot(victim);
+        routers.set(victim, makeRouter(victim));
         run(victim);
       });
     } else if (kind === 2) {
