@@ -5,6 +5,7 @@
 // file position, a variable or a flag.
 import type {
   Config,
+  CpSubsystemConfig,
   EndpointGroups,
   MapConfig,
   PersistenceConfig,
@@ -31,6 +32,32 @@ export type WanPublisherDraft = DeepMutable<WanBatchPublisherConfig>;
 
 /** Item key → where its current value came from (`file:line:column`, `environment variable X`, `flag --x`). */
 export type Origins = Map<string, string>;
+
+export function defaultCpSubsystem(): DeepMutable<CpSubsystemConfig> {
+  return {
+    cpMemberCount: 0,
+    // 0 until validation resolves it: the given size, else cp-member-count (minus 1 if even, at most 7).
+    groupSize: 0,
+    sessionTimeToLiveSeconds: 300,
+    sessionHeartbeatIntervalSeconds: 5,
+    missingCpMemberAutoRemovalSeconds: 14_400,
+    failOnIndeterminateOperationState: false,
+    persistenceEnabled: false,
+    baseDir: 'cp-data',
+    dataLoadTimeoutSeconds: 120,
+    raftAlgorithm: {
+      leaderElectionTimeoutInMillis: 2000,
+      leaderHeartbeatPeriodInMillis: 5000,
+      maxMissedLeaderHeartbeatCount: 5,
+      appendRequestMaxEntryCount: 100,
+      commitIndexAdvanceCountToSnapshot: 10_000,
+      uncommittedEntryCountToRejectNewAppends: 100,
+      appendRequestBackoffTimeoutInMillis: 100,
+    },
+    semaphores: [],
+    locks: [],
+  };
+}
 
 /** Origin keys, kept in one place so writers and the validator agree. */
 export const originKey = {
@@ -159,7 +186,7 @@ export function defaultDraft(): Draft {
     wanReplications: [],
     persistence: defaultPersistence(),
     security: { enabled: false, realms: [], memberAuthenticationRealm: null },
-    cpSubsystem: { cpMemberCount: 0, groupSize: 3 },
+    cpSubsystem: defaultCpSubsystem(),
     logging: { level: 'INFO', format: 'text' },
     source: 'defaults',
   };

@@ -27,7 +27,7 @@ import {
 } from './draft.js';
 import { findPropertySpec, GRID_PROPERTY_SPECS, isGridPropertyName } from './properties.js';
 import { parseInterfaceText } from './interface-pattern.js';
-import { parseCpMemberCount, parseGroupSize } from './schema-cluster.js';
+import { parseCpMemberCount, parseGroupSize, parseNonNegativeInt, parsePositiveInt } from './schema-cluster.js';
 import { parseGroupName } from './schema-network.js';
 import { setGridProperty } from './schema.js';
 import {
@@ -42,7 +42,7 @@ import {
   parseQueueMergePolicy,
   parseQueueTtl,
 } from './schema-structures.js';
-import { ENDPOINT_GROUPS, LOG_LEVELS, type LogFormat, type WanReplicationRefConfig } from './types.js';
+import { ENDPOINT_GROUPS, LOG_LEVELS, type CpFencedLockConfig, type CpSemaphoreConfig, type LogFormat, type WanReplicationRefConfig } from './types.js';
 import {
   parseWanAcknowledgeType,
   parseWanBatchMaxDelayMs,
@@ -114,7 +114,50 @@ const FIXED: Readonly<Record<string, Apply<Draft>>> = {
   PERSISTENCE_BASEDIR: field(parseName, (d, v) => (d.persistence.baseDir = v)),
   CPSUBSYSTEM_CPMEMBERCOUNT: field(parseCpMemberCount, (d, v) => (d.cpSubsystem.cpMemberCount = v)),
   CPSUBSYSTEM_GROUPSIZE: field(parseGroupSize, (d, v) => (d.cpSubsystem.groupSize = v)),
+  CPSUBSYSTEM_SESSIONTIMETOLIVESECONDS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.sessionTimeToLiveSeconds = v)),
+  CPSUBSYSTEM_SESSIONHEARTBEATINTERVALSECONDS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.sessionHeartbeatIntervalSeconds = v)),
+  CPSUBSYSTEM_MISSINGCPMEMBERAUTOREMOVALSECONDS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.missingCpMemberAutoRemovalSeconds = v)),
+  CPSUBSYSTEM_FAILONINDETERMINATEOPERATIONSTATE: field(parseBoolean, (d, v) => (d.cpSubsystem.failOnIndeterminateOperationState = v)),
+  CPSUBSYSTEM_PERSISTENCEENABLED: field(parseBoolean, (d, v) => (d.cpSubsystem.persistenceEnabled = v)),
+  CPSUBSYSTEM_BASEDIR: field(parseName, (d, v) => (d.cpSubsystem.baseDir = v)),
+  CPSUBSYSTEM_DATALOADTIMEOUTSECONDS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.dataLoadTimeoutSeconds = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_LEADERELECTIONTIMEOUTINMILLIS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.leaderElectionTimeoutInMillis = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_LEADERHEARTBEATPERIODINMILLIS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.leaderHeartbeatPeriodInMillis = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_MAXMISSEDLEADERHEARTBEATCOUNT: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.maxMissedLeaderHeartbeatCount = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_APPENDREQUESTMAXENTRYCOUNT: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.appendRequestMaxEntryCount = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_COMMITINDEXADVANCECOUNTTOSNAPSHOT: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.commitIndexAdvanceCountToSnapshot = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_UNCOMMITTEDENTRYCOUNTTOREJECTNEWAPPENDS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.uncommittedEntryCountToRejectNewAppends = v)),
+  CPSUBSYSTEM_RAFTALGORITHM_APPENDREQUESTBACKOFFTIMEOUTINMILLIS: field(parsePositiveInt, (d, v) => (d.cpSubsystem.raftAlgorithm.appendRequestBackoffTimeoutInMillis = v)),
 };
+
+/** Named CP structures: GRID_CPSUBSYSTEM_SEMAPHORES_SEMAPHORE_<NAME>_<FIELD>, GRID_CPSUBSYSTEM_LOCKS_FENCEDLOCK_<NAME>_<FIELD>. */
+const SEMAPHORE_PREFIX = 'CPSUBSYSTEM_SEMAPHORES_SEMAPHORE_';
+const LOCK_PREFIX = 'CPSUBSYSTEM_LOCKS_FENCEDLOCK_';
+const SEMAPHORE_FIELDS: Readonly<Record<string, Apply<DeepMutable<CpSemaphoreConfig>>>> = {
+  JDKCOMPATIBLE: field(parseBoolean, (s, v) => (s.jdkCompatible = v)),
+  INITIALPERMITS: field(parseNonNegativeInt, (s, v) => (s.initialPermits = v)),
+};
+const LOCK_FIELDS: Readonly<Record<string, Apply<DeepMutable<CpFencedLockConfig>>>> = {
+  LOCKACQUIRELIMIT: field(parseNonNegativeInt, (l, v) => (l.lockAcquireLimit = v)),
+};
+
+function applyCpNamed(draft: Draft, path: string, variable: string, raw: string): boolean {
+  if (path.startsWith(SEMAPHORE_PREFIX)) {
+    const split = splitNamed(path.slice(SEMAPHORE_PREFIX.length), SEMAPHORE_FIELDS);
+    if (split === null) return false;
+    const s = findOrCreateBy(draft.cpSubsystem.semaphores, (x) => x.name, split.name, variable, (name) => ({ name, jdkCompatible: false, initialPermits: 0 }), parseName);
+    split.apply(s, raw, variable);
+    return true;
+  }
+  if (path.startsWith(LOCK_PREFIX)) {
+    const split = splitNamed(path.slice(LOCK_PREFIX.length), LOCK_FIELDS);
+    if (split === null) return false;
+    const l = findOrCreateBy(draft.cpSubsystem.locks, (x) => x.name, split.name, variable, (name) => ({ name, lockAcquireLimit: 0 }), parseName);
+    split.apply(l, raw, variable);
+    return true;
+  }
+  return false;
+}
 
 const MAP_FIELDS: Readonly<Record<string, Apply<MapDraft>>> = {
   BACKUPCOUNT: field(parseBackupCount, (m, v) => (m.backupCount = v)),
@@ -222,6 +265,7 @@ function applyOne(draft: Draft, variable: string, raw: string, origins: Origins)
       return;
     }
   }
+  if (applyCpNamed(draft, path, variable, raw)) return;
   if (path.startsWith(WAN_PREFIX) && applyWan(draft, path.slice(WAN_PREFIX.length), variable, raw, origins)) return;
   if (path.startsWith('PROPERTY_') && path.length > 9) {
     const name = path.slice(9).toLowerCase().replace(/_/g, '.');

@@ -51,7 +51,7 @@ export function printConfig(c: Config, options: PrintOptions = {}): string {
   const a = c.advancedNetwork;
   if (a.enabled || a.memberEndpoint !== null || a.restEndpoint !== null || a.wanEndpoints.length > 0) children.push(advancedNetwork(c));
   children.push(...c.maps.map(map), ...c.queues.map(queue), ...c.wanReplications.map(wan));
-  children.push(persistence(c), security(c, secret), el('cp-subsystem', {}, [el('cp-member-count', {}, c.cpSubsystem.cpMemberCount), el('group-size', {}, c.cpSubsystem.groupSize)]));
+  children.push(persistence(c), security(c, secret), cpSubsystem(c));
   // A comment may not contain "--"; a path might.
   const note = `Effective configuration of ${c.instanceName} (source: ${c.source})`.replace(/--/g, '- -');
   return `<?xml version="1.0" encoding="UTF-8"?>\n<!-- ${note} -->\n${render(el('grid', {}, children), '')}`;
@@ -179,6 +179,33 @@ function persistence(c: Config): Out {
     el('data-load-timeout-seconds', {}, p.dataLoadTimeoutSeconds),
     el('cluster-data-recovery-policy', {}, p.clusterDataRecoveryPolicy),
     el('auto-remove-stale-data', {}, p.autoRemoveStaleData),
+  ]);
+}
+
+function cpSubsystem(c: Config): Out {
+  const cp = c.cpSubsystem;
+  const r = cp.raftAlgorithm;
+  return el('cp-subsystem', {}, [
+    el('cp-member-count', {}, cp.cpMemberCount),
+    el('group-size', {}, cp.groupSize),
+    el('session-time-to-live-seconds', {}, cp.sessionTimeToLiveSeconds),
+    el('session-heartbeat-interval-seconds', {}, cp.sessionHeartbeatIntervalSeconds),
+    el('missing-cp-member-auto-removal-seconds', {}, cp.missingCpMemberAutoRemovalSeconds),
+    el('fail-on-indeterminate-operation-state', {}, cp.failOnIndeterminateOperationState),
+    el('persistence-enabled', {}, cp.persistenceEnabled),
+    el('base-dir', {}, cp.baseDir),
+    el('data-load-timeout-seconds', {}, cp.dataLoadTimeoutSeconds),
+    el('raft-algorithm', {}, [
+      el('leader-election-timeout-in-millis', {}, r.leaderElectionTimeoutInMillis),
+      el('leader-heartbeat-period-in-millis', {}, r.leaderHeartbeatPeriodInMillis),
+      el('max-missed-leader-heartbeat-count', {}, r.maxMissedLeaderHeartbeatCount),
+      el('append-request-max-entry-count', {}, r.appendRequestMaxEntryCount),
+      el('commit-index-advance-count-to-snapshot', {}, r.commitIndexAdvanceCountToSnapshot),
+      el('uncommitted-entry-count-to-reject-new-appends', {}, r.uncommittedEntryCountToRejectNewAppends),
+      el('append-request-backoff-timeout-in-millis', {}, r.appendRequestBackoffTimeoutInMillis),
+    ]),
+    el('semaphores', {}, cp.semaphores.map((x) => el('semaphore', { name: x.name }, [el('jdk-compatible', {}, x.jdkCompatible), el('initial-permits', {}, x.initialPermits)]))),
+    el('locks', {}, cp.locks.map((x) => el('fenced-lock', { name: x.name }, [el('lock-acquire-limit', {}, x.lockAcquireLimit)]))),
   ]);
 }
 

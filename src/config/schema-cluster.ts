@@ -69,11 +69,79 @@ function readRealm(realm: ElementReader): DeepMutable<RealmConfig> {
   return { name, users, identity };
 }
 
+const CP_LEAVES = [
+  'cp-member-count',
+  'group-size',
+  'session-time-to-live-seconds',
+  'session-heartbeat-interval-seconds',
+  'missing-cp-member-auto-removal-seconds',
+  'fail-on-indeterminate-operation-state',
+  'persistence-enabled',
+  'base-dir',
+  'data-load-timeout-seconds',
+  'raft-algorithm',
+  'semaphores',
+  'locks',
+];
+
+const RAFT_LEAVES = [
+  'leader-election-timeout-in-millis',
+  'leader-heartbeat-period-in-millis',
+  'max-missed-leader-heartbeat-count',
+  'append-request-max-entry-count',
+  'commit-index-advance-count-to-snapshot',
+  'uncommitted-entry-count-to-reject-new-appends',
+  'append-request-backoff-timeout-in-millis',
+];
+
+export function parsePositiveInt(raw: string): Parsed<number> {
+  return parseInteger(raw, 1, INT_MAX);
+}
+
+export function parseNonNegativeInt(raw: string): Parsed<number> {
+  return parseInteger(raw, 0, INT_MAX);
+}
+
+function parseBaseDir(raw: string): Parsed<string> {
+  const v = raw.trim();
+  return v === '' ? { ok: false, expected: 'a directory path' } : { ok: true, value: v };
+}
+
 export function readCpSubsystem(grid: ElementReader, draft: Draft, origins: Origins): void {
-  const el = grid.child('cp-subsystem', { one: ['cp-member-count', 'group-size'] });
+  const el = grid.child('cp-subsystem', { one: CP_LEAVES });
   if (el === undefined) return;
   origins.set(originKey.cp, el.where());
   const cp = draft.cpSubsystem;
   cp.cpMemberCount = el.leaf('cp-member-count', parseCpMemberCount, cp.cpMemberCount);
   cp.groupSize = el.leaf('group-size', parseGroupSize, cp.groupSize);
+  cp.sessionTimeToLiveSeconds = el.leaf('session-time-to-live-seconds', parsePositiveInt, cp.sessionTimeToLiveSeconds);
+  cp.sessionHeartbeatIntervalSeconds = el.leaf('session-heartbeat-interval-seconds', parsePositiveInt, cp.sessionHeartbeatIntervalSeconds);
+  cp.missingCpMemberAutoRemovalSeconds = el.leaf('missing-cp-member-auto-removal-seconds', parsePositiveInt, cp.missingCpMemberAutoRemovalSeconds);
+  cp.failOnIndeterminateOperationState = el.leaf('fail-on-indeterminate-operation-state', parseBoolean, cp.failOnIndeterminateOperationState);
+  cp.persistenceEnabled = el.leaf('persistence-enabled', parseBoolean, cp.persistenceEnabled);
+  cp.baseDir = el.leaf('base-dir', parseBaseDir, cp.baseDir);
+  cp.dataLoadTimeoutSeconds = el.leaf('data-load-timeout-seconds', parsePositiveInt, cp.dataLoadTimeoutSeconds);
+  const raft = el.child('raft-algorithm', { one: RAFT_LEAVES });
+  if (raft !== undefined) {
+    const r = cp.raftAlgorithm;
+    r.leaderElectionTimeoutInMillis = raft.leaf('leader-election-timeout-in-millis', parsePositiveInt, r.leaderElectionTimeoutInMillis);
+    r.leaderHeartbeatPeriodInMillis = raft.leaf('leader-heartbeat-period-in-millis', parsePositiveInt, r.leaderHeartbeatPeriodInMillis);
+    r.maxMissedLeaderHeartbeatCount = raft.leaf('max-missed-leader-heartbeat-count', parsePositiveInt, r.maxMissedLeaderHeartbeatCount);
+    r.appendRequestMaxEntryCount = raft.leaf('append-request-max-entry-count', parsePositiveInt, r.appendRequestMaxEntryCount);
+    r.commitIndexAdvanceCountToSnapshot = raft.leaf('commit-index-advance-count-to-snapshot', parsePositiveInt, r.commitIndexAdvanceCountToSnapshot);
+    r.uncommittedEntryCountToRejectNewAppends = raft.leaf('uncommitted-entry-count-to-reject-new-appends', parsePositiveInt, r.uncommittedEntryCountToRejectNewAppends);
+    r.appendRequestBackoffTimeoutInMillis = raft.leaf('append-request-backoff-timeout-in-millis', parsePositiveInt, r.appendRequestBackoffTimeoutInMillis);
+  }
+  const semaphores = el.child('semaphores', { many: ['semaphore'] });
+  for (const s of semaphores?.children('semaphore', { attrs: ['name'], one: ['jdk-compatible', 'initial-permits'] }) ?? []) {
+    const name = s.requiredTypedAttr('name', parseName);
+    if (cp.semaphores.some((x) => x.name === name)) throw s.error(s.element, `<semaphore>: name ${name} is given twice`);
+    cp.semaphores.push({ name, jdkCompatible: s.leaf('jdk-compatible', parseBoolean, false), initialPermits: s.leaf('initial-permits', parseNonNegativeInt, 0) });
+  }
+  const locks = el.child('locks', { many: ['fenced-lock'] });
+  for (const l of locks?.children('fenced-lock', { attrs: ['name'], one: ['lock-acquire-limit'] }) ?? []) {
+    const name = l.requiredTypedAttr('name', parseName);
+    if (cp.locks.some((x) => x.name === name)) throw l.error(l.element, `<fenced-lock>: name ${name} is given twice`);
+    cp.locks.push({ name, lockAcquireLimit: l.leaf('lock-acquire-limit', parseNonNegativeInt, 0) });
+  }
 }

@@ -221,8 +221,47 @@ export interface Config {
   readonly wanReplications: readonly WanReplicationConfig[];
   readonly persistence: PersistenceConfig;
   readonly security: SecurityConfig;
-  readonly cpSubsystem: { readonly cpMemberCount: number; readonly groupSize: number };
+  readonly cpSubsystem: CpSubsystemConfig;
   readonly logging: { readonly level: LogLevel; readonly format: LogFormat };
   /** Where the configuration came from, for the start-up log: a file path or 'defaults'. */
   readonly source: string;
+}
+
+/** `<cp-subsystem><raft-algorithm>` (spec/cp.md; the reference's names and defaults). */
+export interface CpRaftAlgorithmConfig {
+  readonly leaderElectionTimeoutInMillis: number;
+  readonly leaderHeartbeatPeriodInMillis: number;
+  readonly maxMissedLeaderHeartbeatCount: number;
+  readonly appendRequestMaxEntryCount: number;
+  readonly commitIndexAdvanceCountToSnapshot: number;
+  readonly uncommittedEntryCountToRejectNewAppends: number;
+  readonly appendRequestBackoffTimeoutInMillis: number;
+}
+
+export interface CpSemaphoreConfig {
+  readonly name: string;
+  readonly jdkCompatible: boolean;
+  readonly initialPermits: number;
+}
+
+export interface CpFencedLockConfig {
+  readonly name: string;
+  /** 0 = unlimited re-entries. */
+  readonly lockAcquireLimit: number;
+}
+
+/** `<cp-subsystem>`: cpMemberCount 0 = off. groupSize is resolved: given, or cpMemberCount minus 1 if even, at most 7. */
+export interface CpSubsystemConfig {
+  readonly cpMemberCount: number;
+  readonly groupSize: number;
+  readonly sessionTimeToLiveSeconds: number;
+  readonly sessionHeartbeatIntervalSeconds: number;
+  readonly missingCpMemberAutoRemovalSeconds: number;
+  readonly failOnIndeterminateOperationState: boolean;
+  readonly persistenceEnabled: boolean;
+  readonly baseDir: string;
+  readonly dataLoadTimeoutSeconds: number;
+  readonly raftAlgorithm: CpRaftAlgorithmConfig;
+  readonly semaphores: readonly CpSemaphoreConfig[];
+  readonly locks: readonly CpFencedLockConfig[];
 }

@@ -242,10 +242,31 @@ function checkSsl(
   }
 }
 
+/** The group size when none is given: cp-member-count, minus 1 if even, at most 7 (3 while CP is off). */
+export function defaultGroupSize(cpMemberCount: number): number {
+  if (cpMemberCount < 3) return 3;
+  return Math.min(7, cpMemberCount % 2 === 0 ? cpMemberCount - 1 : cpMemberCount);
+}
+
 function checkCp(d: Draft, where: (key: string) => string): void {
   const cp = d.cpSubsystem;
+  const at = where(originKey.cp);
+  if (cp.groupSize === 0) cp.groupSize = defaultGroupSize(cp.cpMemberCount);
   if (cp.cpMemberCount > 0 && cp.groupSize > cp.cpMemberCount) {
-    throw new ConfigError(where(originKey.cp), `<cp-subsystem>: group-size (${cp.groupSize}) must not exceed cp-member-count (${cp.cpMemberCount})`);
+    throw new ConfigError(at, `<cp-subsystem>: group-size (${cp.groupSize}) must not exceed cp-member-count (${cp.cpMemberCount})`);
+  }
+  if (cp.sessionTimeToLiveSeconds <= cp.sessionHeartbeatIntervalSeconds) {
+    throw new ConfigError(at, `<cp-subsystem>: session-time-to-live-seconds (${cp.sessionTimeToLiveSeconds}) must be greater than session-heartbeat-interval-seconds (${cp.sessionHeartbeatIntervalSeconds})`);
+  }
+  if (cp.sessionTimeToLiveSeconds > cp.missingCpMemberAutoRemovalSeconds) {
+    throw new ConfigError(at, `<cp-subsystem>: session-time-to-live-seconds (${cp.sessionTimeToLiveSeconds}) must not exceed missing-cp-member-auto-removal-seconds (${cp.missingCpMemberAutoRemovalSeconds})`);
+  }
+  const r = cp.raftAlgorithm;
+  if (r.leaderHeartbeatPeriodInMillis >= r.leaderElectionTimeoutInMillis * r.maxMissedLeaderHeartbeatCount) {
+    throw new ConfigError(
+      at,
+      `<cp-subsystem> <raft-algorithm>: leader-heartbeat-period-in-millis (${r.leaderHeartbeatPeriodInMillis}) must be less than leader-election-timeout-in-millis × max-missed-leader-heartbeat-count (${r.leaderElectionTimeoutInMillis * r.maxMissedLeaderHeartbeatCount})`,
+    );
   }
 }
 

@@ -106,7 +106,7 @@ test('defaults: no file, no env, no flags', () => {
   });
   assert.equal(c.liteMember, false);
   assert.deepEqual(c.logging, { level: 'INFO', format: 'text' });
-  assert.deepEqual(c.cpSubsystem, { cpMemberCount: 0, groupSize: 3 });
+  assert.deepEqual({ cpMemberCount: c.cpSubsystem.cpMemberCount, groupSize: c.cpSubsystem.groupSize }, { cpMemberCount: 0, groupSize: 3 });
   assert.equal(c.persistence.enabled, false);
   assert.equal(c.persistence.baseDir, 'persistence');
   assert.equal(c.security.enabled, false);
@@ -425,7 +425,7 @@ test('xml: a file using every element is read into the typed Config', () => {
     ],
     memberAuthenticationRealm: 'rest',
   });
-  assert.deepEqual(c.cpSubsystem, { cpMemberCount: 5, groupSize: 5 });
+  assert.deepEqual({ cpMemberCount: c.cpSubsystem.cpMemberCount, groupSize: c.cpSubsystem.groupSize }, { cpMemberCount: 5, groupSize: 5 });
 });
 
 test('xml: the sample config/grid.xml loads with REST, DATA and tcp-ip on', async () => {
@@ -803,7 +803,8 @@ test('rule: ssl enabled needs readable key and certificate files (checked throug
 });
 
 test('rule: cp-member-count 0 or >= 3, group-size 3/5/7 and not above the member count', () => {
-  assert.deepEqual(okXml('<cp-subsystem><cp-member-count>7</cp-member-count><group-size>7</group-size></cp-subsystem>').cpSubsystem, { cpMemberCount: 7, groupSize: 7 });
+  const seven = okXml('<cp-subsystem><cp-member-count>7</cp-member-count><group-size>7</group-size></cp-subsystem>').cpSubsystem;
+  assert.deepEqual([seven.cpMemberCount, seven.groupSize], [7, 7]);
   assert.equal(failXml('<cp-subsystem><cp-member-count>3</cp-member-count><group-size>5</group-size></cp-subsystem>'), '/w/grid.xml:2:1: <cp-subsystem>: group-size (5) must not exceed cp-member-count (3)');
   assert.equal(okXml('<cp-subsystem><group-size>7</group-size></cp-subsystem>').cpSubsystem.groupSize, 7);
 });
@@ -928,7 +929,7 @@ test('env: the documented fixed variables', () => {
   assert.deepEqual(c.logging, { level: 'FINEST', format: 'json' });
   assert.equal(c.persistence.enabled, true);
   assert.equal(c.persistence.baseDir, '/d');
-  assert.deepEqual(c.cpSubsystem, { cpMemberCount: 3, groupSize: 3 });
+  assert.deepEqual({ cpMemberCount: c.cpSubsystem.cpMemberCount, groupSize: c.cpSubsystem.groupSize }, { cpMemberCount: 3, groupSize: 3 });
 });
 
 test('env: endpoint groups by any group name (with or without its underscores, HOT_RESTART too)', () => {
@@ -1205,4 +1206,76 @@ test('--port and GRID_NETWORK_PORT_PORT set the member endpoint under advanced n
 test('names are limited in UTF-8 bytes, as the member protocol carries them', () => {
   assert.equal(ok({ argv: ['--cluster-name', 'é'.repeat(127)] }).config.clusterName.length, 127);
   assert.equal(load({ argv: ['--cluster-name', 'é'.repeat(128)] }).kind, 'exit');
+});
+
+// ---------------------------------------------------------------- cp-subsystem (spec/cp.md "Configuration")
+
+const CP_FULL = `<cp-subsystem>
+  <cp-member-count>5</cp-member-count>
+  <session-time-to-live-seconds>60</session-time-to-live-seconds>
+  <session-heartbeat-interval-seconds>2</session-heartbeat-interval-seconds>
+  <missing-cp-member-auto-removal-seconds>600</missing-cp-member-auto-removal-seconds>
+  <fail-on-indeterminate-operation-state>true</fail-on-indeterminate-operation-state>
+  <persistence-enabled>true</persistence-enabled>
+  <base-dir>raft</base-dir>
+  <data-load-timeout-seconds>30</data-load-timeout-seconds>
+  <raft-algorithm>
+    <leader-election-timeout-in-millis>1500</leader-election-timeout-in-millis>
+    <leader-heartbeat-period-in-millis>1000</leader-heartbeat-period-in-millis>
+    <max-missed-leader-heartbeat-count>4</max-missed-leader-heartbeat-count>
+    <append-request-max-entry-count>50</append-request-max-entry-count>
+    <commit-index-advance-count-to-snapshot>2000</commit-index-advance-count-to-snapshot>
+    <uncommitted-entry-count-to-reject-new-appends>20</uncommitted-entry-count-to-reject-new-appends>
+    <append-request-backoff-timeout-in-millis>50</append-request-backoff-timeout-in-millis>
+  </raft-algorithm>
+  <semaphores><semaphore name="permits"><jdk-compatible>true</jdk-compatible><initial-permits>3</initial-permits></semaphore></semaphores>
+  <locks><fenced-lock name="leader"><lock-acquire-limit>1</lock-acquire-limit></fenced-lock></locks>
+</cp-subsystem>`;
+
+test('cp-subsystem: defaults are spec/cp.md\'s; group-size follows cp-member-count when not given', () => {
+  const c = ok().config.cpSubsystem;
+  assert.deepEqual([c.sessionTimeToLiveSeconds, c.sessionHeartbeatIntervalSeconds, c.missingCpMemberAutoRemovalSeconds, c.failOnIndeterminateOperationState, c.persistenceEnabled, c.baseDir, c.dataLoadTimeoutSeconds], [300, 5, 14_400, false, false, 'cp-data', 120]);
+  assert.deepEqual(c.raftAlgorithm, { leaderElectionTimeoutInMillis: 2000, leaderHeartbeatPeriodInMillis: 5000, maxMissedLeaderHeartbeatCount: 5, appendRequestMaxEntryCount: 100, commitIndexAdvanceCountToSnapshot: 10_000, uncommittedEntryCountToRejectNewAppends: 100, appendRequestBackoffTimeoutInMillis: 100 });
+  const size = (n: number): number => okXml(`<cp-subsystem><cp-member-count>${n}</cp-member-count></cp-subsystem>`).cpSubsystem.groupSize;
+  assert.deepEqual([size(3), size(4), size(5), size(6), size(9)], [3, 3, 5, 5, 7]);
+});
+
+test('cp-subsystem: every element is read, and printed back', () => {
+  const setup = xml(CP_FULL);
+  const c = ok(setup).config.cpSubsystem;
+  assert.deepEqual([c.cpMemberCount, c.groupSize, c.sessionTimeToLiveSeconds, c.failOnIndeterminateOperationState, c.persistenceEnabled, c.baseDir], [5, 5, 60, true, true, 'raft']);
+  assert.equal(c.raftAlgorithm.appendRequestBackoffTimeoutInMillis, 50);
+  assert.deepEqual(c.semaphores, [{ name: 'permits', jdkCompatible: true, initialPermits: 3 }]);
+  assert.deepEqual(c.locks, [{ name: 'leader', lockAcquireLimit: 1 }]);
+  const text = printed(setup);
+  assert.match(text, /<fenced-lock name="leader">/);
+  const again = ok({ files: { '/p/printed.xml': text }, argv: ['--config', '/p/printed.xml'] }).config;
+  assert.deepEqual(again.cpSubsystem, c);
+});
+
+test('cp-subsystem: GRID_CPSUBSYSTEM_* variables override, named semaphores and locks included', () => {
+  const c = ok({
+    env: {
+      GRID_CPSUBSYSTEM_CPMEMBERCOUNT: '3',
+      GRID_CPSUBSYSTEM_SESSIONTIMETOLIVESECONDS: '120',
+      GRID_CPSUBSYSTEM_RAFTALGORITHM_LEADERELECTIONTIMEOUTINMILLIS: '3000',
+      GRID_CPSUBSYSTEM_SEMAPHORES_SEMAPHORE_PERMITS_INITIALPERMITS: '2',
+      GRID_CPSUBSYSTEM_LOCKS_FENCEDLOCK_LEADER_LOCKACQUIRELIMIT: '1',
+    },
+  }).config.cpSubsystem;
+  assert.deepEqual([c.cpMemberCount, c.groupSize, c.sessionTimeToLiveSeconds, c.raftAlgorithm.leaderElectionTimeoutInMillis], [3, 3, 120, 3000]);
+  assert.deepEqual(c.semaphores, [{ name: 'permits', jdkCompatible: false, initialPermits: 2 }]);
+  assert.deepEqual(c.locks, [{ name: 'leader', lockAcquireLimit: 1 }]);
+  assert.match(fail({ env: { GRID_CPSUBSYSTEM_RAFTALGORITHM_LEADERELECTIONTIMEOUTINMILLIS: '0' } }), /GRID_CPSUBSYSTEM_RAFTALGORITHM_LEADERELECTIONTIMEOUTINMILLIS/);
+});
+
+test('cp-subsystem: the relations between values are checked at load', () => {
+  assert.match(failXml('<cp-subsystem><session-time-to-live-seconds>5</session-time-to-live-seconds></cp-subsystem>'), /session-time-to-live-seconds \(5\) must be greater than session-heartbeat-interval-seconds \(5\)/);
+  assert.match(failXml('<cp-subsystem><missing-cp-member-auto-removal-seconds>100</missing-cp-member-auto-removal-seconds></cp-subsystem>'), /must not exceed missing-cp-member-auto-removal-seconds \(100\)/);
+  assert.match(
+    failXml('<cp-subsystem><raft-algorithm><leader-heartbeat-period-in-millis>10000</leader-heartbeat-period-in-millis></raft-algorithm></cp-subsystem>'),
+    /leader-heartbeat-period-in-millis \(10000\) must be less than leader-election-timeout-in-millis × max-missed-leader-heartbeat-count \(10000\)/,
+  );
+  assert.match(failXml('<cp-subsystem><semaphores><semaphore name="a"/><semaphore name="a"/></semaphores></cp-subsystem>'), /name a is given twice/);
+  assert.match(failXml('<cp-subsystem><raft-algorithm><append-request-max-entry-count>0</append-request-max-entry-count></raft-algorithm></cp-subsystem>'), /append-request-max-entry-count/);
 });
