@@ -1,0 +1,342 @@
+// FencedLock and Semaphore state of one CP group (spec/cp.md "Data structures"; the reference's
+// §1.9, §1.10, §2.3–2.7). Part of the group's state machine: deterministic, applied in log order,
+// `index` is the log index of the command being applied.
+//
+// FencedLock: the owner is (session, thread). The fence is the log index of the entry that made
+// the owner (a waiter's own acquiring entry when it is handed the lock), so fences rise strictly
+// across owners. Re-entry by the owner keeps the fence and counts up to `lock-acquire-limit`
+// (0 = unlimited), past which lock answers fence 0. Waiters queue in order; a release hands the
+// lock to the first one in the same entry.
+//
+// Semaphore: session-aware by default (permits belong to the session that acquired them, released
+// when it closes, a session cannot release more than it holds); `jdk-compatible` ones are
+// sessionless (session -1: anyone releases, nothing comes back by itself). Waiters queue in order
+// and are granted while permits last. A new semaphore has its configured `initial-permits` (it
+// then counts as initialized).
+//
+// Waits are answered through completions (invocation → result) when granted, when their deadline
+// passes (the leader appends an expiry) or when their session closes.
+
+export type BlockingResult =
+  | { readonly type: 'fence'; readonly fence: number }
+  | { readonly type: 'unlocked'; readonly stillLocked: boolean }
+  | { readonly type: 'ownership'; readonly fence: number; readonly lockCount: number; readonly sessionId: number; readonly threadId: number }
+  | { readonly type: 'acquired'; readonly acquired: boolean }
+  | { readonly type: 'permits'; readonly permits: number }
+  | { readonly type: 'bool'; readonly result: boolean }
+  | { readonly type: 'waiting' }
+  | { readonly type: 'error'; readonly code: 'not-owner' | 'session-expired' | 'not-enough-permits' | 'illegal-argument'; readonly message: string };
+
+export interface BlockingCompletion {
+  readonly invocation: string;
+  readonly result: BlockingResult;
+}
+
+interface LockWaiter {
+  readonly session: number;
+  readonly thread: number;
+  readonly invocation: string;
+  readonly index: number;
+  readonly deadlineMs: number;
+}
+
+interface LockState {
+  owner: { session: number; thread: number } | null;
+  fence: number;
+  count: number;
+  waiters: LockWaiter[];
+}
+
+interface SemaphoreWaiter {
+  readonly session: number;
+  readonly invocation: string;
+  readonly permits: number;
+  readonly deadlineMs: number;
+}
+
+interface SemaphoreState {
+  initialized: boolean;
+  available: number;
+  /** Session → permits it holds (session-aware semaphores only). */
+  held: Map<number, number>;
+  waiters: SemaphoreWaiter[];
+}
+
+export const NOT_LOCKED: BlockingResult = { type: 'ownership', fence: 0, lockCount: 0, sessionId: -1, threadId: -1 };
+
+export interface BlockingConfig {
+  lockAcquireLimit(name: string): number;
+  semaphore(name: string): { readonly jdkCompatible: boolean; readonly initialPermits: number };
+}
+
+export class LockRegistry {
+  private readonly locks = new Map<string, LockState>();
+
+  constructor(private readonly config: BlockingConfig) {}
+
+  private state(name: string): LockState {
+    let s = this.locks.get(name);
+    if (s === undefined) {
+      s = { owner: null, fence: 0, count: 0, waiters: [] };
+      this.locks.set(name, s);
+    }
+    return s;
+  }
+
+  /** lock / tryLock: timeoutMs -1 waits for ever, 0 does not wait. */
+  lock(index: number, nowMs: number, name: string, session: number, thread: number, invocation: string, timeoutMs: number): BlockingResult {
+    const s = this.state(name);
+    if (s.owner === null) {
+      s.owner = { session, thread };
+      s.fence = index;
+      s.count = 1;
+      return { type: 'fence', fence: index };
+    }
+    if (s.owner.session === session && s.owner.thread === thread) {
+      const limit = this.config.lockAcquireLimit(name);
+      if (limit > 0 && s.count >= limit) return { type: 'fence', fence: 0 };
+      s.count++;
+      return { type: 'fence', fence: s.fence };
+    }
+    if (timeoutMs === 0) return { type: 'fence', fence: 0 };
+    s.waiters.push({ session, thread, invocation, index, deadlineMs: timeoutMs < 0 ? Infinity : nowMs + timeoutMs });
+    return { type: 'waiting' };
+  }
+
+  /** unlock: `fence` (REST) must be the current one when given (> 0). */
+  unlock(name: string, session: number, thread: number, fence: number, out: BlockingCompletion[]): BlockingResult {
+    const s = this.locks.get(name);
+    if (s === undefined || s.owner === null || s.owner.session !== session || s.owner.thread !== thread || (fence > 0 && fence !== s.fence)) {
+      return { type: 'error', code: 'not-owner', message: `Current thread is not the owner of the lock ${name}` };
+    }
+    s.count--;
+    if (s.count > 0) return { type: 'unlocked', stillLocked: true };
+    this.handOver(name, s, out);
+    return { type: 'unlocked', stillLocked: false };
+  }
+
+  private handOver(name: string, s: LockState, out: BlockingCompletion[]): void {
+    s.owner = null;
+    s.count = 0;
+    const next = s.waiters.shift();
+    if (next === undefined) {
+      // Free and nobody waits: forget it (the next owner's fence, its entry's index, is higher anyway).
+      this.locks.delete(name);
+      return;
+    }
+    s.owner = { session: next.session, thread: next.thread };
+    s.fence = next.index;
+    s.count = 1;
+    out.push({ invocation: next.invocation, result: { type: 'fence', fence: next.index } });
+  }
+
+  ownership(name: string): BlockingResult {
+    const s = this.locks.get(name);
+    if (s === undefined || s.owner === null) return NOT_LOCKED;
+    return { type: 'ownership', fence: s.fence, lockCount: s.count, sessionId: s.owner.session, threadId: s.owner.thread };
+  }
+
+  /** A session closed: its locks go to their next waiters, its waits fail. */
+  sessionClosed(session: number, out: BlockingCompletion[]): void {
+    for (const [name, s] of this.locks) {
+      for (const w of s.waiters.filter((x) => x.session === session)) out.push({ invocation: w.invocation, result: expired(session) });
+      s.waiters = s.waiters.filter((x) => x.session !== session);
+      if (s.owner !== null && s.owner.session === session) this.handOver(name, s, out);
+    }
+  }
+
+  /** Waits whose deadline passed by `nowMs` (the leader expires them through the log). */
+  expiredWaits(nowMs: number): string[] {
+    const out: string[] = [];
+    for (const s of this.locks.values()) for (const w of s.waiters) if (w.deadlineMs <= nowMs) out.push(w.invocation);
+    return out;
+  }
+
+  /** Expires waits: a tryLock that timed out answers fence 0. */
+  expire(invocations: ReadonlySet<string>, out: BlockingCompletion[]): void {
+    for (const s of this.locks.values()) {
+      for (const w of s.waiters) if (invocations.has(w.invocation)) out.push({ invocation: w.invocation, result: { type: 'fence', fence: 0 } });
+      s.waiters = s.waiters.filter((w) => !invocations.has(w.invocation));
+    }
+  }
+
+  isWaiting(invocation: string): boolean {
+    for (const s of this.locks.values()) if (s.waiters.some((w) => w.invocation === invocation)) return true;
+    return false;
+  }
+
+  /** Whether the session holds or waits for any lock (inactive sessions are those that do not). */
+  holds(session: number): boolean {
+    for (const s of this.locks.values()) if (s.owner?.session === session || s.waiters.some((w) => w.session === session)) return true;
+    return false;
+  }
+
+  destroy(name: string, out: BlockingCompletion[]): void {
+    const s = this.locks.get(name);
+    if (s === undefined) return;
+    for (const w of s.waiters) out.push({ invocation: w.invocation, result: { type: 'error', code: 'illegal-argument', message: `FencedLock[${name}] was destroyed` } });
+    this.locks.delete(name);
+  }
+
+  snapshot(): unknown {
+    return [...this.locks].map(([n, s]) => [n, s.owner, s.fence, s.count, s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs }))]);
+  }
+
+  restore(state: unknown): void {
+    this.locks.clear();
+    for (const [n, owner, fence, count, waiters] of (state ?? []) as [string, { session: number; thread: number } | null, number, number, LockWaiter[]][]) {
+      this.locks.set(n, { owner, fence, count, waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
+    }
+  }
+}
+
+export class SemaphoreRegistry {
+  private readonly sems = new Map<string, SemaphoreState>();
+
+  constructor(private readonly config: BlockingConfig) {}
+
+  private state(name: string): SemaphoreState {
+    let s = this.sems.get(name);
+    if (s === undefined) {
+      const initial = this.config.semaphore(name).initialPermits;
+      s = { initialized: initial > 0, available: initial, held: new Map(), waiters: [] };
+      this.sems.set(name, s);
+    }
+    return s;
+  }
+
+  private sessionAware(name: string): boolean {
+    return !this.config.semaphore(name).jdkCompatible;
+  }
+
+  init(name: string, permits: number): BlockingResult {
+    if (!Number.isSafeInteger(permits) || permits < 0) return { type: 'error', code: 'illegal-argument', message: `permits must be >= 0, not ${permits}` };
+    const s = this.state(name);
+    if (s.initialized) return { type: 'bool', result: false };
+    s.initialized = true;
+    s.available = permits;
+    return { type: 'bool', result: true };
+  }
+
+  /** acquire / tryAcquire: timeoutMs -1 waits for ever, 0 does not wait. */
+  acquire(nowMs: number, name: string, session: number, invocation: string, permits: number, timeoutMs: number): BlockingResult {
+    if (!Number.isSafeInteger(permits) || permits <= 0) return { type: 'error', code: 'illegal-argument', message: `permits must be positive, not ${permits}` };
+    const s = this.state(name);
+    if (s.waiters.length === 0 && s.available >= permits) {
+      this.take(name, s, session, permits);
+      return { type: 'acquired', acquired: true };
+    }
+    if (timeoutMs === 0) return { type: 'acquired', acquired: false };
+    s.waiters.push({ session, invocation, permits, deadlineMs: timeoutMs < 0 ? Infinity : nowMs + timeoutMs });
+    return { type: 'waiting' };
+  }
+
+  private take(name: string, s: SemaphoreState, session: number, permits: number): void {
+    s.available -= permits;
+    if (this.sessionAware(name)) s.held.set(session, (s.held.get(session) ?? 0) + permits);
+  }
+
+  release(name: string, session: number, permits: number, out: BlockingCompletion[]): BlockingResult {
+    if (!Number.isSafeInteger(permits) || permits <= 0) return { type: 'error', code: 'illegal-argument', message: `permits must be positive, not ${permits}` };
+    const s = this.state(name);
+    if (this.sessionAware(name)) {
+      const held = s.held.get(session) ?? 0;
+      if (held < permits) return { type: 'error', code: 'not-enough-permits', message: `Could not release ${permits} permits of Semaphore[${name}]: the caller has acquired ${held}` };
+      if (held === permits) s.held.delete(session);
+      else s.held.set(session, held - permits);
+    }
+    s.available += permits;
+    this.grant(name, s, out);
+    return { type: 'permits', permits };
+  }
+
+  drain(name: string, session: number): BlockingResult {
+    const s = this.state(name);
+    const n = Math.max(0, s.available);
+    if (n > 0) this.take(name, s, session, n);
+    return { type: 'permits', permits: n };
+  }
+
+  /** increasePermits / reducePermits (the count may go below zero, as the reference allows). */
+  change(name: string, delta: number, out: BlockingCompletion[]): BlockingResult {
+    if (!Number.isSafeInteger(delta)) return { type: 'error', code: 'illegal-argument', message: `delta must be an integer, not ${delta}` };
+    const s = this.state(name);
+    s.available += delta;
+    s.initialized = true;
+    if (delta > 0) this.grant(name, s, out);
+    return { type: 'bool', result: true };
+  }
+
+  private grant(name: string, s: SemaphoreState, out: BlockingCompletion[]): void {
+    while (s.waiters.length > 0 && s.available >= (s.waiters[0] as SemaphoreWaiter).permits) {
+      const w = s.waiters.shift() as SemaphoreWaiter;
+      this.take(name, s, w.session, w.permits);
+      out.push({ invocation: w.invocation, result: { type: 'acquired', acquired: true } });
+    }
+  }
+
+  available(name: string): number {
+    return this.sems.get(name)?.available ?? this.config.semaphore(name).initialPermits;
+  }
+
+  sessionClosed(session: number, out: BlockingCompletion[]): void {
+    for (const [name, s] of this.sems) {
+      for (const w of s.waiters.filter((x) => x.session === session)) out.push({ invocation: w.invocation, result: expired(session) });
+      s.waiters = s.waiters.filter((x) => x.session !== session);
+      const held = s.held.get(session);
+      if (held !== undefined) {
+        s.held.delete(session);
+        s.available += held;
+        this.grant(name, s, out);
+      }
+    }
+  }
+
+  expiredWaits(nowMs: number): string[] {
+    const out: string[] = [];
+    for (const s of this.sems.values()) for (const w of s.waiters) if (w.deadlineMs <= nowMs) out.push(w.invocation);
+    return out;
+  }
+
+  expire(invocations: ReadonlySet<string>, out: BlockingCompletion[]): void {
+    for (const [name, s] of this.sems) {
+      const before = s.waiters.length;
+      for (const w of s.waiters) if (invocations.has(w.invocation)) out.push({ invocation: w.invocation, result: { type: 'acquired', acquired: false } });
+      s.waiters = s.waiters.filter((w) => !invocations.has(w.invocation));
+      // A waiter that left the head may let the next ones through.
+      if (s.waiters.length !== before) this.grant(name, s, out);
+    }
+  }
+
+  isWaiting(invocation: string): boolean {
+    for (const s of this.sems.values()) if (s.waiters.some((w) => w.invocation === invocation)) return true;
+    return false;
+  }
+
+  holds(session: number): boolean {
+    for (const s of this.sems.values()) if (s.held.has(session) || s.waiters.some((w) => w.session === session)) return true;
+    return false;
+  }
+
+  destroy(name: string, out: BlockingCompletion[]): void {
+    const s = this.sems.get(name);
+    if (s === undefined) return;
+    for (const w of s.waiters) out.push({ invocation: w.invocation, result: { type: 'error', code: 'illegal-argument', message: `Semaphore[${name}] was destroyed` } });
+    this.sems.delete(name);
+  }
+
+  snapshot(): unknown {
+    return [...this.sems].map(([n, s]) => [n, s.initialized, s.available, [...s.held], s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs }))]);
+  }
+
+  restore(state: unknown): void {
+    this.sems.clear();
+    for (const [n, initialized, available, held, waiters] of (state ?? []) as [string, boolean, number, [number, number][], SemaphoreWaiter[]][]) {
+      this.sems.set(n, { initialized, available, held: new Map(held), waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
+    }
+  }
+}
+
+function expired(session: number): BlockingResult {
+  return { type: 'error', code: 'session-expired', message: `CP session ${session} is closed or expired` };
+}
