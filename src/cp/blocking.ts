@@ -32,6 +32,11 @@ export interface BlockingCompletion {
   readonly result: BlockingResult;
 }
 
+/** Where completions go (the group state machine's list of them). */
+export interface CompletionSink {
+  push(c: BlockingCompletion): unknown;
+}
+
 interface LockWaiter {
   readonly session: number;
   readonly thread: number;
@@ -104,7 +109,7 @@ export class LockRegistry {
   }
 
   /** unlock: `fence` (REST) must be the current one when given (> 0). */
-  unlock(name: string, session: number, thread: number, fence: number, out: BlockingCompletion[]): BlockingResult {
+  unlock(name: string, session: number, thread: number, fence: number, out: CompletionSink): BlockingResult {
     const s = this.locks.get(name);
     if (s === undefined || s.owner === null || s.owner.session !== session || s.owner.thread !== thread || (fence > 0 && fence !== s.fence)) {
       return { type: 'error', code: 'not-owner', message: `Current thread is not the owner of the lock ${name}` };
@@ -115,7 +120,7 @@ export class LockRegistry {
     return { type: 'unlocked', stillLocked: false };
   }
 
-  private handOver(name: string, s: LockState, out: BlockingCompletion[]): void {
+  private handOver(name: string, s: LockState, out: CompletionSink): void {
     s.owner = null;
     s.count = 0;
     const next = s.waiters.shift();
@@ -137,7 +142,7 @@ export class LockRegistry {
   }
 
   /** A session closed: its locks go to their next waiters, its waits fail. */
-  sessionClosed(session: number, out: BlockingCompletion[]): void {
+  sessionClosed(session: number, out: CompletionSink): void {
     for (const [name, s] of this.locks) {
       for (const w of s.waiters.filter((x) => x.session === session)) out.push({ invocation: w.invocation, result: expired(session) });
       s.waiters = s.waiters.filter((x) => x.session !== session);
@@ -153,7 +158,7 @@ export class LockRegistry {
   }
 
   /** Expires waits: a tryLock that timed out answers fence 0. */
-  expire(invocations: ReadonlySet<string>, out: BlockingCompletion[]): void {
+  expire(invocations: ReadonlySet<string>, out: CompletionSink): void {
     for (const s of this.locks.values()) {
       for (const w of s.waiters) if (invocations.has(w.invocation)) out.push({ invocation: w.invocation, result: { type: 'fence', fence: 0 } });
       s.waiters = s.waiters.filter((w) => !invocations.has(w.invocation));
@@ -171,7 +176,7 @@ export class LockRegistry {
     return false;
   }
 
-  destroy(name: string, out: BlockingCompletion[]): void {
+  destroy(name: string, out: CompletionSink): void {
     const s = this.locks.get(name);
     if (s === undefined) return;
     for (const w of s.waiters) out.push({ invocation: w.invocation, result: { type: 'error', code: 'illegal-argument', message: `FencedLock[${name}] was destroyed` } });
@@ -236,7 +241,7 @@ export class SemaphoreRegistry {
     if (this.sessionAware(name)) s.held.set(session, (s.held.get(session) ?? 0) + permits);
   }
 
-  release(name: string, session: number, permits: number, out: BlockingCompletion[]): BlockingResult {
+  release(name: string, session: number, permits: number, out: CompletionSink): BlockingResult {
     if (!Number.isSafeInteger(permits) || permits <= 0) return { type: 'error', code: 'illegal-argument', message: `permits must be positive, not ${permits}` };
     const s = this.state(name);
     if (this.sessionAware(name)) {
@@ -258,7 +263,7 @@ export class SemaphoreRegistry {
   }
 
   /** increasePermits / reducePermits (the count may go below zero, as the reference allows). */
-  change(name: string, delta: number, out: BlockingCompletion[]): BlockingResult {
+  change(name: string, delta: number, out: CompletionSink): BlockingResult {
     if (!Number.isSafeInteger(delta)) return { type: 'error', code: 'illegal-argument', message: `delta must be an integer, not ${delta}` };
     const s = this.state(name);
     s.available += delta;
@@ -267,7 +272,7 @@ export class SemaphoreRegistry {
     return { type: 'bool', result: true };
   }
 
-  private grant(name: string, s: SemaphoreState, out: BlockingCompletion[]): void {
+  private grant(name: string, s: SemaphoreState, out: CompletionSink): void {
     while (s.waiters.length > 0 && s.available >= (s.waiters[0] as SemaphoreWaiter).permits) {
       const w = s.waiters.shift() as SemaphoreWaiter;
       this.take(name, s, w.session, w.permits);
@@ -279,7 +284,7 @@ export class SemaphoreRegistry {
     return this.sems.get(name)?.available ?? this.config.semaphore(name).initialPermits;
   }
 
-  sessionClosed(session: number, out: BlockingCompletion[]): void {
+  sessionClosed(session: number, out: CompletionSink): void {
     for (const [name, s] of this.sems) {
       for (const w of s.waiters.filter((x) => x.session === session)) out.push({ invocation: w.invocation, result: expired(session) });
       s.waiters = s.waiters.filter((x) => x.session !== session);
@@ -298,7 +303,7 @@ export class SemaphoreRegistry {
     return out;
   }
 
-  expire(invocations: ReadonlySet<string>, out: BlockingCompletion[]): void {
+  expire(invocations: ReadonlySet<string>, out: CompletionSink): void {
     for (const [name, s] of this.sems) {
       const before = s.waiters.length;
       for (const w of s.waiters) if (invocations.has(w.invocation)) out.push({ invocation: w.invocation, result: { type: 'acquired', acquired: false } });
@@ -318,7 +323,7 @@ export class SemaphoreRegistry {
     return false;
   }
 
-  destroy(name: string, out: BlockingCompletion[]): void {
+  destroy(name: string, out: CompletionSink): void {
     const s = this.sems.get(name);
     if (s === undefined) return;
     for (const w of s.waiters) out.push({ invocation: w.invocation, result: { type: 'error', code: 'illegal-argument', message: `Semaphore[${name}] was destroyed` } });

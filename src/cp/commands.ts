@@ -10,6 +10,12 @@
 //   3 latch:       u8 op (1 trySetCount, 2 countDown, 3 await) | str name | f64 count / round / timeoutMs
 //   4 destroy:     u8 structure (1 long, 2 ref, 3 latch) | str name
 //   5 expireWaits: u32 n | n × str invocation
+//   6 session:     u8 op (1 create, 2 heartbeat, 3 close, 4 expire, 5 closeInactive, 6 generateThreadId) |
+//                  create: str endpoint | u8 type (1 SERVER, 2 CLIENT) | str endpointName;
+//                  heartbeat, close: f64 id; expire: u32 n | n × (f64 id | f64 version)
+//   7 lock:        u8 op (1 lock, 2 unlock) | str name | f64 session | f64 thread | f64 timeoutMs / fence
+//   8 semaphore:   u8 op (1 init, 2 acquire, 3 release, 4 drain, 5 change) | str name | f64 session |
+//                  f64 permits / delta (init: permits; drain: 0) | f64 timeoutMs (acquire only)
 import { ByteReader, ByteWriter } from '../util/bytes.js';
 import type { CpCommand, Envelope, LongOp, RefOp, RefValue, Structure } from './structures.js';
 
@@ -21,7 +27,10 @@ const EXPIRE_MAX = 100_000;
 const LONG_OPS: readonly LongOp[] = ['set', 'getAndSet', 'addAndGet', 'getAndAdd', 'compareAndSet'];
 const REF_OPS: readonly RefOp[] = ['set', 'getAndSet', 'compareAndSet'];
 const LATCH_OPS = ['trySetCount', 'countDown', 'await'] as const;
-const STRUCTURES: readonly Structure[] = ['long', 'ref', 'latch'];
+const STRUCTURES: readonly Structure[] = ['long', 'ref', 'latch', 'lock', 'semaphore'];
+const SESSION_OPS = ['create', 'heartbeat', 'close', 'expire', 'closeInactive', 'generateThreadId'] as const;
+const SEMAPHORE_OPS = ['init', 'acquire', 'release', 'drain', 'change'] as const;
+const ENDPOINT_BYTES_MAX = 512;
 
 export function encodeEnvelope(e: Envelope, valueBytesMax: number): Buffer {
   const w = new ByteWriter(64);
@@ -46,6 +55,23 @@ export function encodeEnvelope(e: Envelope, valueBytesMax: number): Buffer {
     case 'expireWaits':
       w.u8(5).u32(c.invocations.length);
       for (const inv of c.invocations) w.string(inv, INVOCATION_BYTES_MAX);
+      break;
+    case 'session':
+      w.u8(6).u8(SESSION_OPS.indexOf(c.op) + 1);
+      if (c.op === 'create') w.string(c.endpoint, ENDPOINT_BYTES_MAX).u8(c.endpointType === 'SERVER' ? 1 : 2).string(c.endpointName, ENDPOINT_BYTES_MAX);
+      else if (c.op === 'heartbeat' || c.op === 'close') w.f64(c.id);
+      else if (c.op === 'expire') {
+        w.u32(c.sessions.length);
+        for (const x of c.sessions) w.f64(x.id).f64(x.version);
+      }
+      break;
+    case 'lock':
+      w.u8(7).u8(c.op === 'lock' ? 1 : 2).string(c.name, NAME_BYTES_MAX).f64(c.session).f64(c.thread).f64(c.op === 'lock' ? c.timeoutMs : c.fence);
+      break;
+    case 'semaphore':
+      w.u8(8).u8(SEMAPHORE_OPS.indexOf(c.op) + 1).string(c.name, NAME_BYTES_MAX).f64(c.op === 'init' ? 0 : c.session);
+      w.f64(c.op === 'init' || c.op === 'acquire' || c.op === 'release' ? c.permits : c.op === 'change' ? c.delta : 0);
+      if (c.op === 'acquire') w.f64(c.timeoutMs);
       break;
   }
   return w.finish();
@@ -100,6 +126,33 @@ export function decodeEnvelope(buf: Uint8Array, valueBytesMax: number): Envelope
       command = { kind: 'expireWaits', invocations };
       break;
     }
+    case 6:
+      command = readSession(r);
+      break;
+    case 7: {
+      const op = r.u8();
+      if (op !== 1 && op !== 2) r.fail(`unknown FencedLock operation ${op}`);
+      const name = r.string(NAME_BYTES_MAX, 'name');
+      const session = readInt(r, 'session');
+      const thread = readInt(r, 'thread');
+      const n = readInt(r, op === 1 ? 'timeout' : 'fence');
+      command = op === 1 ? { kind: 'lock', op: 'lock', name, session, thread, timeoutMs: n } : { kind: 'lock', op: 'unlock', name, session, thread, fence: n };
+      break;
+    }
+    case 8: {
+      const op = SEMAPHORE_OPS[r.u8() - 1] ?? r.fail('unknown Semaphore operation');
+      const name = r.string(NAME_BYTES_MAX, 'name');
+      const session = readInt(r, 'session');
+      const n = readInt(r, 'permits');
+      if (op === 'init') command = { kind: 'semaphore', op, name, permits: n };
+      else if (op === 'acquire') command = { kind: 'semaphore', op, name, session, permits: n, timeoutMs: readInt(r, 'timeout') };
+      else if (op === 'release') command = { kind: 'semaphore', op, name, session, permits: n };
+      else if (op === 'drain') command = { kind: 'semaphore', op, name, session };
+      else command = { kind: 'semaphore', op, name, session, delta: n };
+      if (op === 'init' && !Object.is(session, 0)) r.fail('init carries no session');
+      if (op === 'drain' && !Object.is(n, 0)) r.fail('drain carries no permits');
+      break;
+    }
     default:
       return r.fail(`unknown CP command kind ${kind}`);
   }
@@ -120,4 +173,33 @@ function readRef(r: ByteReader, valueBytesMax: number): RefValue | null {
   const value = r.bytes(valueBytesMax, 'reference value');
   const contentType = r.bool() ? r.string(CONTENT_TYPE_BYTES_MAX, 'content type') : null;
   return { value, contentType };
+}
+
+function readInt(r: ByteReader, what: string): number {
+  const v = r.f64();
+  if (!Number.isSafeInteger(v)) r.fail(`${what} is not an integer: ${v}`);
+  return v;
+}
+
+function readSession(r: ByteReader): CpCommand {
+  const op = SESSION_OPS[r.u8() - 1] ?? r.fail('unknown session operation');
+  switch (op) {
+    case 'create': {
+      const endpoint = r.string(ENDPOINT_BYTES_MAX, 'endpoint');
+      const t = r.u8();
+      if (t !== 1 && t !== 2) r.fail(`unknown endpoint type ${t}`);
+      return { kind: 'session', op, endpoint, endpointType: t === 1 ? 'SERVER' : 'CLIENT', endpointName: r.string(ENDPOINT_BYTES_MAX, 'endpoint name') };
+    }
+    case 'heartbeat':
+    case 'close':
+      return { kind: 'session', op, id: readInt(r, 'session') };
+    case 'expire': {
+      const n = r.count(EXPIRE_MAX, 'sessions');
+      const sessions: { id: number; version: number }[] = [];
+      for (let i = 0; i < n; i++) sessions.push({ id: readInt(r, 'session'), version: readInt(r, 'version') });
+      return { kind: 'session', op, sessions };
+    }
+    default:
+      return { kind: 'session', op };
+  }
 }

@@ -112,7 +112,11 @@ export class GroupReplica {
         this.applied = installed.index;
         this.failPending((index) => index <= installed.index, 'indeterminate');
       }
-      for (const e of ready.committed) this.applyEntry(e.index, e.term, e.kind === 'data' ? e.data : null);
+      for (const e of ready.committed) {
+        // A leader's first entry (its noop): sessions' expiries move one heartbeat interval later.
+        if (e.kind === 'noop') this.structures.onNewTerm(0);
+        this.applyEntry(e.index, e.term, e.kind === 'data' ? e.data : null);
+      }
       for (const r of ready.reads) {
         const asked = this.readsAsked.get(r.ctx);
         if (asked === undefined) continue;

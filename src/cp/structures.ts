@@ -13,10 +13,14 @@
 //   compared as stored bytes; every object remembers the log index of its last write (REST ETag).
 // - destroy removes an object; the name can be used again (the reference keeps tombstones forever).
 import { assert } from '../util/assert.js';
+import { LockRegistry, SemaphoreRegistry } from './blocking.js';
+import type { BlockingConfig, BlockingResult } from './blocking.js';
+import { CpSessions } from './sessions.js';
+import type { SessionTimes } from './sessions.js';
 
 export type LongOp = 'set' | 'getAndSet' | 'addAndGet' | 'getAndAdd' | 'compareAndSet';
 export type RefOp = 'set' | 'getAndSet' | 'compareAndSet';
-export type Structure = 'long' | 'ref' | 'latch';
+export type Structure = 'long' | 'ref' | 'latch' | 'lock' | 'semaphore';
 
 export interface RefValue {
   readonly value: Uint8Array;
@@ -39,6 +43,20 @@ export type CpCommand =
   | { readonly kind: 'latch'; readonly op: 'countDown'; readonly name: string; /** -1: the current round. */ readonly round: number }
   | { readonly kind: 'latch'; readonly op: 'await'; readonly name: string; readonly timeoutMs: number }
   | { readonly kind: 'destroy'; readonly structure: Structure; readonly name: string }
+  | { readonly kind: 'session'; readonly op: 'create'; readonly endpoint: string; readonly endpointType: 'SERVER' | 'CLIENT'; readonly endpointName: string }
+  | { readonly kind: 'session'; readonly op: 'heartbeat' | 'close'; readonly id: number }
+  | { readonly kind: 'session'; readonly op: 'generateThreadId' | 'closeInactive' }
+  /** Leader: these sessions' expiry passed at these versions. */
+  | { readonly kind: 'session'; readonly op: 'expire'; readonly sessions: readonly { readonly id: number; readonly version: number }[] }
+  /** timeoutMs: -1 waits for ever, 0 does not wait. */
+  | { readonly kind: 'lock'; readonly op: 'lock'; readonly name: string; readonly session: number; readonly thread: number; readonly timeoutMs: number }
+  /** fence 0: any (the clients); REST names the fence it holds. */
+  | { readonly kind: 'lock'; readonly op: 'unlock'; readonly name: string; readonly session: number; readonly thread: number; readonly fence: number }
+  | { readonly kind: 'semaphore'; readonly op: 'init'; readonly name: string; readonly permits: number }
+  | { readonly kind: 'semaphore'; readonly op: 'acquire'; readonly name: string; readonly session: number; readonly permits: number; readonly timeoutMs: number }
+  | { readonly kind: 'semaphore'; readonly op: 'release'; readonly name: string; readonly session: number; readonly permits: number }
+  | { readonly kind: 'semaphore'; readonly op: 'drain'; readonly name: string; readonly session: number }
+  | { readonly kind: 'semaphore'; readonly op: 'change'; readonly name: string; readonly session: number; readonly delta: number }
   /** Leader: these waits passed their deadlines. */
   | { readonly kind: 'expireWaits'; readonly invocations: readonly string[] };
 
@@ -52,6 +70,9 @@ export interface Envelope {
 }
 
 export type CpResult =
+  | BlockingResult
+  | { readonly type: 'session'; readonly id: number; readonly ttlMs: number; readonly heartbeatMs: number }
+  | { readonly type: 'threadId'; readonly id: number }
   | { readonly type: 'long'; readonly value: bigint }
   | { readonly type: 'cas'; readonly result: boolean; readonly value: bigint }
   | { readonly type: 'ref'; readonly ok: boolean; readonly old: RefValue | null; readonly index: number }
@@ -92,7 +113,19 @@ export class CpStructures {
   private readonly waiters = new Map<string, Waiter>();
   private clockMs = 0;
 
-  constructor(private readonly dedupeMs: number) {}
+  readonly sessions: CpSessions;
+  readonly locks: LockRegistry;
+  readonly semaphores: SemaphoreRegistry;
+
+  constructor(
+    private readonly dedupeMs: number,
+    private readonly times: SessionTimes = { ttlMs: 300_000, heartbeatMs: 5000 },
+    private readonly blocking: BlockingConfig = { lockAcquireLimit: () => 0, semaphore: () => ({ jdkCompatible: false, initialPermits: 0 }) },
+  ) {
+    this.sessions = new CpSessions(times);
+    this.locks = new LockRegistry(blocking);
+    this.semaphores = new SemaphoreRegistry(blocking);
+  }
 
   /** Applies one committed command at log `index`. */
   apply(index: number, e: Envelope): { result: CpResult; completions: Completion[] } {
@@ -102,7 +135,7 @@ export class CpStructures {
     if (e.invocation !== '') {
       const kept = this.answers.get(e.invocation);
       if (kept !== undefined) return { result: kept.result, completions };
-      if (this.waiters.has(e.invocation)) return { result: { type: 'waiting' }, completions };
+      if (this.isWaiting(e.invocation)) return { result: { type: 'waiting' }, completions };
     }
     const result = this.run(index, e, completions);
     if (e.invocation !== '' && result.type !== 'waiting') this.answers.set(e.invocation, { result, atMs: this.clockMs });
@@ -121,13 +154,23 @@ export class CpStructures {
         return this.applyLatch(index, e.invocation, c, completions);
       case 'destroy':
         return this.destroy(c.structure, c.name, completions);
-      case 'expireWaits':
+      case 'expireWaits': {
         for (const inv of c.invocations) {
           if (!this.waiters.has(inv)) continue;
           this.waiters.delete(inv);
           completions.push({ invocation: inv, result: { type: 'bool', result: false } });
         }
+        const set = new Set(c.invocations);
+        this.locks.expire(set, completions);
+        this.semaphores.expire(set, completions);
         return { type: 'none' };
+      }
+      case 'session':
+        return this.applySession(c, completions);
+      case 'lock':
+        return this.applyLock(index, e.invocation, c, completions);
+      case 'semaphore':
+        return this.applySemaphore(index, c, e.invocation, completions);
     }
   }
 
@@ -217,8 +260,74 @@ export class CpStructures {
     }
   }
 
+  private applySession(c: Extract<CpCommand, { kind: 'session' }>, completions: Completion[]): CpResult {
+    switch (c.op) {
+      case 'create': {
+        const s = this.sessions.create(this.clockMs, c.endpoint, c.endpointType, c.endpointName);
+        return { type: 'session', id: s.id, ttlMs: this.times.ttlMs, heartbeatMs: this.times.heartbeatMs };
+      }
+      case 'heartbeat':
+        return this.sessions.heartbeat(c.id, this.clockMs) ? { type: 'none' } : sessionGone(c.id);
+      case 'close':
+        if (!this.sessions.close(c.id)) return sessionGone(c.id);
+        this.releaseSession(c.id, completions);
+        return { type: 'none' };
+      case 'expire':
+        for (const id of this.sessions.expire(c.sessions)) this.releaseSession(id, completions);
+        return { type: 'none' };
+      case 'closeInactive':
+        for (const id of this.sessions.inactive(this.clockMs, (id) => this.locks.holds(id) || this.semaphores.holds(id))) {
+          this.sessions.close(id);
+          this.releaseSession(id, completions);
+        }
+        return { type: 'none' };
+      case 'generateThreadId':
+        return { type: 'threadId', id: this.sessions.generateThreadId() };
+    }
+  }
+
+  private releaseSession(id: number, completions: Completion[]): void {
+    this.locks.sessionClosed(id, completions);
+    this.semaphores.sessionClosed(id, completions);
+  }
+
+  /** A session-bound call counts as a heartbeat; a closed session's call fails. Session -1: none. */
+  private touch(session: number): boolean {
+    return session === -1 || this.sessions.heartbeat(session, this.clockMs);
+  }
+
+  private applyLock(index: number, invocation: string, c: Extract<CpCommand, { kind: 'lock' }>, completions: Completion[]): CpResult {
+    if (!this.touch(c.session) || c.session === -1) return sessionGone(c.session);
+    if (c.op === 'lock') return this.locks.lock(index, this.clockMs, c.name, c.session, c.thread, invocation === '' ? `#${index}` : invocation, c.timeoutMs);
+    return this.locks.unlock(c.name, c.session, c.thread, c.fence, completions);
+  }
+
+  private applySemaphore(index: number, c: Extract<CpCommand, { kind: 'semaphore' }>, invocation: string, completions: Completion[]): CpResult {
+    if (c.op === 'init') return this.semaphores.init(c.name, c.permits);
+    if (!this.touch(c.session)) return sessionGone(c.session);
+    const out = completions;
+    switch (c.op) {
+      case 'acquire':
+        return this.semaphores.acquire(this.clockMs, c.name, c.session, invocation === '' ? `#${index}` : invocation, c.permits, c.timeoutMs);
+      case 'release':
+        return this.semaphores.release(c.name, c.session, c.permits, out);
+      case 'drain':
+        return this.semaphores.drain(c.name, c.session);
+      case 'change':
+        return this.semaphores.change(c.name, c.delta, out);
+    }
+  }
+
+  /** A new leader's first entry: every session's expiry moves one heartbeat interval later. */
+  onNewTerm(nowMs: number): void {
+    if (nowMs > this.clockMs) this.clockMs = nowMs;
+    this.sessions.shiftExpirations();
+  }
+
   private destroy(s: Structure, name: string, completions: Completion[]): CpResult {
-    if (s === 'long') this.longs.delete(name);
+    if (s === 'lock') this.locks.destroy(name, completions);
+    else if (s === 'semaphore') this.semaphores.destroy(name, completions);
+    else if (s === 'long') this.longs.delete(name);
     else if (s === 'ref') this.refs.delete(name);
     else {
       this.latches.delete(name);
@@ -258,12 +367,12 @@ export class CpStructures {
   expiredWaits(nowMs: number): string[] {
     const out: string[] = [];
     for (const [inv, w] of this.waiters) if (w.deadlineMs <= nowMs) out.push(inv);
-    return out;
+    return [...out, ...this.locks.expiredWaits(nowMs), ...this.semaphores.expiredWaits(nowMs)];
   }
 
   /** Whether a wait is still pending (a retried await re-attaches to it). */
   isWaiting(invocation: string): boolean {
-    return this.waiters.has(invocation);
+    return this.waiters.has(invocation) || this.locks.isWaiting(invocation) || this.semaphores.isWaiting(invocation);
   }
 
   /** The answer kept for an invocation, if any (a retry after a leader change gets it). */
@@ -287,6 +396,9 @@ export class CpStructures {
       latches: [...this.latches].map(([n, l]) => [n, l.count, l.round, [...l.counted], l.index]),
       answers: [...this.answers].map(([inv, a]) => [inv, encodeResult(a.result), a.atMs]),
       waiters: [...this.waiters].map(([inv, w]) => [inv, w.name, w.deadlineMs]),
+      sessions: this.sessions.snapshot(),
+      locks: this.locks.snapshot(),
+      semaphores: this.semaphores.snapshot(),
     };
     return Buffer.from(JSON.stringify(state));
   }
@@ -298,6 +410,9 @@ export class CpStructures {
     this.answers.clear();
     this.waiters.clear();
     this.clockMs = 0;
+    this.sessions.restore(null);
+    this.locks.restore(null);
+    this.semaphores.restore(null);
     if (data.length === 0) return;
     const s = JSON.parse(Buffer.from(data).toString('utf8')) as {
       clockMs: number;
@@ -306,7 +421,13 @@ export class CpStructures {
       latches: [string, number, number, string[], number][];
       answers: [string, unknown, number][];
       waiters: [string, string, number][];
+      sessions?: unknown;
+      locks?: unknown;
+      semaphores?: unknown;
     };
+    this.sessions.restore(s.sessions);
+    this.locks.restore(s.locks);
+    this.semaphores.restore(s.semaphores);
     this.clockMs = s.clockMs;
     for (const [n, v, i] of s.longs) this.longs.set(n, { value: BigInt(v), index: i });
     for (const [n, r, i] of s.refs) this.refs.set(n, { value: r === null ? null : { value: Buffer.from(r.v, 'base64'), contentType: r.t }, index: i });
@@ -314,6 +435,10 @@ export class CpStructures {
     for (const [inv, r, at] of s.answers) this.answers.set(inv, { result: decodeResult(r), atMs: at });
     for (const [inv, name, deadlineMs] of s.waiters) this.waiters.set(inv, { name, deadlineMs });
   }
+}
+
+function sessionGone(id: number): CpResult {
+  return { type: 'error', code: 'session-expired', message: `CP session ${id} is closed or expired` };
 }
 
 function sameRef(a: RefValue | null, b: RefValue | null): boolean {

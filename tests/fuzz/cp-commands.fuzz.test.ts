@@ -26,7 +26,25 @@ function ref(rnd: SeededRandom): RefValue | null {
 
 function command(rnd: SeededRandom): CpCommand {
   const name = rnd.next() < 0.2 ? 'näme@group' : `n${rnd.nextInt(100)}`;
-  switch (rnd.nextInt(7)) {
+  const n = (): number => rnd.nextInt(1000) - 1;
+  switch (rnd.nextInt(13)) {
+    case 7:
+      return { kind: 'session', op: 'create', endpoint: '127.0.0.1:5701', endpointType: rnd.next() < 0.5 ? 'SERVER' : 'CLIENT', endpointName: 'app' };
+    case 8:
+      return rnd.next() < 0.5 ? { kind: 'session', op: 'heartbeat', id: n() } : { kind: 'session', op: rnd.next() < 0.5 ? 'closeInactive' : 'generateThreadId' };
+    case 9:
+      return { kind: 'session', op: 'expire', sessions: [{ id: n(), version: n() }] };
+    case 10:
+      return rnd.next() < 0.5 ? { kind: 'lock', op: 'lock', name, session: n(), thread: n(), timeoutMs: n() } : { kind: 'lock', op: 'unlock', name, session: n(), thread: n(), fence: n() };
+    case 11:
+      return { kind: 'semaphore', op: 'acquire', name, session: n(), permits: n(), timeoutMs: n() };
+    case 12: {
+      const k = rnd.nextInt(4);
+      if (k === 0) return { kind: 'semaphore', op: 'init', name, permits: n() };
+      if (k === 1) return { kind: 'semaphore', op: 'release', name, session: n(), permits: n() };
+      if (k === 2) return { kind: 'semaphore', op: 'drain', name, session: n() };
+      return { kind: 'semaphore', op: 'change', name, session: n(), delta: n() };
+    }
     case 0:
       return { kind: 'long', op: (['set', 'getAndSet', 'addAndGet', 'getAndAdd', 'compareAndSet'] as const)[rnd.nextInt(5)] as 'set', name, a: long(rnd), b: long(rnd) };
     case 1:
@@ -38,7 +56,7 @@ function command(rnd: SeededRandom): CpCommand {
     case 4:
       return { kind: 'latch', op: 'await', name, timeoutMs: rnd.nextInt(100_000) };
     case 5:
-      return { kind: 'destroy', structure: (['long', 'ref', 'latch'] as const)[rnd.nextInt(3)] as 'long', name };
+      return { kind: 'destroy', structure: (['long', 'ref', 'latch', 'lock', 'semaphore'] as const)[rnd.nextInt(5)] as 'long', name };
     default:
       return { kind: 'expireWaits', invocations: Array.from({ length: rnd.nextInt(4) }, (_, i) => `inv-${i}`) };
   }

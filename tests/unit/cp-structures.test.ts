@@ -121,3 +121,37 @@ test('a snapshot restores every object, the kept answers and the waits', () => {
   const done = copy.apply(7, { invocation: 'c2', nowMs: 1000, command: { kind: 'latch', op: 'countDown', name: 'l', round: -1 } });
   assert.equal(done.completions[0]?.invocation, 'w1');
 });
+
+test('sessions, locks and semaphores in the group state machine: calls need a live session and count as heartbeats', () => {
+  const { sm, run } = runner();
+  const created = run({ kind: 'session', op: 'create', endpoint: '10.0.0.1:40000', endpointType: 'CLIENT', endpointName: 'app' }).result;
+  assert.deepEqual(created, { type: 'session', id: 1, ttlMs: 300_000, heartbeatMs: 5000 });
+  const lock = run({ kind: 'lock', op: 'lock', name: 'L', session: 1, thread: 1, timeoutMs: -1 }, 'l1', 2000);
+  assert.deepEqual(lock.result, { type: 'fence', fence: 2 });
+  assert.equal(sm.sessions.get(1)?.expirationTime, 302_000, 'the lock call was a heartbeat');
+  assert.equal(run({ kind: 'lock', op: 'lock', name: 'L', session: 9, thread: 1, timeoutMs: -1 }, 'l2').result.type, 'error', 'an unknown session');
+  run({ kind: 'session', op: 'create', endpoint: 'b', endpointType: 'CLIENT', endpointName: 'b' });
+  assert.deepEqual(run({ kind: 'lock', op: 'lock', name: 'L', session: 2, thread: 1, timeoutMs: -1 }, 'l3').result, { type: 'waiting' });
+  assert.deepEqual(run({ kind: 'lock', op: 'lock', name: 'L', session: 2, thread: 1, timeoutMs: -1 }, 'l3').result, { type: 'waiting' }, 'a retried wait re-attaches');
+  const closed = run({ kind: 'session', op: 'close', id: 1 });
+  assert.deepEqual(closed.completions, [{ invocation: 'l3', result: { type: 'fence', fence: 5 } }], 'the closed session\'s lock goes to the waiter');
+  assert.deepEqual(sm.answerOf('l3'), { type: 'fence', fence: 5 }, 'the fence is its first acquiring entry');
+  run({ kind: 'semaphore', op: 'init', name: 'S', permits: 1 });
+  assert.deepEqual(run({ kind: 'semaphore', op: 'acquire', name: 'S', session: 2, permits: 1, timeoutMs: 0 }, 's1').result, { type: 'acquired', acquired: true });
+  const copy = new CpStructures(DEDUPE_MS);
+  copy.restore(sm.snapshot());
+  assert.deepEqual(copy.locks.ownership('L'), sm.locks.ownership('L'));
+  assert.equal(copy.semaphores.available('S'), 0);
+  assert.deepEqual(copy.sessions.list(), sm.sessions.list());
+});
+
+test('a session expiry decided on an old version does not close a session that heartbeat since', () => {
+  const { sm, run } = runner();
+  run({ kind: 'session', op: 'create', endpoint: 'a', endpointType: 'CLIENT', endpointName: 'a' }, '', 0);
+  const due = sm.sessions.expired(300_000);
+  run({ kind: 'session', op: 'heartbeat', id: 1 }, '', 299_000);
+  run({ kind: 'session', op: 'expire', sessions: due }, '', 300_000);
+  assert.equal(sm.sessions.isActive(1), true);
+  sm.onNewTerm(0);
+  assert.equal(sm.sessions.get(1)?.expirationTime, 599_000 + 5000, 'a new leader shifted the expiry');
+});
