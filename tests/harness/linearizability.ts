@@ -252,3 +252,38 @@ export const latchModel: Model<number, LatchInput, LatchOutput> = {
     }
   },
 };
+
+/**
+ * FencedLock as a fence-checking mutex: a lock that answered a fence took a free lock, and its
+ * fence is above every fence handed out before; an unlock is by the owner; a tryLock that answered
+ * 0 (not acquired) found the lock held. A lock call whose outcome is unknown may have taken the
+ * lock (its fence unknown) or not.
+ */
+export type LockInput = { readonly op: 'lock'; readonly client: number; readonly wait: boolean } | { readonly op: 'unlock'; readonly client: number };
+export type LockOutput = { readonly fence: number } | { readonly ok: boolean };
+interface LockState {
+  readonly owner: number | null;
+  readonly lastFence: number;
+}
+
+export const lockModel: Model<LockState, LockInput, LockOutput> = {
+  init: () => ({ owner: null, lastFence: 0 }),
+  key: (s) => `${s.owner ?? '-'}/${s.lastFence}`,
+  step: (s, i, o) => {
+    if (i.op === 'unlock') {
+      const owns = s.owner === i.client;
+      const next = owns ? { owner: null, lastFence: s.lastFence } : s;
+      // Unknown outcome: it released the lock if this client held it, and did nothing otherwise.
+      if (o === undefined) return { ok: true, state: next };
+      if ('ok' in o && !o.ok) return { ok: !owns, state: s };
+      return { ok: owns, state: next };
+    }
+    if (o === undefined) return s.owner === null ? { ok: true, state: { owner: i.client, lastFence: s.lastFence } } : { ok: true, state: s };
+    if (!('fence' in o)) return { ok: false, state: s };
+    // 0: not acquired. Checked for a tryLock that does not wait (it found the lock held); a timed
+    // tryLock's give-up has no single point in time, so histories record none.
+    if (o.fence === 0) return { ok: s.owner !== null, state: s };
+    return { ok: s.owner === null && o.fence > s.lastFence, state: { owner: i.client, lastFence: o.fence } };
+  },
+  describe: (i, o) => `c${i.client} ${i.op}${i.op === 'lock' && !i.wait ? '(try)' : ''} → ${o === undefined ? '?' : JSON.stringify(o)}`,
+};

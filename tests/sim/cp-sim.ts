@@ -14,8 +14,8 @@ import { RAFT_DEFAULTS } from '../../src/cp/raft/types.js';
 import type { Entry, HardState, RaftMessage, Snapshot } from '../../src/cp/raft/types.js';
 import type { CpCommand, CpResult } from '../../src/cp/structures.js';
 import { SeededRandom } from '../../src/util/prng.js';
-import { atomicLongModel, atomicRefModel, checkHistory } from '../harness/linearizability.js';
-import type { LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
+import { atomicLongModel, atomicRefModel, checkHistory, lockModel } from '../harness/linearizability.js';
+import type { LockInput, LockOutput, LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
 import { Heap } from './raft-sim.js';
 
 export interface CpSimOptions {
@@ -182,6 +182,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
 
   const longHistory: Operation<LongInput, LongOutput>[] = [];
   const refHistory: Operation<RefInput, RefOutput>[] = [];
+  const lockHistory: Operation<LockInput, LockOutput>[] = [];
   const endMs = 30_000;
   const client = (c: number): void => {
     if (now > endMs) return;
@@ -189,6 +190,39 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     const invocation = `inv-${c}-${++invocationSeq}`;
     counts.operations++;
     const next = (): void => heap.push(now + rnd.nextInt(40), () => client(c));
+    const me = lockers.get(c) as { session: number; holding: boolean; thread: number };
+    if (me.session === 0) {
+      // First a CP session (not part of any object's history).
+      routeCall({ kind: 'write', command: { kind: 'session', op: 'create', endpoint: `client-${c}`, endpointType: 'CLIENT', endpointName: `c${c}` } }, invocation, (out) => {
+        const r = out?.value as CpResult | undefined;
+        if (r !== undefined && r.type === 'session') me.session = r.id;
+        next();
+      });
+      return;
+    }
+    if (me.holding || rnd.next() < 0.2) {
+      // FencedLock 'L': lock (waiting, or a tryLock that does not wait), then unlock on the next turn.
+      // As the Node client: every lock call is a new thread id (the lock is not re-entered), and
+      // the unlock names the thread of the lock it releases. The owner in the model is that thread:
+      // a lock whose outcome was unknown may be granted after its client moved on.
+      if (!me.holding) me.thread = ++threadSeq;
+      const input: LockInput = me.holding ? { op: 'unlock', client: me.thread } : { op: 'lock', client: me.thread, wait: rnd.next() < 0.7 };
+      const command: CpCommand = input.op === 'unlock' ? { kind: 'lock', op: 'unlock', name: 'L', session: me.session, thread: me.thread, fence: 0 } : { kind: 'lock', op: 'lock', name: 'L', session: me.session, thread: me.thread, timeoutMs: input.wait ? -1 : 0 };
+      routeCall({ kind: 'write', command }, invocation, (out) => {
+        const r = out?.value as CpResult | undefined;
+        let output: LockOutput | undefined;
+        if (r !== undefined && r.type === 'fence') output = { fence: r.fence };
+        else if (r !== undefined && r.type === 'unlocked') output = { ok: true };
+        else if (r !== undefined && r.type === 'error' && r.code === 'not-owner') output = { ok: false };
+        if (out === null) counts.indeterminate++;
+        else counts.acknowledged++;
+        // After a lock whose outcome is unknown the client may hold it: it unlocks to find out.
+        me.holding = input.op === 'lock' ? output === undefined || ('fence' in output && output.fence > 0) : output === undefined;
+        lockHistory.push({ object: 'L', client: c, input, output, callMs, returnMs: out === null ? Infinity : now });
+        next();
+      });
+      return;
+    }
     const long = rnd.next() < 0.7;
     if (long) {
       const name = rnd.next() < 0.5 ? 'a' : 'b';
@@ -229,6 +263,9 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     }
   };
   const clients = 3 + rnd.nextInt(4);
+  const lockers = new Map<number, { session: number; holding: boolean; thread: number }>();
+  for (let c = 0; c < clients; c++) lockers.set(c, { session: 0, holding: false, thread: 0 });
+  let threadSeq = 0;
   for (let c = 0; c < clients; c++) heap.push(1000 + rnd.nextInt(500), () => client(c));
 
   // ---- Faults, one at a time. ----
@@ -285,6 +322,9 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   if (v1.result !== 'ok') fail(`AtomicLong history not linearizable (${v1.result}) on ${v1.object}${v1.result === 'illegal' ? `: ${v1.detail}` : ''}`);
   const v2 = checkHistory(atomicRefModel, refHistory, 20_000);
   if (v2.result !== 'ok') fail(`AtomicReference history not linearizable (${v2.result})${v2.result === 'illegal' ? `: ${v2.detail}` : ''}`);
+  const v3 = checkHistory(lockModel, lockHistory, 20_000);
+  if (v3.result !== 'ok' && process.env['CP_SIM_DUMP'] === '1') for (const x of [...lockHistory].sort((a, b) => a.callMs - b.callMs)) console.log(JSON.stringify(x));
+  if (v3.result !== 'ok') fail(`FencedLock history not linearizable (${v3.result})${v3.result === 'illegal' ? `: ${v3.detail}` : ''}`);
   if (counts.acknowledged < 50) fail(`only ${counts.acknowledged} calls answered`);
   return { seed: o.seed, size, ...counts };
 }

@@ -4,8 +4,8 @@
 // unknown), and say 'unknown' instead of passing when its deadline runs out.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { atomicLongModel, atomicRefModel, checkHistory, latchModel } from '../harness/linearizability.js';
-import type { LatchInput, LatchOutput, LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
+import { atomicLongModel, atomicRefModel, checkHistory, latchModel, lockModel } from '../harness/linearizability.js';
+import type { LatchInput, LatchOutput, LockInput, LockOutput, LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
 
 type LongOp = Operation<LongInput, LongOutput>;
 const op = (client: number, callMs: number, returnMs: number, input: LongInput, output: LongOutput | undefined, object = 'x'): LongOp => ({ object, client, input, output, callMs, returnMs });
@@ -95,4 +95,26 @@ test('a search past its deadline answers unknown, never ok', () => {
   h.push(op(99, 1, 2, { op: 'get' }, { value: -1n }));
   const v = checkHistory(atomicLongModel, h, 50);
   assert.notEqual(v.result, 'ok');
+});
+
+test('FencedLock: fences must rise, two holders at once are rejected, an unlock is by the owner', () => {
+  type L = Operation<LockInput, LockOutput>;
+  const l = (client: number, callMs: number, returnMs: number, input: LockInput, output: LockOutput | undefined): L => ({ object: 'L', client, input, output, callMs, returnMs });
+  const ok: L[] = [l(1, 0, 1, { op: 'lock', client: 1, wait: true }, { fence: 5 }), l(2, 0, 10, { op: 'lock', client: 2, wait: true }, { fence: 9 }), l(1, 2, 3, { op: 'unlock', client: 1 }, { ok: true })];
+  assert.equal(checkHistory(lockModel, ok).result, 'ok');
+  const twoHolders: L[] = [l(1, 0, 1, { op: 'lock', client: 1, wait: true }, { fence: 5 }), l(2, 2, 3, { op: 'lock', client: 2, wait: true }, { fence: 9 })];
+  assert.equal(checkHistory(lockModel, twoHolders).result, 'illegal');
+  const fenceBack: L[] = [l(1, 0, 1, { op: 'lock', client: 1, wait: true }, { fence: 5 }), l(1, 2, 3, { op: 'unlock', client: 1 }, { ok: true }), l(2, 4, 5, { op: 'lock', client: 2, wait: true }, { fence: 4 })];
+  assert.equal(checkHistory(lockModel, fenceBack).result, 'illegal', 'a fence that went back');
+  const tryHeld: L[] = [l(1, 0, 1, { op: 'lock', client: 1, wait: true }, { fence: 5 }), l(2, 2, 3, { op: 'lock', client: 2, wait: false }, { fence: 0 })];
+  assert.equal(checkHistory(lockModel, tryHeld).result, 'ok');
+  const tryFree: L[] = [l(2, 2, 3, { op: 'lock', client: 2, wait: false }, { fence: 0 })];
+  assert.equal(checkHistory(lockModel, tryFree).result, 'illegal', 'a tryLock without a wait that found the lock free must take it');
+});
+
+test('FencedLock: an unlock whose outcome is unknown may have released the lock or found it not held', () => {
+  type L = Operation<LockInput, LockOutput>;
+  const l = (client: number, callMs: number, returnMs: number, input: LockInput, output: LockOutput | undefined): L => ({ object: 'L', client, input, output, callMs, returnMs });
+  const h: L[] = [l(2, 0, 1, { op: 'lock', client: 2, wait: true }, { fence: 3 }), l(2, 2, Infinity, { op: 'unlock', client: 2 }, undefined), l(2, 10, 11, { op: 'unlock', client: 2 }, { ok: true }), l(1, 12, 13, { op: 'lock', client: 1, wait: true }, { fence: 7 })];
+  assert.equal(checkHistory(lockModel, h).result, 'ok', 'the first unlock never applied');
 });
