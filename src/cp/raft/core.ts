@@ -22,8 +22,9 @@
 import { assert } from '../../util/assert.js';
 import type { Random } from '../../util/clock.js';
 import { RaftLog } from './log.js';
+import { ReadIndexQueue } from './read-index.js';
 import { quorumOf } from './types.js';
-import type { Entry, HardState, ProposeResult, RaftMessage, RaftOptions, ReadState, Ready, Refusal, RefusalCode, Role, Snapshot } from './types.js';
+import type { Entry, HardState, ProposeResult, RaftMessage, RaftOptions, Ready, Refusal, RefusalCode, Role, Snapshot } from './types.js';
 
 type MessageOf<T extends RaftMessage['type']> = Extract<RaftMessage, { type: T }>;
 type Outgoing = RaftMessage extends infer M ? (M extends RaftMessage ? Omit<M, 'from' | 'term'> : never) : never;
@@ -96,12 +97,7 @@ export class RaftCore {
   /** The shell said the leader's member left the cluster. */
   private leaderGone = false;
   private transfer: { to: string; elapsed: number; sent: boolean } | null = null;
-  // Reads.
-  private lastRound = 0;
-  private roundPending = false;
-  private pendingReads: { ctx: number; index: number; round: number }[] = [];
-  private waitingReads: number[] = [];
-  private readyReads: ReadState[] = [];
+  private readonly reads = new ReadIndexQueue();
   // Snapshot being received, and one received to hand to the shell.
   private incoming: { index: number; term: number; members: readonly string[]; total: number; chunks: Uint8Array[]; received: number } | null = null;
   private installed: Snapshot | null = null;
@@ -210,8 +206,8 @@ export class RaftCore {
   readIndex(ctx: number): Refusal | null {
     this.notInReady();
     if (this.role !== 'leader') return this.refuse('not-leader');
-    if (this.pendingReads.length + this.waitingReads.length >= this.opts.uncommittedEntriesMax) return this.refuse('back-pressure');
-    if (this.log.term(this.log.commit) !== this.term) this.waitingReads.push(ctx);
+    if (this.reads.size() >= this.opts.uncommittedEntriesMax) return this.refuse('back-pressure');
+    if (this.log.term(this.log.commit) !== this.term) this.reads.wait(ctx);
     else this.registerRead(ctx);
     return null;
   }
@@ -251,11 +247,11 @@ export class RaftCore {
     return (
       this.msgs.length > 0 ||
       this.bcastPending ||
-      this.roundPending ||
+      this.reads.roundPending ||
       this.log.hasUnstable() ||
       this.installed !== null ||
       this.log.commit > this.log.applied ||
-      this.readyReads.length > 0 ||
+      this.reads.hasReady() ||
       !sameHard(this.lastHard, this.hardState()) ||
       this.statusChanged()
     );
@@ -265,7 +261,7 @@ export class RaftCore {
     this.notInReady();
     if (this.role === 'leader') {
       if (this.bcastPending) this.broadcastAppends();
-      if (this.roundPending) this.startRound();
+      if (this.reads.roundPending) this.startRound();
     }
     this.bcastPending = false;
     const hard = this.hardState();
@@ -276,11 +272,10 @@ export class RaftCore {
       entries: this.log.takeUnstable(),
       messages: this.msgs,
       committed,
-      reads: this.readyReads,
+      reads: this.reads.takeReady(),
       status: this.statusChanged() ? { role: this.role, term: this.term, leader: this.leader } : null,
     };
     this.msgs = [];
-    this.readyReads = [];
     this.installed = null;
     this.inReady = ready;
     return ready;
@@ -383,9 +378,7 @@ export class RaftCore {
     this.leaderGone = false;
     this.transfer = null;
     this.progress.clear();
-    this.pendingReads = [];
-    this.waitingReads = [];
-    this.roundPending = false;
+    this.reads.clear();
     this.electionElapsed = 0;
     this.heardElapsed = 0;
     this.resetElectionTimeout();
@@ -605,7 +598,7 @@ export class RaftCore {
       if (this.log.commit > pr.commitSent) this.sendHeartbeat(to, pr);
       return;
     }
-    this.send({ type: 'append', to, prevIndex, prevTerm, entries, commit: this.log.commit, round: this.lastRound });
+    this.send({ type: 'append', to, prevIndex, prevTerm, entries, commit: this.log.commit, round: this.reads.lastRound });
     pr.commitSent = this.log.commit;
     pr.sinceSentTicks = 0;
     if (pr.state === 'probe' || pr.inFlight.length === 0) pr.waitTicks = 0;
@@ -625,7 +618,7 @@ export class RaftCore {
   private sendHeartbeat(to: string, pr: Progress): void {
     const at = this.log.term(pr.match) === undefined ? this.log.firstIndex() - 1 : pr.match;
     const commit = Math.min(this.log.commit, pr.match);
-    this.send({ type: 'append', to, prevIndex: at, prevTerm: this.log.term(at) as number, entries: [], commit, round: this.lastRound });
+    this.send({ type: 'append', to, prevIndex: at, prevTerm: this.log.term(at) as number, entries: [], commit, round: this.reads.lastRound });
     pr.sinceSentTicks = 0;
     // What it can be told now: the rest comes with the entries it lacks.
     pr.commitSent = this.log.commit;
@@ -723,9 +716,7 @@ export class RaftCore {
     this.log.commit = q;
     this.bcastPending = true;
     if (firstInTerm) {
-      const waiting = this.waitingReads;
-      this.waitingReads = [];
-      for (const ctx of waiting) this.registerRead(ctx);
+      for (const ctx of this.reads.takeWaiting()) this.registerRead(ctx);
     }
     if (!members.includes(this.self) && q >= this.log.configIndex()) {
       // This leader removed itself and the change is committed: hand over by stepping down.
@@ -736,28 +727,18 @@ export class RaftCore {
   // ---- Reads --------------------------------------------------------------------------------
 
   private registerRead(ctx: number): void {
-    if (this.progress.size === 0) {
-      this.readyReads.push({ ctx, index: this.log.commit });
-      return;
-    }
-    this.pendingReads.push({ ctx, index: this.log.commit, round: this.lastRound + 1 });
-    this.roundPending = true;
+    this.reads.register(ctx, this.log.commit, this.progress.size === 0);
   }
 
   private startRound(): void {
-    this.roundPending = false;
-    this.lastRound++;
+    this.reads.startRound();
     for (const [u, pr] of this.progress) this.sendHeartbeat(u, pr);
   }
 
   private releaseReads(): void {
-    if (this.pendingReads.length === 0) return;
-    const rounds = this.log.members().map((u) => (u === this.self ? this.lastRound : (this.progress.get(u)?.round ?? 0))).sort((a, b) => b - a);
-    const confirmed = rounds[this.quorum() - 1] as number;
-    let n = 0;
-    while (n < this.pendingReads.length && (this.pendingReads[n] as { round: number }).round <= confirmed) n++;
-    if (n === 0) return;
-    for (const r of this.pendingReads.splice(0, n)) this.readyReads.push({ ctx: r.ctx, index: r.index });
+    if (!this.reads.hasPending()) return;
+    const rounds = this.log.members().map((u) => (u === this.self ? this.reads.lastRound : (this.progress.get(u)?.round ?? 0))).sort((a, b) => b - a);
+    this.reads.confirm(rounds[this.quorum() - 1] as number);
   }
 
   // ---- Helpers ------------------------------------------------------------------------------
