@@ -13,7 +13,7 @@
 import type { Random } from '../util/clock.js';
 import { RaftCore } from './raft/core.js';
 import type { RaftRestored } from './raft/core.js';
-import type { RaftMessage, RaftOptions, Ready, RefusalCode } from './raft/types.js';
+import type { Entry, RaftMessage, RaftOptions, Ready, RefusalCode, Snapshot } from './raft/types.js';
 import { decodeEnvelope, encodeEnvelope } from './commands.js';
 import { CpStructures } from './structures.js';
 import type { CpResult, Envelope } from './structures.js';
@@ -24,10 +24,13 @@ export type ReadOutcome<T> = { readonly ok: true; readonly value: T; readonly in
 
 /** What the shell does with a ready batch: persist before send (the core's rule). */
 export interface ReplicaIo {
-  persist(ready: Ready): void;
+  /** Makes the batch's hard state, snapshot and entries durable, then calls `done` (at once, or after an fsync). */
+  persist(ready: Ready, done: (error: Error | null) => void): void;
   send(messages: readonly RaftMessage[]): void;
-  /** A snapshot this member took of its own state machine (persist it; the log before it may go). */
-  persistSnapshot(index: number, term: number, members: readonly string[], data: Uint8Array): void;
+  /** A snapshot this member took of its own state machine, and the entries after it still held (persist it; the log before it may go). */
+  persistSnapshot(snapshot: Snapshot, kept: readonly Entry[]): void;
+  /** Persisting failed (a failed fsync): this replica must stop; nothing of the batch was sent. */
+  failed(error: Error): void;
 }
 
 export interface ReplicaOptions {
@@ -55,6 +58,10 @@ export class GroupReplica {
   private applied = 0;
   private expiring = false;
   private wasLeader = false;
+  /** A batch is being persisted: the core takes no input until it is done (its rule), so inputs wait here. */
+  private persisting = false;
+  private readonly queued: (() => void)[] = [];
+  private stopped = false;
 
   constructor(
     self: string,
@@ -71,6 +78,8 @@ export class GroupReplica {
 
   /** A write (leader only); `done` is called once with its outcome. */
   write(invocation: string, command: Envelope['command'], done: (o: WriteOutcome) => void): void {
+    if (this.persisting) return void this.queued.push(() => this.write(invocation, command, done));
+    if (this.stopped) return done({ ok: false, failure: 'not-leader', leader: null });
     const envelope: Envelope = { invocation, nowMs: this.nowMs(), command };
     const r = this.core.propose(encodeEnvelope(envelope, this.opts.valueBytesMax));
     if (!r.ok) return done({ ok: false, failure: r.code, leader: r.leader });
@@ -79,6 +88,8 @@ export class GroupReplica {
 
   /** A linearizable read (leader only): `run` sees the state as of a confirmed commit index. */
   read<T>(run: (s: CpStructures) => T, done: (o: ReadOutcome<T>) => void): void {
+    if (this.persisting) return void this.queued.push(() => this.read(run, done));
+    if (this.stopped) return done({ ok: false, failure: 'not-leader', leader: null });
     const ctx = this.nextCtx++;
     const refusal = this.core.readIndex(ctx);
     if (refusal !== null) return done({ ok: false, failure: refusal.code, leader: refusal.leader });
@@ -86,10 +97,19 @@ export class GroupReplica {
   }
 
   step(m: RaftMessage): void {
-    this.core.step(m);
+    if (this.persisting) return void this.queued.push(() => this.step(m));
+    if (!this.stopped) this.core.step(m);
+  }
+
+  /** The cluster removed a member (it may have led this group). */
+  memberGone(uuid: string): void {
+    if (this.persisting) return void this.queued.push(() => this.memberGone(uuid));
+    if (!this.stopped) this.core.memberGone(uuid);
   }
 
   tick(): void {
+    if (this.persisting) return void this.queued.push(() => this.tick());
+    if (this.stopped) return;
     this.core.tick();
     if (this.core.status().role !== 'leader' || this.expiring) return;
     const expired = this.structures.expiredWaits(this.nowMs());
@@ -100,34 +120,68 @@ export class GroupReplica {
     });
   }
 
-  /** Drains every ready batch. */
+  /**
+   * Drains every ready batch: persist, then (when durable) send, install, apply, advance. With an
+   * asynchronous fsync this returns early and goes on when it completes; inputs that arrive
+   * meanwhile wait in order.
+   */
   process(io: ReplicaIo): void {
-    while (this.core.hasReady()) {
+    while (!this.persisting && !this.stopped && this.core.hasReady()) {
       const ready = this.core.ready();
-      io.persist(ready);
-      io.send(ready.messages);
-      const installed = ready.snapshot;
-      if (installed !== null) {
-        this.structures.restore(installed.data);
-        this.applied = installed.index;
-        this.failPending((index) => index <= installed.index, 'indeterminate');
-      }
-      for (const e of ready.committed) {
-        // A leader's first entry (its noop): sessions' expiries move one heartbeat interval later.
-        if (e.kind === 'noop') this.structures.onNewTerm(0);
-        this.applyEntry(e.index, e.term, e.kind === 'data' ? e.data : null);
-      }
-      for (const r of ready.reads) {
-        const asked = this.readsAsked.get(r.ctx);
-        if (asked === undefined) continue;
-        this.readsAsked.delete(r.ctx);
-        this.readsReady.push({ index: r.index, ...asked });
-      }
-      this.serveReads();
-      if (ready.status !== null) this.onStatus(ready.status.role === 'leader', ready.status.leader);
-      this.core.advance();
-      this.maybeSnapshot(io);
+      this.persisting = true;
+      let returned = false;
+      let finished = false;
+      io.persist(ready, (error) => {
+        finished = true;
+        this.afterPersist(io, ready, error);
+        if (returned) this.resume(io);
+      });
+      returned = true;
+      if (!finished) return;
+      this.runQueued();
     }
+  }
+
+  private resume(io: ReplicaIo): void {
+    this.runQueued();
+    this.process(io);
+  }
+
+  private runQueued(): void {
+    while (!this.persisting && this.queued.length > 0) (this.queued.shift() as () => void)();
+  }
+
+  private afterPersist(io: ReplicaIo, ready: Ready, error: Error | null): void {
+    if (error !== null) {
+      // Nothing of this batch may leave: the replica stops, and its callers learn nothing more.
+      this.persisting = false;
+      this.stopped = true;
+      io.failed(error);
+      return;
+    }
+    io.send(ready.messages);
+    const installed = ready.snapshot;
+    if (installed !== null) {
+      this.structures.restore(installed.data);
+      this.applied = installed.index;
+      this.failPending((index) => index <= installed.index, 'indeterminate');
+    }
+    for (const e of ready.committed) {
+      // A leader's first entry (its noop): sessions' expiries move one heartbeat interval later.
+      if (e.kind === 'noop') this.structures.onNewTerm(0);
+      this.applyEntry(e.index, e.term, e.kind === 'data' ? e.data : null);
+    }
+    for (const r of ready.reads) {
+      const asked = this.readsAsked.get(r.ctx);
+      if (asked === undefined) continue;
+      this.readsAsked.delete(r.ctx);
+      this.readsReady.push({ index: r.index, ...asked });
+    }
+    this.serveReads();
+    if (ready.status !== null) this.onStatus(ready.status.role === 'leader', ready.status.leader);
+    this.core.advance();
+    this.persisting = false;
+    this.maybeSnapshot(io);
   }
 
   private applyEntry(index: number, term: number, data: Uint8Array | null): void {
@@ -187,9 +241,10 @@ export class GroupReplica {
   private maybeSnapshot(io: ReplicaIo): void {
     const st = this.core.status();
     if (this.applied - st.snapshotIndex < this.opts.snapshotEveryEntries || this.applied > st.applied) return;
-    const data = this.structures.snapshot();
-    this.core.compact(this.applied, data);
-    const after = this.core.status();
-    io.persistSnapshot(this.applied, this.core.termAt(this.applied) ?? 0, after.members, data);
+    this.core.compact(this.applied, this.structures.snapshot());
+    const snapshot = this.core.snapshot();
+    const kept: Entry[] = [];
+    for (let i = this.applied + 1; i <= this.core.status().lastIndex; i++) kept.push(this.core.entryAt(i) as Entry);
+    io.persistSnapshot(snapshot, kept);
   }
 }

@@ -11,7 +11,9 @@ import type { CallFailure, ReplicaIo } from '../../src/cp/group-replica.js';
 import { CpRouter } from '../../src/cp/router.js';
 import type { AttemptAnswer } from '../../src/cp/router.js';
 import { RAFT_DEFAULTS } from '../../src/cp/raft/types.js';
-import type { Entry, HardState, RaftMessage, Snapshot } from '../../src/cp/raft/types.js';
+import type { RaftMessage } from '../../src/cp/raft/types.js';
+import { RaftStore } from '../../src/cp/raft-store.js';
+import { SimDisk } from '../harness/sim-disk.js';
 import type { CpCommand, CpResult } from '../../src/cp/structures.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { atomicLongModel, atomicRefModel, checkHistory, lockModel } from '../harness/linearizability.js';
@@ -32,12 +34,6 @@ export interface CpSimReport {
   readonly attempts: number;
 }
 
-interface Disk {
-  hard: HardState;
-  snapshot: Snapshot;
-  entries: Entry[];
-}
-
 const TICK_MS = 100;
 const CALL_TIMEOUT_MS = 10_000;
 const ATTEMPT_TIMEOUT_MS = 1500;
@@ -49,52 +45,69 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   const ids = Array.from({ length: size }, (_, i) => `p${i + 1}`);
   let now = 0;
   const heap = new Heap();
+  const fail = (s: string): never => {
+    throw new Error(`seed=${o.seed}: ${s}`);
+  };
   const log = (s: string): void => {
     if (o.verbose === true) console.log(`[${now}ms] ${s}`);
   };
   const raft = { ...RAFT_DEFAULTS, tickMs: TICK_MS, electionTimeoutMs: 1000, electionJitterMs: 1000, heartbeatPeriodMs: 1000, missedHeartbeatsMax: 3, uncommittedEntriesMax: 40, entriesKeptAfterSnapshot: 5, snapshotChunkBytes: 256 };
   const replicaOpts = { raft, valueBytesMax: 1024, dedupeMs: 300_000, snapshotEveryEntries: 20 + rnd.nextInt(40) };
-  const disks = new Map<string, Disk>();
+  // Each member persists through RaftStore on a simulated disk whose fsync completes 1–3 ms (or up to 40 ms) later;
+  // a machine crash loses what was not synced (and may tear the last write), a kill -9 keeps it.
+  const disks = new Map<string, SimDisk>();
+  const stores = new Map<string, RaftStore>();
   const replicas = new Map<string, GroupReplica>();
   const down = new Set<string>();
   const paused = new Set<string>();
   const cut = new Set<string>();
   let faultsOn = true;
+  const storeOpts = { batchBytesMax: 1 << 22, dataBytesMax: 1 << 16 };
+  // Slow disks in some runs, so that crashes land between a write and its fsync.
+  const fsyncMsMax = rnd.next() < 0.5 ? 3 : 40;
 
+  const claims = new Map<string, { vote: { term: number; to: string } | null; ack: { index: number; term: number } | null }>();
   const boot = (id: string): void => {
-    const d = disks.get(id) as Disk;
-    replicas.set(id, new GroupReplica(id, replicaOpts, new SeededRandom(rnd.nextInt(2 ** 31)), { hardState: d.hard, snapshot: d.snapshot, entries: [...d.entries] }, () => now));
+    const disk = disks.get(id) as SimDisk;
+    const store = new RaftStore(disk, `cp/${id}/g`, storeOpts);
+    stores.set(id, store);
+    const restored = store.load() ?? store.init(ids);
+    const c = claims.get(id);
+    if (c?.vote != null && (restored.hardState.term < c.vote.term || (restored.hardState.term === c.vote.term && restored.hardState.vote !== c.vote.to))) {
+      fail(`${id} granted its vote in term ${c.vote.term} to ${c.vote.to} and restarted with term ${restored.hardState.term} vote ${restored.hardState.vote}: it was not on disk`);
+    }
+    if (c?.ack != null && c.ack.index > restored.snapshot.index && restored.entries.find((e) => e.index === c.ack?.index)?.term !== c.ack.term) {
+      fail(`${id} acknowledged entry ${c.ack.index} (term ${c.ack.term}) and restarted without it: it was not on disk`);
+    }
+    replicas.set(id, new GroupReplica(id, replicaOpts, new SeededRandom(rnd.nextInt(2 ** 31)), restored, () => now));
   };
   for (const id of ids) {
-    disks.set(id, { hard: { term: 0, vote: null, commit: 0 }, snapshot: { index: 0, term: 0, members: ids, data: new Uint8Array(0) }, entries: [] });
+    disks.set(id, new SimDisk({ seed: rnd.nextInt(2 ** 31), schedule: (fn) => heap.push(now + 1 + rnd.nextInt(fsyncMsMax), fn) }));
     boot(id);
   }
-  const io = (id: string): ReplicaIo => ({
-    persist: (r) => {
-      const d = disks.get(id) as Disk;
-      if (r.hardState !== null) d.hard = r.hardState;
-      if (r.snapshot !== null) {
-        d.snapshot = r.snapshot;
-        d.entries = [];
-      }
-      for (const e of r.entries) {
-        const at = d.entries.findIndex((x) => x.index >= e.index);
-        if (at >= 0) d.entries.length = at;
-        d.entries.push(e);
-      }
-    },
-    send: (msgs) => {
-      for (const m of msgs) {
-        if (faultsOn && rnd.next() < 0.01) continue;
-        heap.push(now + 1 + rnd.nextInt(rnd.next() < 0.1 ? 120 : 6), () => receive(m));
-      }
-    },
-    persistSnapshot: (index, term, members, data) => {
-      const d = disks.get(id) as Disk;
-      d.snapshot = { index, term, members, data };
-      d.entries = d.entries.filter((e) => e.index > index);
-    },
-  });
+  const io = (id: string): ReplicaIo => {
+    const replica = replicas.get(id) as GroupReplica;
+    const store = stores.get(id) as RaftStore;
+    // A process that crashed sends nothing more, even when an fsync it asked for completes.
+    const alive = (): boolean => replicas.get(id) === replica && !down.has(id);
+    return {
+      persist: (r, done) => store.persist(r, done),
+      send: (msgs) => {
+        if (!alive()) return;
+        for (const m of msgs) {
+          // What it claims must be on its disk (checked when it restarts after a machine crash).
+          if (m.type === 'voteAnswer' && m.granted) claims.set(id, { ...(claims.get(id) ?? { ack: null }), vote: { term: m.term, to: m.to } });
+          if (m.type === 'appendAnswer' && m.success && m.index > 0) claims.set(id, { ...(claims.get(id) ?? { vote: null }), ack: { index: m.index, term: replica.core.termAt(m.index) ?? -1 } });
+          if (faultsOn && rnd.next() < 0.01) continue;
+          heap.push(now + 1 + rnd.nextInt(rnd.next() < 0.1 ? 120 : 6), () => receive(m));
+        }
+      },
+      persistSnapshot: (snapshot, kept) => {
+        if (alive()) store.compact(snapshot, kept);
+      },
+      failed: (e) => fail(`${id}: persisting failed: ${e.message}`),
+    };
+  };
   const run = (id: string): void => (replicas.get(id) as GroupReplica).process(io(id));
   const reachable = (from: string, to: string): boolean => !cut.has(`${from}>${to}`) && !down.has(to);
   const receive = (m: RaftMessage): void => {
@@ -277,11 +290,13 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     let duration = 300 + rnd.nextInt(5000);
     if (kind === 0 || kind === 1) {
       if (kind === 1) duration = 50 + rnd.nextInt(400);
-      log(`FAULT crash ${victim} for ${duration} ms`);
+      log(`FAULT ${kind === 0 ? 'machine crash' : 'kill -9'} ${victim} for ${duration} ms`);
       down.add(victim);
+      if (kind === 0) (disks.get(victim) as SimDisk).crash({ tearLastWrite: rnd.next() < 0.5 });
+      else (disks.get(victim) as SimDisk).processCrash();
       heap.push(now + 1000, () => {
         if (!down.has(victim)) return;
-        for (const u of ids) if (!down.has(u)) (replicas.get(u) as GroupReplica).core.memberGone(victim);
+        for (const u of ids) if (!down.has(u)) (replicas.get(u) as GroupReplica).memberGone(victim);
       });
       heap.push(now + duration, () => {
         down.delete(victim);
@@ -315,9 +330,6 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     now = ev.at;
     ev.run();
   }
-  const fail = (s: string): never => {
-    throw new Error(`seed=${o.seed}: ${s}`);
-  };
   const v1 = checkHistory(atomicLongModel, longHistory, 20_000);
   if (v1.result !== 'ok') fail(`AtomicLong history not linearizable (${v1.result}) on ${v1.object}${v1.result === 'illegal' ? `: ${v1.detail}` : ''}`);
   const v2 = checkHistory(atomicRefModel, refHistory, 20_000);

@@ -298,6 +298,11 @@ export class RaftCore {
     return { role: this.role, term: this.term, leader: this.leader, vote: this.vote, commit: this.log.commit, applied: this.log.applied, lastIndex: this.log.lastIndex(), snapshotIndex: this.log.snapshot.index, members: this.log.members(), firstIndex: this.log.firstIndex() };
   }
 
+  /** The latest snapshot's index, term and member list (its data too). */
+  snapshot(): Snapshot {
+    return this.log.snapshot;
+  }
+
   /** For checkers: the term of the entry at `index` here, if held. */
   termAt(index: number): number | undefined {
     return this.log.term(index);
