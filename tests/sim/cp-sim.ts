@@ -135,6 +135,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   const counts = { operations: 0, acknowledged: 0, indeterminate: 0, attempts: 0 };
   let invocationSeq = 0;
   // Each member routes the calls it receives with its own CpRouter (src/cp/router.ts).
+  const connections = new Map<string, Set<() => void>>();
   const routers = new Map<string, CpRouter<Call & { invocation: string }, unknown>>();
   const makeRouter = (via: string): CpRouter<Call & { invocation: string }, unknown> => {
     // A crash ends this router's timers with its process: only the router in `routers` runs.
@@ -183,14 +184,27 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       settled = true;
       answer(o);
     };
-    // The client's own timeout: the member it called may crash with the call.
+    // The client's own timeout; and when the member it called crashes, its connection closes and
+    // the call's outcome is unknown at once.
     heap.push(now + CALL_TIMEOUT_MS + 2000, () => settle(null));
     const up = ids.filter((u) => !down.has(u) && !paused.has(u));
     const via = up[rnd.nextInt(up.length)];
-    if (via === undefined) return;
+    if (via === undefined) return void heap.push(now + 100, () => settle(null));
+    const open = connections.get(via) ?? new Set();
+    connections.set(via, open);
+    const onClose = (): void => settle(null);
+    open.add(onClose);
     (routers.get(via) as CpRouter<Call & { invocation: string }, unknown>).route('g', { ...call, invocation }, call.kind !== 'write', (o) => {
-      heap.push(now + 1, () => settle(o.ok ? { ok: true, value: o.value } : null));
+      heap.push(now + 1, () => {
+        open.delete(onClose);
+        settle(o.ok ? { ok: true, value: o.value } : null);
+      });
     });
+  };
+  const closeConnections = (id: string): void => {
+    const open = connections.get(id);
+    connections.delete(id);
+    for (const close of open ?? []) heap.push(now + 1, close);
   };
 
   const longHistory: Operation<LongInput, LongOutput>[] = [];
@@ -214,13 +228,15 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       return;
     }
     if (me.holding || rnd.next() < 0.2) {
-      // FencedLock 'L': lock (waiting, or a tryLock that does not wait), then unlock on the next turn.
+      // FencedLock 'L': a tryLock waiting up to 3 s, or one that does not wait, then unlock on the
+      // next turn. (A lock that waits for ever would hold a client as long as a holder whose own
+      // call timed out keeps it: the workload would stall, not the group.)
       // As the Node client: every lock call is a new thread id (the lock is not re-entered), and
       // the unlock names the thread of the lock it releases. The owner in the model is that thread:
       // a lock whose outcome was unknown may be granted after its client moved on.
       if (!me.holding) me.thread = ++threadSeq;
       const input: LockInput = me.holding ? { op: 'unlock', client: me.thread } : { op: 'lock', client: me.thread, wait: rnd.next() < 0.7 };
-      const command: CpCommand = input.op === 'unlock' ? { kind: 'lock', op: 'unlock', name: 'L', session: me.session, thread: me.thread, fence: 0 } : { kind: 'lock', op: 'lock', name: 'L', session: me.session, thread: me.thread, timeoutMs: input.wait ? -1 : 0 };
+      const command: CpCommand = input.op === 'unlock' ? { kind: 'lock', op: 'unlock', name: 'L', session: me.session, thread: me.thread, fence: 0 } : { kind: 'lock', op: 'lock', name: 'L', session: me.session, thread: me.thread, timeoutMs: input.wait ? 3000 : 0 };
       routeCall({ kind: 'write', command }, invocation, (out) => {
         const r = out?.value as CpResult | undefined;
         let output: LockOutput | undefined;
@@ -292,6 +308,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       if (kind === 1) duration = 50 + rnd.nextInt(400);
       log(`FAULT ${kind === 0 ? 'machine crash' : 'kill -9'} ${victim} for ${duration} ms`);
       down.add(victim);
+      closeConnections(victim);
       if (kind === 0) (disks.get(victim) as SimDisk).crash({ tearLastWrite: rnd.next() < 0.5 });
       else (disks.get(victim) as SimDisk).processCrash();
       heap.push(now + 1000, () => {
@@ -337,6 +354,10 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   const v3 = checkHistory(lockModel, lockHistory, 20_000);
   if (v3.result !== 'ok' && process.env['CP_SIM_DUMP'] === '1') for (const x of [...lockHistory].sort((a, b) => a.callMs - b.callMs)) console.log(JSON.stringify(x));
   if (v3.result !== 'ok') fail(`FencedLock history not linearizable (${v3.result})${v3.result === 'illegal' ? `: ${v3.detail}` : ''}`);
+  if (counts.acknowledged < 50 && process.env['CP_SIM_DUMP'] === '1') {
+    for (const x of [...longHistory, ...refHistory, ...lockHistory].sort((a, b) => a.callMs - b.callMs)) console.log(JSON.stringify(x, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)));
+    for (const id of ids) console.log(id, JSON.stringify((replicas.get(id) as GroupReplica).core.status()), down.has(id));
+  }
   if (counts.acknowledged < 50) fail(`only ${counts.acknowledged} calls answered`);
   return { seed: o.seed, size, ...counts };
 }
