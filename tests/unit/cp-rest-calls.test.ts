@@ -1,0 +1,84 @@
+// The CP data-structure REST calls as plans (src/cp/rest-calls.ts), carried out against the group
+// state machine directly: AtomicLong set/add/CAS with 64-bit values as JSON number text,
+// AtomicReference with content types, 204 for null, If-Match by version (412 for another), latches
+// with await's 200/204, name@group parsing, and 400/404/405 for malformed calls.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { etag, ifMatchIndex, parseLong, planCpRest, resolveIfMatch } from '../../src/cp/rest-calls.js';
+import type { CpRestAnswer, CpRestRequest } from '../../src/cp/rest-calls.js';
+import { CpStructures } from '../../src/cp/structures.js';
+
+function harness(): (r: Partial<CpRestRequest> & Pick<CpRestRequest, 'method' | 'structure' | 'name'>) => CpRestAnswer & { group?: string } {
+  const sm = new CpStructures(300_000);
+  let index = 100;
+  return (partial) => {
+    const plan = planCpRest({ op: null, arg: null, body: new Uint8Array(0), contentType: null, ifMatch: null, ...partial });
+    if (plan.kind === 'bad') return { status: plan.status, body: plan.message, contentType: null, etagIndex: null };
+    if (plan.kind === 'read') return { ...plan.query(sm), group: plan.group };
+    const resolved = resolveIfMatch(plan, 1, 7);
+    if ('status' in resolved) return resolved;
+    if (resolved.kind !== 'write') throw new Error('a write stays a write');
+    const i = ++index;
+    return { ...resolved.render(sm.apply(i, { invocation: '', nowMs: 1, command: resolved.command }).result, i), group: resolved.group };
+  };
+}
+
+const body = (s: string): Uint8Array => Buffer.from(s);
+
+test('AtomicLong over REST: set, the operations, compareAndSet, 64-bit values as number text', () => {
+  const call = harness();
+  assert.equal(call({ method: 'GET', structure: 'atomiclongs', name: 'n' }).body, '{"value":0}');
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', body: body('9223372036854775807') }).body, '{"value":9223372036854775807}');
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'incrementAndGet' }).body, '{"value":-9223372036854775808}', 'wraps');
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'getAndAdd', body: body('5') }).body, '{"value":-9223372036854775808}');
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'getAndSet', body: body('3') }).body, '{"value":-9223372036854775803}');
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'compareAndSet', body: body('1&2') }).body, '{"result":false,"value":3}');
+  const cas = call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'compareAndSet', body: body('3&4') });
+  assert.deepEqual([cas.status, cas.body, cas.etagIndex], [200, '{"result":true,"value":4}', 106]);
+  assert.equal(call({ method: 'GET', structure: 'atomiclongs', name: 'n' }).etagIndex, 106, 'a GET carries the index of the last write');
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'decrementAndGet' }).body, '{"value":3}');
+});
+
+test('AtomicLong over REST: malformed numbers and calls are 400, 404, 405', () => {
+  const call = harness();
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', body: body('1.5') }).status, 400);
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', body: body('9223372036854775808') }).status, 400);
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'compareAndSet', body: body('1') }).status, 400);
+  assert.equal(call({ method: 'POST', structure: 'atomiclongs', name: 'n', op: 'alter' }).status, 404);
+  assert.equal(call({ method: 'DELETE', structure: 'atomiclongs', name: 'n' }).status, 405);
+  assert.equal(call({ method: 'GET', structure: 'atomiclongs', name: 'n@METADATA' }).status, 400);
+  assert.equal(call({ method: 'GET', structure: 'atomiclongs', name: 'n@orders' }).group, 'orders');
+  assert.equal(parseLong('+7', 'x'), 7n);
+});
+
+test('AtomicReference over REST: stored bytes with their content type, 204 for null, If-Match by version', () => {
+  const call = harness();
+  assert.equal(call({ method: 'GET', structure: 'atomicrefs', name: 'r' }).status, 204);
+  const set = call({ method: 'POST', structure: 'atomicrefs', name: 'r', body: body('{"a":1}'), contentType: 'application/json' });
+  assert.equal(set.status, 200);
+  const got = call({ method: 'GET', structure: 'atomicrefs', name: 'r' });
+  assert.deepEqual([got.status, Buffer.from(got.body as Uint8Array).toString(), got.contentType, got.etagIndex], [200, '{"a":1}', 'application/json', set.etagIndex]);
+  const stale = call({ method: 'POST', structure: 'atomicrefs', name: 'r', body: body('x'), ifMatch: etag(1, 7, 5) });
+  assert.equal(stale.status, 412, 'another version');
+  assert.equal(call({ method: 'POST', structure: 'atomicrefs', name: 'r', body: body('x'), ifMatch: etag(2, 7, set.etagIndex as number) }).status, 412, 'another group');
+  const ok = call({ method: 'POST', structure: 'atomicrefs', name: 'r', body: body('x'), contentType: 'text/plain', ifMatch: etag(1, 7, set.etagIndex as number) });
+  assert.equal(ok.status, 200);
+  assert.equal(call({ method: 'DELETE', structure: 'atomicrefs', name: 'r', ifMatch: etag(1, 7, set.etagIndex as number) }).status, 412, 'the version moved on');
+  assert.equal(call({ method: 'DELETE', structure: 'atomicrefs', name: 'r', ifMatch: '*' }).status, 200);
+  assert.equal(call({ method: 'GET', structure: 'atomicrefs', name: 'r' }).status, 204);
+  assert.equal(ifMatchIndex('W/"1.7.9"', 1, 7), 9);
+  assert.equal(ifMatchIndex('"garbage"', 1, 7), null);
+});
+
+test('CountDownLatch over REST: trySetCount, countDown, GET, await 200 or 204', () => {
+  const call = harness();
+  assert.equal(call({ method: 'POST', structure: 'countdownlatches', name: 'l', body: body('2') }).body, '{"result":true}');
+  assert.equal(call({ method: 'POST', structure: 'countdownlatches', name: 'l', body: body('5') }).body, '{"result":false}');
+  assert.equal(call({ method: 'POST', structure: 'countdownlatches', name: 'l', body: body('0') }).status, 400);
+  assert.equal(call({ method: 'GET', structure: 'countdownlatches', name: 'l', op: 'await', arg: '0' }).status, 204, 'not yet zero, no wait');
+  assert.equal(call({ method: 'POST', structure: 'countdownlatches', name: 'l', op: 'countDown' }).body, '{"count":1}');
+  assert.equal(call({ method: 'GET', structure: 'countdownlatches', name: 'l' }).body, '{"count":1,"round":1}');
+  call({ method: 'POST', structure: 'countdownlatches', name: 'l', op: 'countDown' });
+  assert.equal(call({ method: 'GET', structure: 'countdownlatches', name: 'l', op: 'await', arg: '5' }).body, '{"result":true}');
+  assert.equal(call({ method: 'GET', structure: 'countdownlatches', name: 'l', op: 'await', arg: '-1' }).status, 400);
+});
