@@ -198,7 +198,7 @@ function bad(status: 400 | 404 | 405, message: string): CpRestPlan {
  * known: an ETag of this group and seed compares its index; one of another group or seed, or a
  * malformed one, matches nothing (412 without a write).
  */
-export function resolveIfMatch(plan: CpRestPlan & { kind: 'write' }, groupId: number, seed: number): CpRestPlan | CpRestAnswer {
+export function resolveIfMatch(plan: CpRestPlan & { kind: 'write' }, groupId: number, seed: number): (CpRestPlan & { kind: 'write' }) | CpRestAnswer {
   if (plan.ifMatch === null || plan.command.kind !== 'ref') return plan;
   const index = ifMatchIndex(plan.ifMatch, groupId, seed);
   if (index === null) return { status: 412, body: '{"status":"fail","message":"If-Match names no version of this AtomicReference"}', contentType: JSON_TYPE, etagIndex: null };
