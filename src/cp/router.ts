@@ -33,7 +33,7 @@ export interface RouterHost<C, T> {
   localLeader(group: string): string | null;
   /** Sends one attempt to `address`; `answer` is called at most once (never, if the attempt is lost). */
   attempt(address: string, group: string, call: C, answer: (a: AttemptAnswer<T>) => void): void;
-  setTimeout(fn: () => void, ms: number): { cancel(): void };
+  schedule(fn: () => void, ms: number): { cancel(): void };
   monotonicMs(): number;
   random(): number;
 }
@@ -78,7 +78,7 @@ export class CpRouter<C, T> {
       const target = this.host.localLeader(group) ?? this.leaders.get(group) ?? (members[turn++ % members.length] as string);
       this.counters.attempts++;
       let settled = false;
-      const timer = this.host.setTimeout(() => {
+      const timer = this.host.schedule(() => {
         if (settled) return;
         settled = true;
         // No answer: the target is gone or cut off. Forget it as leader and try another member.
@@ -107,7 +107,7 @@ export class CpRouter<C, T> {
       this.counters.retries++;
       // Through a timer even at 0 ms: answers may come synchronously (a local replica), and a
       // chain of hints must not grow the stack.
-      this.host.setTimeout(go, ms);
+      this.host.schedule(go, ms);
     };
     go();
   }

@@ -163,7 +163,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
             run(target);
           });
         },
-        setTimeout: (fn, ms) => {
+        schedule: (fn, ms) => {
           let live = true;
           heap.push(now + ms, () => {
             if (live && self()) fn();

@@ -25,7 +25,7 @@ function setup(script: Script, failOnIndeterminate = false): { router: CpRouter<
         timers.push(t);
       }
     },
-    setTimeout: (fn, ms) => {
+    schedule: (fn, ms) => {
       const t = { at: clock.now + ms, fn, live: true };
       timers.push(t);
       return { cancel: () => void (t.live = false) };
