@@ -95,3 +95,65 @@ export async function runSeedJobs<T>(script: string, from: number, to: number, j
   };
   await Promise.all(Array.from({ length: jobs }, () => worker()));
 }
+
+/** Totals of a simulation whose report per seed is a set of counts (scripts/raft-sim.ts, scripts/cp-sim.ts). */
+export interface CountTotals {
+  seeds: number;
+  passed: number;
+  counts: Record<string, number>;
+  failures: string[];
+}
+
+/**
+ * The whole command line of such a simulation: parses the arguments, runs the range (in `--jobs`
+ * children of `script` when asked), prints failures, `summary` and a JSON line with `jsonKeys`,
+ * and returns the exit code (1 when a seed failed).
+ */
+export async function runCountingSims(o: {
+  readonly name: string;
+  readonly script: string;
+  readonly argv: readonly string[];
+  readonly runOne: (seed: number, verbose: boolean) => Readonly<Record<string, number>>;
+  readonly summary: (t: CountTotals, from: number, to: number, wallSeconds: number) => string;
+  readonly jsonKeys: readonly string[];
+}): Promise<number> {
+  const args = parseRunnerArgs(o.name, o.argv, []);
+  const startedMs = Date.now();
+  const [from, to] = args.seeds;
+  const totals: CountTotals = { seeds: 0, passed: 0, counts: {}, failures: [] };
+  const add = (counts: Readonly<Record<string, number>>): void => {
+    for (const [k, v] of Object.entries(counts)) totals.counts[k] = (totals.counts[k] ?? 0) + v;
+  };
+  if (args.jobs > 1 && to > from) {
+    await runSeedJobs<CountTotals>(o.script, from, to, args.jobs, [], (part) => {
+      totals.seeds += part.seeds;
+      totals.passed += part.passed;
+      totals.failures.push(...part.failures);
+      add(part.counts);
+    });
+  } else {
+    for (let seed = from; seed <= to; seed++) {
+      totals.seeds++;
+      try {
+        const counts = o.runOne(seed, args.verbose);
+        totals.passed++;
+        add(counts);
+        if (args.verbose) console.log(JSON.stringify({ seed, ...counts }));
+      } catch (e) {
+        const line = `FAIL ${(e as Error).message} (replay: npx tsx scripts/${o.name}.ts --seed ${seed})`;
+        totals.failures.push(line);
+        if (!args.json) console.log(line);
+        if (args.verbose) console.log((e as Error).stack);
+      }
+    }
+  }
+  const wallSeconds = Math.round((Date.now() - startedMs) / 100) / 10;
+  if (args.json) process.stdout.write(`${JSON.stringify(totals)}\n`);
+  else {
+    for (const f of args.jobs > 1 ? totals.failures : []) console.log(f);
+    console.log(o.summary(totals, from, to, wallSeconds));
+    const picked = Object.fromEntries(o.jsonKeys.map((k) => [k, totals.counts[k] ?? 0]));
+    console.log(JSON.stringify({ seeds: totals.seeds, passed: totals.passed, failed: totals.failures.length, ...picked, wallSeconds }));
+  }
+  return totals.failures.length === 0 ? 0 : 1;
+}

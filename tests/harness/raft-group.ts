@@ -268,14 +268,10 @@ export class RaftGroup {
   crash(id: string): void {
     const m = this.get(id);
     m.up = false;
-    for (const k of Object.keys(this.retired) as (keyof RaftCounters)[]) this.retired[k] += m.core.counters[k];
-    m.core.counters.electionsStarted = 0;
-    m.core.counters.snapshotsInstalled = 0;
-    m.core.counters.leaderships = 0;
-    m.core.counters.appendBatches = 0;
-    m.core.counters.appendEntries = 0;
-    m.core.counters.refusedProposals = 0;
-    m.core.counters.snapshotsSent = 0;
+    for (const k of Object.keys(this.retired) as (keyof RaftCounters)[]) {
+      this.retired[k] += m.core.counters[k];
+      m.core.counters[k] = 0;
+    }
     this.inbox = this.inbox.filter((x) => x.to !== id && x.from !== id);
   }
 

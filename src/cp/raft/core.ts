@@ -557,8 +557,7 @@ export class RaftCore {
   private appendOwn(kind: Entry['kind'], data: Uint8Array, members: readonly string[] | null): ProposeResult {
     const e: Entry = { index: this.log.lastIndex() + 1, term: this.term, kind, data, members };
     this.log.append(e);
-    this.bcastPending = true;
-    if (this.progress.size === 0) this.bcastPending = false;
+    this.bcastPending = this.progress.size > 0;
     return { ok: true, index: e.index, term: e.term };
   }
 
@@ -593,7 +592,8 @@ export class RaftCore {
     if (pr.state === 'replicate' && pr.inFlight.length >= this.opts.appendsInFlightMax) return;
     const prevIndex = pr.next - 1;
     const prevTerm = this.log.term(prevIndex);
-    if (prevTerm === undefined || prevIndex < this.log.firstIndex() - 1) {
+    if (prevTerm === undefined) {
+      // Compacted away: only the snapshot brings it there.
       this.startSnapshot(to, pr);
       return;
     }
