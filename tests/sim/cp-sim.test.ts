@@ -6,7 +6,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { runCpSim } from './cp-sim.js';
 
-const SEEDS = 30;
+const SEEDS = 20;
 
 test(`CP simulation: seeds 1-${SEEDS} give linearizable AtomicLong and AtomicReference histories`, () => {
   const failures: string[] = [];
