@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     randomHex: (bytes) => randomBytes(bytes).toString('hex'),
     version: MEMBER_VERSION,
     // What this version runs; the loader refuses the rest with the setting's location.
-    supports: { persistence: true, wanReplication: true, cpSubsystem: false, tls: true },
+    supports: { persistence: true, wanReplication: true, cpSubsystem: true, tls: true },
     localInterfaces: interfaces,
   });
   if (result.kind === 'exit') exitWith(result.code, result.stdout, result.stderr);

@@ -267,6 +267,21 @@ export const MESSAGE_SCHEMAS = {
   recoveryStale: { reason: 'str' },
   /** `partialStart` through one member → its master: start now with the members that are back. */
   partialStart: {},
+  /** CP: one Raft message of the CP group (seed, id) between two of its members (src/cp/raft/wire.ts layout). */
+  cpRaft: { seed: 'u53', groupId: 'u53', raft: 'bytes' },
+  /**
+   * CP: a call for group (name, seed, id) to the member believed to hold its leader (src/cp/call-wire.ts
+   * layout in `payload`; `waitMs`: how long a blocking call may wait there). Answered by cpAnswer.
+   */
+  cpCall: { group: 'str', seed: 'u53', groupId: 'u53', write: 'bool', invocation: 'str', payload: 'bytes', waitMs: 'u32' },
+  /** CP: a call's outcome: ok with the answer (`result`) at log `index`, or a failure code and the leader known there. */
+  cpAnswer: { ok: 'bool', failure: 'str', leader: 'str', index: 'u53', result: 'bytes' },
+  /** CP discovery, the master → every member: the CP members (in order, METADATA is the first `groupSize`) for `seed`. */
+  cpDiscover: { seed: 'u53', groupSize: 'u8', members: [{ uuid: 'str', address: 'str', memberUuid: 'str' }] },
+  /** CP: the METADATA leader → every member: the CP members and groups (src/cp/metadata.ts snapshot) at METADATA's log `index`. */
+  cpView: { seed: 'u53', term: 'u53', index: 'u53', metadata: 'bytes' },
+  /** CP reset, the master → every member: drop every CP group, session and structure; discovery runs again with `seed`. */
+  cpReset: { seed: 'u53' },
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -340,6 +355,12 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   departing: 53,
   mergeProbe: 54,
   mergeProbeAnswer: 55,
+  cpRaft: 56,
+  cpCall: 57,
+  cpAnswer: 58,
+  cpDiscover: 59,
+  cpView: 60,
+  cpReset: 61,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -37,6 +37,9 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   int('grid.connection.monitor.interval', 'connectionMonitorIntervalMs', 100, 10, 60000),
   int('grid.connection.monitor.max.faults', 'connectionMonitorMaxFaults', 3, 1, 1000),
   int('grid.operation.call.timeout.millis', 'operationCallTimeoutMs', 60000, 1, INT_MAX),
+  // CP calls (spec/cp.md "Raft"): how long a call looks for its group's leader; how long invocation UUIDs are remembered.
+  int('grid.cp.call.timeout.millis', 'cpCallTimeoutMs', 10000, 100, INT_MAX),
+  int('grid.cp.invocation.dedupe.seconds', 'cpInvocationDedupeSeconds', 300, 1, 86400),
   int('grid.graceful.shutdown.max.wait.seconds', 'gracefulShutdownMaxWaitSeconds', 600, 0, 86400),
   int('grid.rest.header.bytes.max', 'restHeaderBytesMax', 16384, 1024, 1048576),
   int('grid.rest.body.bytes.max', 'restBodyBytesMax', 16777216, 0, 268435456),

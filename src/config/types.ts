@@ -187,6 +187,8 @@ export interface GridProperties {
   readonly connectionMonitorIntervalMs: number; // grid.connection.monitor.interval (100 ms between counted refusals)
   readonly connectionMonitorMaxFaults: number; // grid.connection.monitor.max.faults (3 refused reconnects suspect a member)
   readonly operationCallTimeoutMs: number; // grid.operation.call.timeout.millis
+  readonly cpCallTimeoutMs: number; // grid.cp.call.timeout.millis (10 s)
+  readonly cpInvocationDedupeSeconds: number; // grid.cp.invocation.dedupe.seconds (300)
   readonly gracefulShutdownMaxWaitSeconds: number; // grid.graceful.shutdown.max.wait.seconds
   readonly restHeaderBytesMax: number; // grid.rest.header.bytes.max (16 KiB)
   readonly restBodyBytesMax: number; // grid.rest.body.bytes.max (16 MiB)

@@ -16,8 +16,12 @@
 //   7 lock:        u8 op (1 lock, 2 unlock) | str name | f64 session | f64 thread | f64 timeoutMs / fence
 //   8 semaphore:   u8 op (1 init, 2 acquire, 3 release, 4 drain, 5 change) | str name | f64 session |
 //                  f64 permits / delta (init: permits; drain: 0) | f64 timeoutMs (acquire only)
+//   9 meta:        u8 op (1 init, 2 createGroup, 3 destroyGroup, 4 addMember, 5 removeMember, 6 groupMembers) |
+//                  member = str uuid | str address | str memberUuid; init: u32 n | n × member | u8 groupSize;
+//                  createGroup, destroyGroup: str name; addMember: member; removeMember: str uuid; groupMembers: str name | f64 id | u32 n | n × str uuid
 import { ByteReader, ByteWriter } from '../util/bytes.js';
 import type { CpCommand, Envelope, LongOp, RefOp, RefValue, Structure } from './structures.js';
+import type { CpMember, MetadataCommand } from './metadata.js';
 
 export const NAME_BYTES_MAX = 1024;
 const INVOCATION_BYTES_MAX = 128;
@@ -31,6 +35,10 @@ const STRUCTURES: readonly Structure[] = ['long', 'ref', 'latch', 'lock', 'semap
 const SESSION_OPS = ['create', 'heartbeat', 'close', 'expire', 'closeInactive', 'generateThreadId'] as const;
 const SEMAPHORE_OPS = ['init', 'acquire', 'release', 'drain', 'change'] as const;
 const ENDPOINT_BYTES_MAX = 512;
+const META_OPS = ['init', 'createGroup', 'destroyGroup', 'addMember', 'removeMember', 'groupMembers'] as const;
+const UUID_BYTES_MAX = 128;
+const ADDRESS_BYTES_MAX = 512;
+const CP_MEMBERS_MAX = 10_000;
 
 export function encodeEnvelope(e: Envelope, valueBytesMax: number): Buffer {
   const w = new ByteWriter(64);
@@ -73,8 +81,66 @@ export function encodeEnvelope(e: Envelope, valueBytesMax: number): Buffer {
       w.f64(c.op === 'init' || c.op === 'acquire' || c.op === 'release' ? c.permits : c.op === 'change' ? c.delta : 0);
       if (c.op === 'acquire') w.f64(c.timeoutMs);
       break;
+    case 'meta':
+      w.u8(9);
+      writeMeta(w, c.command);
+      break;
   }
   return w.finish();
+}
+
+function writeMeta(w: ByteWriter, c: MetadataCommand): void {
+  w.u8(META_OPS.indexOf(c.kind) + 1);
+  const member = (m: CpMember): void => void w.string(m.uuid, UUID_BYTES_MAX).string(m.address, ADDRESS_BYTES_MAX).string(m.memberUuid, UUID_BYTES_MAX);
+  switch (c.kind) {
+    case 'init':
+      w.u32(c.members.length);
+      c.members.forEach(member);
+      w.u8(c.groupSize);
+      break;
+    case 'createGroup':
+    case 'destroyGroup':
+      w.string(c.name, NAME_BYTES_MAX);
+      break;
+    case 'addMember':
+      member(c.member);
+      break;
+    case 'removeMember':
+      w.string(c.uuid, UUID_BYTES_MAX);
+      break;
+    case 'groupMembers':
+      w.string(c.name, NAME_BYTES_MAX).f64(c.id).u32(c.members.length);
+      for (const u of c.members) w.string(u, UUID_BYTES_MAX);
+      break;
+  }
+}
+
+function readMeta(r: ByteReader): MetadataCommand {
+  const op = META_OPS[r.u8() - 1] ?? r.fail('unknown METADATA operation');
+  const member = (): CpMember => ({ uuid: r.string(UUID_BYTES_MAX, 'CP member uuid'), address: r.string(ADDRESS_BYTES_MAX, 'CP member address'), memberUuid: r.string(UUID_BYTES_MAX, 'member uuid') });
+  switch (op) {
+    case 'init': {
+      const n = r.count(CP_MEMBERS_MAX, 'CP members');
+      const members: CpMember[] = [];
+      for (let i = 0; i < n; i++) members.push(member());
+      return { kind: 'init', members, groupSize: r.u8() };
+    }
+    case 'createGroup':
+    case 'destroyGroup':
+      return { kind: op, name: r.string(NAME_BYTES_MAX, 'group name') };
+    case 'addMember':
+      return { kind: 'addMember', member: member() };
+    case 'removeMember':
+      return { kind: 'removeMember', uuid: r.string(UUID_BYTES_MAX, 'CP member uuid') };
+    case 'groupMembers': {
+      const name = r.string(NAME_BYTES_MAX, 'group name');
+      const id = readInt(r, 'group id');
+      const n = r.count(16, 'group members');
+      const members: string[] = [];
+      for (let i = 0; i < n; i++) members.push(r.string(UUID_BYTES_MAX, 'CP member uuid'));
+      return { kind: 'groupMembers', name, id, members };
+    }
+  }
 }
 
 function writeRef(w: ByteWriter, v: RefValue | null, valueBytesMax: number): void {
@@ -153,6 +219,9 @@ export function decodeEnvelope(buf: Uint8Array, valueBytesMax: number): Envelope
       if (op === 'drain' && !Object.is(n, 0)) r.fail('drain carries no permits');
       break;
     }
+    case 9:
+      command = { kind: 'meta', command: readMeta(r) };
+      break;
     default:
       return r.fail(`unknown CP command kind ${kind}`);
   }

@@ -17,6 +17,8 @@ import type { Entry, RaftMessage, RaftOptions, Ready, RefusalCode, Snapshot } fr
 import { decodeEnvelope, encodeEnvelope } from './commands.js';
 import { CpStructures } from './structures.js';
 import type { CpResult, Envelope } from './structures.js';
+import type { BlockingConfig } from './blocking.js';
+import type { SessionTimes } from './sessions.js';
 
 export type CallFailure = RefusalCode | 'lost' | 'indeterminate';
 export type WriteOutcome = { readonly ok: true; readonly result: CpResult; readonly index: number } | { readonly ok: false; readonly failure: CallFailure; readonly leader: string | null };
@@ -38,6 +40,10 @@ export interface ReplicaOptions {
   readonly valueBytesMax: number;
   readonly dedupeMs: number;
   readonly snapshotEveryEntries: number;
+  readonly sessionTimes?: SessionTimes;
+  readonly blocking?: BlockingConfig;
+  /** The CP subsystem's seed (the METADATA group names its groups with it). */
+  readonly seed?: number;
 }
 
 interface PendingWrite {
@@ -71,7 +77,7 @@ export class GroupReplica {
     private readonly nowMs: () => number,
   ) {
     this.core = new RaftCore(self, opts.raft, random, restored);
-    this.structures = new CpStructures(opts.dedupeMs);
+    this.structures = new CpStructures(opts.dedupeMs, opts.sessionTimes, opts.blocking, opts.seed);
     this.structures.restore(restored.snapshot.data);
     this.applied = restored.snapshot.index;
   }
@@ -84,6 +90,39 @@ export class GroupReplica {
     const r = this.core.propose(encodeEnvelope(envelope, this.opts.valueBytesMax));
     if (!r.ok) return done({ ok: false, failure: r.code, leader: r.leader });
     this.pending.set(r.index, { term: r.term, invocation, done });
+  }
+
+  /**
+   * A membership change of this group, one member at a time (leader only); ok once the change's
+   * entry is committed (it is in effect from the moment it is appended).
+   */
+  changeMembers(change: { readonly add: string } | { readonly remove: string }, done: (o: WriteOutcome) => void): void {
+    if (this.persisting) return void this.queued.push(() => this.changeMembers(change, done));
+    if (this.stopped) return done({ ok: false, failure: 'not-leader', leader: null });
+    const r = this.core.proposeMembers(change);
+    if (!r.ok) return done({ ok: false, failure: r.code, leader: r.leader });
+    this.pending.set(r.index, { term: r.term, invocation: '', done });
+  }
+
+  /** Stops this replica for good (its group was destroyed or left): pending calls learn not-leader. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.queued.length = 0;
+    this.failPending(() => true, 'indeterminate');
+    for (const [inv, w] of [...this.waits]) {
+      this.waits.delete(inv);
+      w({ ok: false, failure: 'indeterminate', leader: null });
+    }
+    for (const [ctx, r] of [...this.readsAsked]) {
+      this.readsAsked.delete(ctx);
+      r.done({ ok: false, failure: 'not-leader', leader: null });
+    }
+    for (const r of this.readsReady.splice(0)) r.done({ ok: false, failure: 'not-leader', leader: null });
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
   }
 
   /** A linearizable read (leader only): `run` sees the state as of a confirmed commit index. */
@@ -189,7 +228,11 @@ export class GroupReplica {
     const mine = this.pending.get(index);
     if (mine !== undefined) this.pending.delete(index);
     if (mine !== undefined && mine.term !== term) mine.done({ ok: false, failure: 'lost', leader: this.core.status().leader });
-    if (data === null) return;
+    if (data === null) {
+      // A noop or a membership change: a pending change is done once its entry commits.
+      if (mine !== undefined && mine.term === term) mine.done({ ok: true, result: { type: 'none' }, index });
+      return;
+    }
     const { result, completions } = this.structures.apply(index, decodeEnvelope(data, this.opts.valueBytesMax));
     for (const c of completions) {
       const w = this.waits.get(c.invocation);

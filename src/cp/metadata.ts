@@ -23,6 +23,8 @@ export interface CpMember {
   readonly uuid: string;
   /** host:port of the member that holds it now. */
   readonly address: string;
+  /** The cluster member UUID of the process that holds it (a restarted process without CP persistence is another member). */
+  readonly memberUuid: string;
 }
 
 export interface CpGroupInfo {
@@ -162,7 +164,7 @@ export class CpMetadata {
   snapshot(): Uint8Array {
     const w = new ByteWriter(256);
     w.bool(this.initialized).u32(this.groupSize).u64(this.nextId).u32(this.members.length);
-    for (const m of this.members) w.string(m.uuid, 128).string(m.address, 512);
+    for (const m of this.members) w.string(m.uuid, 128).string(m.address, 512).string(m.memberUuid, 128);
     w.u32(this.groups.size);
     for (const g of this.groups.values()) {
       w.string(g.name, 1024).u64(g.id).u64(g.seed).u32(g.members.length);
@@ -182,7 +184,7 @@ export class CpMetadata {
     this.groupSize = r.u32();
     this.nextId = r.u64();
     const n = r.count(10_000, 'CP members');
-    for (let i = 0; i < n; i++) this.members.push({ uuid: r.string(128), address: r.string(512) });
+    for (let i = 0; i < n; i++) this.members.push({ uuid: r.string(128), address: r.string(512), memberUuid: r.string(128) });
     const gs = r.count(1_000_000, 'CP groups');
     for (let i = 0; i < gs; i++) {
       const name = r.string(1024);

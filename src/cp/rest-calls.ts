@@ -10,7 +10,8 @@
 //   write compares that index (compare-and-set by version, no ABA): another one is 412.
 // - 64-bit values are written into JSON as number text (JSON.stringify cannot hold them).
 import { parseCpName } from './metadata.js';
-import type { CpCommand, CpResult, CpStructures, RefValue } from './structures.js';
+import type { CpCommand, CpResult, RefValue } from './structures.js';
+import type { CpQuery, QueryAnswer } from './call-wire.js';
 
 export type CpStructureKind = 'atomiclongs' | 'atomicrefs' | 'countdownlatches';
 
@@ -38,7 +39,7 @@ export interface CpRestAnswer {
 
 export type CpRestPlan =
   | { readonly kind: 'write'; readonly group: string; readonly command: CpCommand; readonly ifMatch: string | null; readonly render: (r: CpResult, index: number) => CpRestAnswer }
-  | { readonly kind: 'read'; readonly group: string; readonly query: (s: CpStructures) => CpRestAnswer }
+  | { readonly kind: 'read'; readonly group: string; readonly query: CpQuery; readonly render: (a: QueryAnswer) => CpRestAnswer }
   | { readonly kind: 'bad'; readonly status: 400 | 404 | 405; readonly message: string };
 
 const JSON_TYPE = 'application/json';
@@ -78,7 +79,7 @@ export function planCpRest(r: CpRestRequest): CpRestPlan {
 function planLong(r: CpRestRequest, group: string, name: string): CpRestPlan {
   const value = (n: bigint, index: number): CpRestAnswer => answer(200, `{"value":${n}}`, index);
   if (r.method === 'GET' && r.op === null) {
-    return { kind: 'read', group, query: (s) => { const l = s.getLong(name); return value(l.value, l.index); } };
+    return { kind: 'read', group, query: { q: 'long', name }, render: (a) => (a.type === 'long' ? value(a.value, a.index) : unexpectedRead(a)) };
   }
   if (r.method !== 'POST') return bad(405, `${r.method} is not a call of an AtomicLong`);
   const text = Buffer.from(r.body).toString('utf8').trim();
@@ -122,8 +123,9 @@ function planRef(r: CpRestRequest, group: string, name: string): CpRestPlan {
     return {
       kind: 'read',
       group,
-      query: (s) => {
-        const v = s.getRef(name);
+      query: { q: 'ref', name },
+      render: (v) => {
+        if (v.type !== 'ref') return unexpectedRead(v);
         return v.value === null ? { status: 204, body: null, contentType: null, etagIndex: v.index } : { status: 200, body: v.value.value, contentType: v.value.contentType, etagIndex: v.index };
       },
     };
@@ -145,7 +147,7 @@ function planRef(r: CpRestRequest, group: string, name: string): CpRestPlan {
 function planLatch(r: CpRestRequest, group: string, name: string): CpRestPlan {
   const text = Buffer.from(r.body).toString('utf8').trim();
   if (r.method === 'GET' && r.op === null) {
-    return { kind: 'read', group, query: (s) => { const l = s.getLatch(name); return answer(200, `{"count":${l.count},"round":${l.round}}`, l.index); } };
+    return { kind: 'read', group, query: { q: 'latch', name }, render: (l) => (l.type === 'latch' ? answer(200, `{"count":${l.count},"round":${l.round}}`, l.index) : unexpectedRead(l)) };
   }
   if (r.method === 'GET' && r.op === 'await') {
     const seconds = Number(r.arg ?? '');
@@ -187,6 +189,10 @@ function errorAnswer(message: string): CpRestAnswer {
 
 function unexpected(res: CpResult): CpRestAnswer {
   return { status: 500, body: JSON.stringify({ status: 'fail', message: `unexpected answer ${res.type} from the state machine` }), contentType: JSON_TYPE, etagIndex: null };
+}
+
+function unexpectedRead(a: QueryAnswer): CpRestAnswer {
+  return { status: 500, body: JSON.stringify({ status: 'fail', message: `unexpected answer ${a.type} to a read` }), contentType: JSON_TYPE, etagIndex: null };
 }
 
 function bad(status: 400 | 404 | 405, message: string): CpRestPlan {

@@ -62,11 +62,16 @@ export class CpRouter<C, T> {
     private readonly host: RouterHost<C, T>,
   ) {}
 
-  /** Routes `call` to `group`'s leader; `done` is called once. `idempotent`: safe to retry after an indeterminate outcome. */
-  route(group: string, call: C, idempotent: boolean, done: (o: RouteOutcome<T>) => void): void {
+  /**
+   * Routes `call` to `group`'s leader; `done` is called once. `idempotent`: safe to retry after an
+   * indeterminate outcome. `waitMs`: how long the call may block at the leader (a latch await): its
+   * attempts and its deadline get that much longer. `timeoutMs`: this call's own time limit.
+   */
+  route(group: string, call: C, idempotent: boolean, done: (o: RouteOutcome<T>) => void, o: { readonly waitMs?: number; readonly timeoutMs?: number } = {}): void {
     this.counters.calls++;
     if (this.host.groupMembers(group) === null) return done({ ok: false, failure: 'no-group' });
-    const deadline = this.host.monotonicMs() + this.opts.callTimeoutMs;
+    const waitMs = o.waitMs ?? 0;
+    const deadline = this.host.monotonicMs() + (o.timeoutMs ?? this.opts.callTimeoutMs) + waitMs;
     let turn = Math.floor(this.host.random() * 1000);
     const go = (): void => {
       if (this.host.monotonicMs() >= deadline) {
@@ -84,7 +89,7 @@ export class CpRouter<C, T> {
         // No answer: the target is gone or cut off. Forget it as leader and try another member.
         if (this.leaders.get(group) === target) this.leaders.delete(group);
         retry(0);
-      }, Math.min(this.opts.attemptTimeoutMs, Math.max(1, deadline - this.host.monotonicMs())));
+      }, Math.min(this.opts.attemptTimeoutMs + waitMs, Math.max(1, deadline - this.host.monotonicMs())));
       this.host.attempt(target, group, call, (a) => {
         if (settled) return;
         settled = true;

@@ -16,6 +16,8 @@ import { assert } from '../util/assert.js';
 import { LockRegistry, SemaphoreRegistry } from './blocking.js';
 import type { BlockingConfig, BlockingResult } from './blocking.js';
 import { CpSessions } from './sessions.js';
+import { CpMetadata } from './metadata.js';
+import type { MetadataCommand, MetadataResult } from './metadata.js';
 import type { SessionTimes } from './sessions.js';
 
 export type LongOp = 'set' | 'getAndSet' | 'addAndGet' | 'getAndAdd' | 'compareAndSet';
@@ -58,7 +60,9 @@ export type CpCommand =
   | { readonly kind: 'semaphore'; readonly op: 'drain'; readonly name: string; readonly session: number }
   | { readonly kind: 'semaphore'; readonly op: 'change'; readonly name: string; readonly session: number; readonly delta: number }
   /** Leader: these waits passed their deadlines. */
-  | { readonly kind: 'expireWaits'; readonly invocations: readonly string[] };
+  | { readonly kind: 'expireWaits'; readonly invocations: readonly string[] }
+  /** The METADATA group's own commands (metadata.ts). */
+  | { readonly kind: 'meta'; readonly command: MetadataCommand };
 
 /** A command as it goes into the log. */
 export interface Envelope {
@@ -80,6 +84,7 @@ export type CpResult =
   | { readonly type: 'count'; readonly count: number; readonly round: number }
   | { readonly type: 'waiting' }
   | { readonly type: 'none' }
+  | { readonly type: 'meta'; readonly result: MetadataResult }
   | { readonly type: 'error'; readonly code: 'illegal-state' | 'illegal-argument'; readonly message: string };
 
 /** A wait that ended (its caller, if still waiting somewhere, gets `result`). */
@@ -116,12 +121,16 @@ export class CpStructures {
   readonly sessions: CpSessions;
   readonly locks: LockRegistry;
   readonly semaphores: SemaphoreRegistry;
+  /** The CP members and groups: used by the METADATA group only (empty in the others). */
+  readonly metadata: CpMetadata;
 
   constructor(
     private readonly dedupeMs: number,
     private readonly times: SessionTimes = { ttlMs: 300_000, heartbeatMs: 5000 },
     private readonly blocking: BlockingConfig = { lockAcquireLimit: () => 0, semaphore: () => ({ jdkCompatible: false, initialPermits: 0 }) },
+    seed = 0,
   ) {
+    this.metadata = new CpMetadata(seed);
     this.sessions = new CpSessions(times);
     this.locks = new LockRegistry(blocking);
     this.semaphores = new SemaphoreRegistry(blocking);
@@ -171,6 +180,8 @@ export class CpStructures {
         return this.applyLock(index, e.invocation, c, completions);
       case 'semaphore':
         return this.applySemaphore(index, c, e.invocation, completions);
+      case 'meta':
+        return { type: 'meta', result: this.metadata.apply(c.command) };
     }
   }
 
@@ -399,6 +410,7 @@ export class CpStructures {
       sessions: this.sessions.snapshot(),
       locks: this.locks.snapshot(),
       semaphores: this.semaphores.snapshot(),
+      metadata: Buffer.from(this.metadata.snapshot()).toString('base64'),
     };
     return Buffer.from(JSON.stringify(state));
   }
@@ -413,6 +425,7 @@ export class CpStructures {
     this.sessions.restore(null);
     this.locks.restore(null);
     this.semaphores.restore(null);
+    this.metadata.restore(new Uint8Array(0));
     if (data.length === 0) return;
     const s = JSON.parse(Buffer.from(data).toString('utf8')) as {
       clockMs: number;
@@ -424,7 +437,9 @@ export class CpStructures {
       sessions?: unknown;
       locks?: unknown;
       semaphores?: unknown;
+      metadata?: string;
     };
+    if (s.metadata !== undefined) this.metadata.restore(Buffer.from(s.metadata, 'base64'));
     this.sessions.restore(s.sessions);
     this.locks.restore(s.locks);
     this.semaphores.restore(s.semaphores);

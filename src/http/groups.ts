@@ -19,6 +19,9 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
     case 'maps':
     case 'queues':
       return n >= 4 ? 'DATA' : null;
+    case 'cp':
+      // CP data structures (spec/cp.md "REST: data structures") are data calls.
+      return n >= 5 ? 'DATA' : null;
     case 'wan':
       return n >= 4 ? 'WAN' : null;
     case 'cp-subsystem':

@@ -13,6 +13,7 @@ import * as data from './handlers/data.js';
 import * as info from './handlers/info.js';
 import * as mgmt from './handlers/management.js';
 import * as wancp from './handlers/wan-cp.js';
+import * as cp from './handlers/cp.js';
 
 export type Handler = (req: HttpRequest, api: MemberApi) => HttpReply | Promise<HttpReply>;
 
@@ -108,10 +109,18 @@ export function buildRoutes(): RouteTable {
   route(['GET'], '/grid/rest/wan/consistencyCheck/:uuid', wancp.wanCheckResult, MGMT);
 
   for (const path of ['groups', 'groups/:group', 'groups/:group/sessions', 'members', 'members/local']) {
-    route(['GET'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall, MGMT);
+    route(['GET'], `/grid/rest/cp-subsystem/${path}`, cp.cpManagement, MGMT);
   }
   for (const path of ['members', 'members/:uuid/remove', 'groups/:group/remove', 'groups/:group/sessions/:session/remove', 'reset']) {
-    route(['POST'], `/grid/rest/cp-subsystem/${path}`, wancp.cpCall, MGMT);
+    route(['POST'], `/grid/rest/cp-subsystem/${path}`, cp.cpManagement, MGMT);
   }
+  // CP data structures (spec/cp.md "REST: data structures"); errors as JSON, like management calls.
+  const CP = KIND.OTHER;
+  route(['GET', 'POST'], '/grid/rest/cp/atomiclongs/:name', cp.cpData, CP);
+  route(['POST'], '/grid/rest/cp/atomiclongs/:name/:op', cp.cpData, CP);
+  route(['GET', 'POST', 'DELETE'], '/grid/rest/cp/atomicrefs/:name', cp.cpData, CP);
+  route(['GET', 'POST'], '/grid/rest/cp/countdownlatches/:name', cp.cpData, CP);
+  route(['POST'], '/grid/rest/cp/countdownlatches/:name/:op', cp.cpData, CP);
+  route(['GET'], '/grid/rest/cp/countdownlatches/:name/:op/:arg', cp.cpData, CP);
   return router;
 }

@@ -32,6 +32,8 @@ import { ClusterRecovery, recoveringError } from '../recovery/cluster-recovery.j
 import { HotBackup } from '../recovery/hot-backup.js';
 import { MetadataKeeper } from '../recovery/metadata-keeper.js';
 import { HandBack } from '../merge/hand-back.js';
+import { CpService } from '../cp/cp-service.js';
+import { CpApi } from '../cp/cp-api.js';
 import { DEFAULT_TIMINGS, type ClusterNodeOptions, type ClusterTimings } from './node-options.js';
 import { isSafe, nodeMetrics, ownedFlags, replicaWidth } from './node-figures.js';
 
@@ -63,6 +65,9 @@ export class ClusterNode implements TransportHandler {
   readonly hotBackup: HotBackup;
   readonly handBack: HandBack;
   readonly metadata: MetadataKeeper;
+  /** The CP subsystem on this member (idle while `cp-member-count` is 0), and its calls. */
+  readonly cp: CpService;
+  readonly cpApi: CpApi;
   /** The persistence of this member, or null when `<persistence>` is off. */
   readonly persistence: NodePersistence | null;
   /** Who owns which message kind, and who hears which membership event, in which order. */
@@ -356,6 +361,35 @@ export class ClusterNode implements TransportHandler {
       o.timers,
       this.log,
     );
+    this.cp = new CpService(
+      {
+        ...ctx,
+        selfAddress: () => addressOf(this.membership.self),
+        isLite: () => c.liteMember,
+        dataMembers: () => (this.membership.joined ? this.membership.list.filter((m) => !m.lite).map((m) => ({ uuid: m.uuid, address: addressOf(m) })) : []),
+        sendToAddress: (address, m) => {
+          if (address === this.self.address) this.o.timers.setTimeout(() => this.onMessage(this.self, m), 0);
+          else o.transport.send(address, m);
+        },
+      },
+      {
+        config: c.cpSubsystem,
+        callTimeoutMs: c.properties.cpCallTimeoutMs,
+        dedupeMs: c.properties.cpInvocationDedupeSeconds * 1000,
+        valueBytesMax: MAP_VALUE_BYTES_MAX_DEFAULT,
+        clock: o.clock,
+        timers: o.timers,
+        random: o.random,
+        newUuid: o.newUuid,
+        log: o.logger.component('cp'),
+      },
+    );
+    this.cpApi = new CpApi(this.cp, {
+      isMaster: () => this.membership.isMaster,
+      masterAddress: () => (this.membership.master === null ? null : addressOf(this.membership.master)),
+      isLite: () => c.liteMember,
+      newUuid: o.newUuid,
+    });
     this.registerServices();
   }
 
@@ -379,6 +413,7 @@ export class ClusterNode implements TransportHandler {
     s.register(this.recovery);
     s.register(this.metadata);
     s.register(this.handBack);
+    s.register(this.cp);
   }
 
   // ── life cycle ───────────────────────────────────────────────────────────────────────────────
@@ -393,6 +428,7 @@ export class ClusterNode implements TransportHandler {
     this.membership.start();
     this.replicator.start();
     this.partitions.start();
+    this.cp.start();
     if (this.persistence !== null) {
       const refresh = (): void => {
         this.metadata.save();
@@ -422,6 +458,7 @@ export class ClusterNode implements TransportHandler {
     this.leave.stop();
     this.invoker.failAll();
     this.ops.stop();
+    this.cp.stop();
   }
 
   get uuid(): string {

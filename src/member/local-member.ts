@@ -9,6 +9,7 @@ import { GridError } from '../util/errors.js';
 import { SeededRandom } from '../util/prng.js';
 import { keyHash, partitionIdOf } from '../partition/partition-id.js';
 import { ClusterNode, type ClusterNodeOptions, type ClusterTimings } from './cluster-node.js';
+import type { CpApi } from '../cp/cp-api.js';
 import type { Transport } from '../cluster/transport.js';
 import type { Message } from '../cluster/messages.js';
 import { expandJoinAddresses } from '../cluster/join-addresses.js';
@@ -716,6 +717,12 @@ export class LocalMember implements MemberApi {
   }
   cpMemberCount(): number {
     return this.config.cpSubsystem.cpMemberCount;
+  }
+  cp(): CpApi {
+    return this.node.cpApi;
+  }
+  auditCp(what: string, by: Actor): void {
+    this.log.info(`CP subsystem: ${what}, asked by ${describeActor(by)}`);
   }
   persistenceEnabled(): boolean {
     return this.config.persistence.enabled;

@@ -4,6 +4,7 @@
 import type { EndpointGroup, LogLevel } from '../config/types.js';
 import type { MetricsSnapshot } from './metrics-snapshot.js';
 import type { ClusterState, NodeState } from './states.js';
+import type { CpApi } from '../cp/cp-api.js';
 
 /** Who made a management call: the user (or cluster name) it carried and where it came from. */
 export interface Actor {
@@ -193,6 +194,10 @@ export interface MemberApi {
   setLogLevel(level: LogLevel, by: Actor): void;
   resetLogLevel(by: Actor): void;
   cpMemberCount(): number;
+  /** The CP subsystem's calls (cp-api.ts); each throws GridError as spec/cp.md names. */
+  cp(): CpApi;
+  /** A CP management call that changed something: a log line naming who asked. */
+  auditCp(what: string, by: Actor): void;
   persistenceEnabled(): boolean;
   wanReplicationNames(): readonly string[];
   /** WAN replication on this member (wan.md); each call throws GridError (404 unknown, 409, 400). */

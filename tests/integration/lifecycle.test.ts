@@ -126,9 +126,9 @@ describe('invalid configuration exits 2 with one line and listens on nothing', (
     assertConfigError(await runMember(['--config', placeholder]), /NOT_DEFINED_ANYWHERE/);
   });
 
-  test('features this version does not run (CP) are refused, naming file:line:column; bad WAN and persistence settings too', async () => {
+  test('bad CP, WAN and persistence settings are refused, naming file:line:column', async () => {
     const cases: [string, string][] = [
-      ['<grid>\n  <cp-subsystem>\n    <cp-member-count>3</cp-member-count>\n  </cp-subsystem>\n</grid>\n', 'CP'],
+      ['<grid>\n  <cp-subsystem>\n    <cp-member-count>2</cp-member-count>\n  </cp-subsystem>\n</grid>\n', 'cp-member-count'],
       ['<grid>\n  <persistence enabled="true">\n    <validation-timeout-seconds>0</validation-timeout-seconds>\n  </persistence>\n</grid>\n', 'validation-timeout-seconds'],
       ['<grid>\n  <persistence enabled="true">\n    <cluster-data-recovery-policy>SOMETIMES</cluster-data-recovery-policy>\n  </persistence>\n</grid>\n', 'cluster-data-recovery-policy'],
       ['<grid>\n  <wan-replication name="to-b">\n    <batch-publisher><cluster-name>b</cluster-name><target-endpoints>h:0</target-endpoints></batch-publisher>\n  </wan-replication>\n</grid>\n', 'target-endpoints'],

@@ -6,7 +6,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { CpMetadata, DEFAULT_GROUP, METADATA, parseCpName } from '../../src/cp/metadata.js';
 
-const members = (n: number): { uuid: string; address: string }[] => Array.from({ length: n }, (_, i) => ({ uuid: `cp-${i + 1}`, address: `127.0.0.1:${5701 + i}` }));
+const members = (n: number): { uuid: string; address: string; memberUuid: string }[] => Array.from({ length: n }, (_, i) => ({ uuid: `cp-${i + 1}`, address: `127.0.0.1:${5701 + i}`, memberUuid: `m-${i + 1}` }));
 
 test('discovery: METADATA and default exist from the start; nothing else is served before it', () => {
   const m = new CpMetadata(7);

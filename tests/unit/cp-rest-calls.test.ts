@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { etag, ifMatchIndex, parseLong, planCpRest, resolveIfMatch } from '../../src/cp/rest-calls.js';
 import type { CpRestAnswer, CpRestRequest } from '../../src/cp/rest-calls.js';
 import { CpStructures } from '../../src/cp/structures.js';
+import { decodeQuery, encodeQuery, packJson, runQuery, unpackJson } from '../../src/cp/call-wire.js';
+import type { QueryAnswer } from '../../src/cp/call-wire.js';
 
 function harness(): (r: Partial<CpRestRequest> & Pick<CpRestRequest, 'method' | 'structure' | 'name'>) => CpRestAnswer & { group?: string } {
   const sm = new CpStructures(300_000);
@@ -14,7 +16,12 @@ function harness(): (r: Partial<CpRestRequest> & Pick<CpRestRequest, 'method' | 
   return (partial) => {
     const plan = planCpRest({ op: null, arg: null, body: new Uint8Array(0), contentType: null, ifMatch: null, ...partial });
     if (plan.kind === 'bad') return { status: plan.status, body: plan.message, contentType: null, etagIndex: null };
-    if (plan.kind === 'read') return { ...plan.query(sm), group: plan.group };
+    if (plan.kind === 'read') {
+      // Through the wire both ways, as a call routed to another member's leader goes.
+      const q = decodeQuery(encodeQuery(plan.query));
+      const a = unpackJson(packJson(runQuery(q, sm, { term: 1, commit: index, leader: 'a', members: ['a'] }))) as QueryAnswer;
+      return { ...plan.render(a), group: plan.group };
+    }
     const resolved = resolveIfMatch(plan, 1, 7);
     if ('status' in resolved) return resolved;
     const i = ++index;

@@ -28,7 +28,7 @@ test('every message kind has exactly one owner in a member, and the owners are t
   assert.deepEqual(unowned, [], 'message kinds no service owns');
   assert.deepEqual(
     [...node.services.names],
-    ['membership', 'migration', 'cluster-state', 'hot-backup', 'invocation', 'replication', 'wan', 'operations', 'leave', 'cluster-commands', 'recovery', 'metadata', 'hand-back'],
+    ['membership', 'migration', 'cluster-state', 'hot-backup', 'invocation', 'replication', 'wan', 'operations', 'leave', 'cluster-commands', 'recovery', 'metadata', 'hand-back', 'cp'],
     'the registration order is the order events reach the services (cluster/service.ts)',
   );
   assert.equal(node.services.ownerOf('invoke'), 'operations');

@@ -1,7 +1,7 @@
-// WAN (rest.md §8) and CP subsystem (rest.md §9) calls. WAN calls run the documented checks in
+// WAN calls (rest.md §8; CP calls are in cp.ts). WAN calls run the documented checks in
 // order (parameter count, credentials, then the action) and act through MemberApi.wan(): pause,
 // resume, stop and clear act on this member only; syncs, consistency checks and addWanConfig are
-// cluster-wide (wan.md). This version runs no CP subsystem: every CP call answers 503.
+// cluster-wide (wan.md).
 import { GridError } from '../../util/errors.js';
 import type { MemberApi } from '../../member/member-api.js';
 import { json, type HttpReply } from '../reply.js';
@@ -76,23 +76,4 @@ export function wanCheckResult(req: HttpRequest, api: MemberApi): HttpReply {
   const r = api.wan().checkResult(uuid);
   if (r === null) throw new GridError('ERR_WAN_UNKNOWN', `no WAN consistency check has the id '${uuid}' on this member (records are kept at least 1 h after they end)`);
   return json(200, { status: 'success', result: r });
-}
-
-/**
- * A CP call (rest.md §9). With security on, credentials first (rest.md §7 lists cp-subsystem
- * `groups`, `members` and `reset` among the calls that need them when security asks): a POST takes
- * them as every management POST does (body `p1&p2`, or `Authorization: Basic`), so a body without
- * them is 400 and wrong ones are 403; a GET has no body and needs `Authorization: Basic`, like
- * `GET log-level`. Every attempt is audited. With security off nothing is asked: rest.md §9 says
- * every CP call of a member without a CP subsystem answers 503, whatever its body.
- */
-export function cpCall(req: HttpRequest, api: MemberApi): HttpReply {
-  const endpoint = `cp-subsystem/${req.segments.slice(3).join('/')}`;
-  if (api.securityEnabled()) {
-    if (req.method === 'POST') authenticated(req, api, 0, endpoint);
-    else requireHeaderCredentialsWhenSecure(req, api, endpoint);
-  }
-  const count = api.cpMemberCount();
-  if (count === 0) throw new GridError('ERR_CP_DISABLED', 'CP subsystem is not enabled');
-  throw new GridError('ERR_CP_DISABLED', `CP subsystem is not available: it needs ${count} CP members and this version runs no CP subsystem`);
 }
