@@ -59,6 +59,8 @@ export interface MemberXmlOptions {
   /** Named maps and queues besides `default`. */
   readonly maps?: Readonly<Record<string, StructureXmlOptions>>;
   readonly queues?: Readonly<Record<string, StructureXmlOptions>>;
+  /** The body of a `<cp-subsystem>` element; given, the CP endpoint group is on too. */
+  readonly cpXml?: string;
 }
 
 function structureXml(element: 'map' | 'queue', name: string, s: StructureXmlOptions): string {
@@ -84,7 +86,8 @@ export function memberXml(port: number, peers: readonly (number | string)[], opt
   <network><public-address>${host}</public-address>
   <port auto-increment="false">${port}</port>
   <join><tcp-ip enabled="true"><member-list>${peers.map((p) => `<member>${typeof p === 'number' ? `${host}:${p}` : p}</member>`).join('')}</member-list></tcp-ip></join>
-  <rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/><endpoint-group name="CLUSTER_WRITE" enabled="true"/></rest-api></network>
+  <rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/><endpoint-group name="CLUSTER_WRITE" enabled="true"/>${options.cpXml === undefined ? '' : '<endpoint-group name="CP" enabled="true"/>'}</rest-api></network>
+  ${options.cpXml === undefined ? '' : `<cp-subsystem>${options.cpXml}</cp-subsystem>`}
   <map name="default"><backup-count>${options.mapBackupCount ?? 1}</backup-count></map>
   <queue name="default"><backup-count>${options.queueBackupCount ?? 1}</backup-count></queue>
   ${named}</grid>`;
