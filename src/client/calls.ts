@@ -7,7 +7,7 @@
 // replace, replaceIfSame, get, getAll, putAll, remove, removeIfSame, delete, containsKey, size,
 // isEmpty, clear, keySet, values, entrySet;
 // queue offer (waiting for room up to its timeout), put, poll, take, peek, size, isEmpty, clear,
-// drainTo (with or without a maximum). put, take and a waiting offer or poll wait at most
+// drainTo (with or without a maximum); the CP calls of cp-calls.ts. put, take and a waiting offer or poll wait at most
 // grid.queue.poll.timeout.seconds.max. Every other call is answered with error 61 by the caller
 // (docs/client.md).
 import { valueKind } from '../data/value-kind.js';
@@ -17,6 +17,7 @@ import { GridError } from '../util/errors.js';
 import { dataLengthOfKind, dataOfStored, keyData, keyOfData, storedFormOfData, stringData, writeDataOfKind } from './data.js';
 import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
 import { MessageWriter, SIMPLE_FIXED_AT, simpleResponse, type MessageReader } from './message.js';
+import { answerCp, CP_CALLS } from './cp-calls.js';
 
 export const CALL = {
   MAP_PUT: 0x010100,
@@ -54,7 +55,7 @@ export const CALL = {
   QUEUE_IS_EMPTY: 0x031400,
 } as const;
 
-const SERVED: ReadonlySet<number> = new Set(Object.values(CALL));
+const SERVED: ReadonlySet<number> = new Set([...Object.values(CALL), ...CP_CALLS]);
 
 export function isServedCall(type: number): boolean {
   return SERVED.has(type);
@@ -261,6 +262,7 @@ function answer(r: MessageReader, c: CallContext): Awaitable<Buffer> {
     case CALL.QUEUE_IS_EMPTY:
       return then(api.queueSize(r.structureName('name')), (n) => booleanAnswer(type, id, n === 0));
     default:
+      if (CP_CALLS.has(type)) return answerCp(r, c);
       throw new GridError('ERR_CLIENT_PROTOCOL', `message type 0x${type.toString(16)} is not a served call`);
   }
 }

@@ -22,6 +22,13 @@ export const CLIENT_ERROR = {
   PARTITION_MIGRATING: 39,
   RETRYABLE: 46,
   UNSUPPORTED_OPERATION: 61,
+  // The CP subsystem's (reference/cp-subsystem.md §1.13).
+  HAZELCAST: 18,
+  CP_ILLEGAL_STATE: 27,
+  INDETERMINATE_OPERATION_STATE: 80,
+  SESSION_EXPIRED: 85,
+  CP_GROUP_DESTROYED: 89,
+  CANNOT_REPLICATE: 90,
 } as const;
 
 /** The codes the official clients retry on. */
@@ -39,6 +46,12 @@ const CLASS_NAMES: Readonly<Record<number, string>> = {
   39: 'grid.PartitionMigrating',
   46: 'grid.RetryableError',
   61: 'grid.UnsupportedOperation',
+  18: 'grid.CpError',
+  27: 'grid.IllegalState',
+  80: 'grid.IndeterminateOperationState',
+  85: 'grid.SessionExpired',
+  89: 'grid.CpGroupDestroyed',
+  90: 'grid.CannotReplicate',
 };
 
 export const ERROR_MESSAGE_TYPE = 0;
@@ -91,6 +104,16 @@ const CODE_BY_GRID_ERROR: Partial<Record<ErrorCode, number>> = {
   ERR_CLIENT_PROTOCOL: CLIENT_ERROR.SERIALIZATION,
   ERR_WAN_QUEUE_FULL: CLIENT_ERROR.ILLEGAL_STATE,
   ERR_PERSISTENCE_IO: CLIENT_ERROR.ILLEGAL_STATE,
+  // CP: 90 is retried by the clients (no leader yet, back-pressure, discovery); 91-93 never leave a member.
+  ERR_CP_DISABLED: CLIENT_ERROR.HAZELCAST,
+  ERR_CP_UNAVAILABLE: CLIENT_ERROR.CANNOT_REPLICATE,
+  ERR_CP_INDETERMINATE: CLIENT_ERROR.INDETERMINATE_OPERATION_STATE,
+  ERR_CP_BAD_REQUEST: CLIENT_ERROR.ILLEGAL_ARGUMENT,
+  ERR_CP_NOT_FOUND: CLIENT_ERROR.CP_GROUP_DESTROYED,
+  ERR_CP_GROUP_DESTROYED: CLIENT_ERROR.CP_GROUP_DESTROYED,
+  ERR_CP_ILLEGAL_STATE: CLIENT_ERROR.CP_ILLEGAL_STATE,
+  ERR_CP_SESSION_EXPIRED: CLIENT_ERROR.SESSION_EXPIRED,
+  ERR_CP_UNSUPPORTED: CLIENT_ERROR.UNSUPPORTED_OPERATION,
 };
 
 /** A GridError's message as the client sees it (the code's meaning when the message is empty). */

@@ -96,6 +96,31 @@ export class MessageReader {
     return high * TWO_32 + low;
   }
 
+  /** A long exactly (an AtomicLong's 64-bit value). */
+  bigLong(offset: number, what: string): bigint {
+    return this.initial.readBigInt64LE(this.fixed(offset, 8, what));
+  }
+
+  /**
+   * A custom type: its begin frame, an initial frame of fixed fields (at least `fixedBytes`), its
+   * variable fields as frames (`frames` of them), then any newer trailing frames up to its end frame
+   * (skipped, as the clients skip them).
+   */
+  struct(what: string, fixedBytes: number, frames: number): { fixed: Buffer; frames: Buffer[] } {
+    const begin = this.frame(what);
+    if ((begin.flags & FLAG_BEGIN_STRUCT) === 0) throw malformed(`${what}: expected the begin frame of a structure`);
+    const fixed = this.bytes(what);
+    if (fixed.length < fixedBytes) throw malformed(`${what}: a fixed part of ${fixed.length} bytes (at least ${fixedBytes})`);
+    const out: Buffer[] = [];
+    for (let i = 0; i < frames; i++) out.push(this.bytes(what));
+    for (let skipped = 0; ; skipped++) {
+      if (skipped > 64) throw malformed(`${what}: no end frame`);
+      const f = this.frame(what);
+      if ((f.flags & FLAG_END_STRUCT) !== 0) return { fixed, frames: out };
+      if ((f.flags & FLAG_BEGIN_STRUCT) !== 0) throw malformed(`${what}: a nested structure`);
+    }
+  }
+
   uuid(offset: number, what: string): Uuid {
     const at = this.fixed(offset, UUID_BYTES, what);
     if (this.initial[at] !== 0) return null;

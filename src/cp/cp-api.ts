@@ -217,11 +217,54 @@ export class CpApi {
     return tag(resolved.render(r.value as CpResult, r.index));
   }
 
+  // ── the client protocol (reference/cp-subsystem.md §1) ─────────────────────────────────────────
+
+  /** createCPGroup: the group of a proxy name (`object[@group]`), created on first use. */
+  async groupOf(proxyName: string): Promise<CpGroupInfo> {
+    if (!this.svc.enabled) throw failureError('disabled', DEFAULT_GROUP, this.svc);
+    const { group } = CpApi.name(proxyName);
+    if (!this.svc.discovered) throw failureError('discovery', group, this.svc);
+    return this.ensureGroup(group);
+  }
+
+  /** A group a client names by (name, seed, id): still that group, or ERR_CP_GROUP_DESTROYED (client 89). */
+  async groupById(name: string, seed: number, id: number): Promise<CpGroupInfo> {
+    if (!this.svc.enabled) throw failureError('disabled', name, this.svc);
+    if (!this.svc.discovered) throw failureError('discovery', name, this.svc);
+    const same = (g: CpGroupInfo | undefined): boolean => g !== undefined && g.seed === seed && g.id === id;
+    if (!same(this.svc.groupInfo(name))) await this.refresh();
+    const g = this.svc.groupInfo(name);
+    if (g === undefined || !same(g)) throw new GridError('ERR_CP_GROUP_DESTROYED', `CP group ${name} (seed ${seed}, id ${id}) does not exist: it was removed, or the CP subsystem was reset; get the proxy again`);
+    return g;
+  }
+
+  /** A write on a group; a state-machine error becomes the GridError it stands for. */
+  async write(group: CpGroupInfo, command: CpCommand, invocation: string, waitMs = 0): Promise<CpResult> {
+    const r = (await this.run(group.name, { kind: 'write', command }, invocation === '' ? this.host.newUuid() : invocation, { idempotent: true, waitMs })).value as CpResult;
+    if (r.type === 'error') throw stateError(r.code, r.message);
+    return r;
+  }
+
+  async query(group: CpGroupInfo, query: CpQuery): Promise<QueryAnswer> {
+    return this.read(group.name, query);
+  }
+
   /** The object and group of a client's or caller's name; a bad name is ERR_CP_BAD_REQUEST. */
   static name(raw: string): { object: string; group: string } {
     const p = parseCpName(raw);
     if ('error' in p) throw new GridError('ERR_CP_BAD_REQUEST', p.error);
     return p;
+  }
+}
+
+function stateError(code: string, message: string): GridError {
+  switch (code) {
+    case 'illegal-argument':
+      return new GridError('ERR_CP_BAD_REQUEST', message);
+    case 'session-expired':
+      return new GridError('ERR_CP_SESSION_EXPIRED', message);
+    default:
+      return new GridError('ERR_CP_ILLEGAL_STATE', message);
   }
 }
 
