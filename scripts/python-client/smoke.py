@@ -106,6 +106,38 @@ try:
     q.offer("d")
     q.clear()
     check(rest(ports[0], "GET", "/grid/rest/queues/pyq/size")[2] == b"0", "clear")
+
+    # The CP subsystem (spec/cp.md): AtomicLong, AtomicReference, CountDownLatch, with REST between.
+    cp = client.cp_subsystem
+    ids = cp.get_atomic_long("py-ids").blocking()
+    check(ids.increment_and_get() == 1 and ids.add_and_get(41) == 42, "AtomicLong incrementAndGet, addAndGet")
+    check(rest(ports[1], "GET", "/grid/rest/cp/atomiclongs/py-ids")[2] == b'{"value":42}', "REST reads the client's AtomicLong")
+    rest(ports[2], "POST", "/grid/rest/cp/atomiclongs/py-ids", b"9223372036854775807")
+    check(ids.get() == 9223372036854775807, "the client reads REST's 64-bit value exactly")
+    check(ids.get_and_add(1) == 9223372036854775807 and ids.get() == -9223372036854775808, "getAndAdd wraps")
+    check(ids.compare_and_set(-9223372036854775808, 5) and not ids.compare_and_set(1, 2), "compareAndSet")
+    try:
+        ids.alter("a function the member would have to run")
+        raise AssertionError("alter ran")
+    except Exception as e:
+        check("Java function" in str(e), f"alter is refused ({type(e).__name__}: the member cannot run a Java function)")
+    grouped = cp.get_atomic_long("n@pygroup").blocking()
+    grouped.set(7)
+    check(rest(ports[0], "GET", "/grid/rest/cp/atomiclongs/n@pygroup")[2] == b'{"value":7}', "name@group")
+    ref = cp.get_atomic_reference("py-ref").blocking()
+    check(ref.is_none(), "a new AtomicReference is null")
+    ref.set("v1")
+    status, ctype, body = rest(ports[1], "GET", "/grid/rest/cp/atomicrefs/py-ref")
+    check(body == b"v1" and ctype.startswith("text/plain"), "REST reads the client's reference")
+    check(ref.compare_and_set("v1", "v2") and not ref.compare_and_set("v1", "v3"), "AtomicReference compareAndSet")
+    check(ref.get_and_set("v4") == "v2" and ref.contains("v4"), "getAndSet and contains")
+    ref.clear()
+    check(rest(ports[2], "GET", "/grid/rest/cp/atomicrefs/py-ref")[0] == 204, "clear leaves null (REST 204)")
+    latch = cp.get_count_down_latch("py-latch").blocking()
+    check(latch.try_set_count(2) and not latch.try_set_count(3), "trySetCount")
+    latch.count_down()
+    rest(ports[1], "POST", "/grid/rest/cp/countdownlatches/py-latch/countDown")
+    check(latch.get_count() == 0 and latch.await_latch(1), "countDown through REST and the client, await")
 finally:
     client.shutdown()
 print("python client: ok")
