@@ -38,7 +38,7 @@ export type AuthMode = 'body' | 'basic-with-user' | 'none';
 
 export interface AdminCall {
   readonly method: 'GET' | 'POST';
-  /** Path and nothing else; every segment is a fixed literal. */
+  /** Path and nothing else; every segment is a fixed literal or percent-encoded (a CP group name, a UUID). */
   readonly path: string;
   readonly auth: AuthMode;
   /** Parameters after the credentials (only with auth 'body'), not yet encoded. */
@@ -344,8 +344,97 @@ const cluster: CommandSpec = {
   plan: () => ({ method: 'GET', path: '/grid/rest/cluster', auth: 'none', params: [], render: renderCluster }),
 };
 
+const CP = '/grid/rest/cp-subsystem';
+const CP_ACTIONS = ['groups', 'group', 'sessions', 'members', 'local', 'promote', 'remove-member', 'remove-group', 'close-session', 'reset'] as const;
+
+function listOf(v: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(v)) throw new AnswerShapeError('a JSON list');
+  return v.map(objectOf);
+}
+
+function renderCpMember(o: Record<string, unknown>): string {
+  return `${scalar(o.address)}  ${scalar(o.uuid)}`;
+}
+
+const cp: CommandSpec = {
+  name: 'cp',
+  synopsis: `<${CP_ACTIONS.join('|')}> [ARG...]`,
+  summary: 'The CP subsystem\'s management calls (GET/POST cp-subsystem/...; spec/cp.md).',
+  details:
+    'cp groups: every CP group (name, id, seed). cp group NAME: its members, leader, term and commit index. cp sessions GROUP: its ' +
+    'sessions. cp members: the CP members. cp local: this member as a CP member. cp promote: make the member called a CP member. ' +
+    'cp remove-member UUID: remove a CP member that left the cluster. cp remove-group NAME: forget a group that lost its majority ' +
+    '(its state is gone). cp close-session GROUP ID: close a session, releasing what it holds. cp reset: wipe every CP group and ' +
+    'structure and run discovery again (on the master only). The calls that change something need the CP group and credentials.',
+  switches: [],
+  positionalsMin: 1,
+  positionalsMax: 3,
+  plan: ({ positionals }) => {
+    const [action, a, b] = positionals as [string, string | undefined, string | undefined];
+    const need = (n: number, what: string): void => {
+      if (positionals.length - 1 !== n) throw new UsageError(`cp ${action} takes ${what}`);
+    };
+    const seg = (x: string | undefined): string => encodeURIComponent(x as string);
+    const ok = (message: string) => (): string => message;
+    switch (action) {
+      case 'groups':
+        need(0, 'no argument');
+        return { method: 'GET', path: `${CP}/groups`, auth: 'basic-with-user', params: [], render: (x) => listOf(x.value).map((g) => `${scalar(g.name)}  id ${scalar(g.id)}  seed ${scalar(g.seed)}`).join('\n') };
+      case 'group':
+        need(1, 'a group name');
+        return {
+          method: 'GET',
+          path: `${CP}/groups/${seg(a)}`,
+          auth: 'basic-with-user',
+          params: [],
+          render: (x) => {
+            const g = objectOf(x.value);
+            const leader = g.leader === null ? 'none' : renderCpMember(objectOf(g.leader));
+            const members = listOf(g.members).map((m) => `  ${renderCpMember(m)}`);
+            return [`${a as string}: ${scalar(g.status)}, term ${scalar(g.term)}, commit index ${scalar(g.commitIndex)}`, `leader: ${leader}`, 'members:', ...members].join('\n');
+          },
+        };
+      case 'sessions':
+        need(1, 'a group name');
+        return {
+          method: 'GET',
+          path: `${CP}/groups/${seg(a)}/sessions`,
+          auth: 'basic-with-user',
+          params: [],
+          render: (x) => {
+            const l = listOf(x.value);
+            return l.length === 0 ? 'no sessions' : l.map((o) => `${scalar(o.id)}  ${scalar(o.endpointType)} ${scalar(o.endpointName)} at ${scalar(o.endpoint)}  expires ${new Date(Number(o.expirationTime)).toISOString()}`).join('\n');
+          },
+        };
+      case 'members':
+        need(0, 'no argument');
+        return { method: 'GET', path: `${CP}/members`, auth: 'basic-with-user', params: [], render: (x) => listOf(x.value).map(renderCpMember).join('\n') };
+      case 'local':
+        need(0, 'no argument');
+        return { method: 'GET', path: `${CP}/members/local`, auth: 'basic-with-user', params: [], render: (x) => renderCpMember(objectOf(x.value)) };
+      case 'promote':
+        need(0, 'no argument');
+        return { method: 'POST', path: `${CP}/members`, auth: 'body', params: [], render: (x) => `CP member ${stringField(x.value, 'uuid')}` };
+      case 'remove-member':
+        need(1, 'the UUID of a CP member');
+        return { method: 'POST', path: `${CP}/members/${seg(a)}/remove`, auth: 'body', params: [], render: ok(`CP member ${a as string} removed`) };
+      case 'remove-group':
+        need(1, 'a group name');
+        return { method: 'POST', path: `${CP}/groups/${seg(a)}/remove`, auth: 'body', params: [], render: ok(`CP group ${a as string} removed`) };
+      case 'close-session':
+        need(2, 'a group name and a session id');
+        return { method: 'POST', path: `${CP}/groups/${seg(a)}/sessions/${seg(b)}/remove`, auth: 'body', params: [], render: ok(`CP session ${b as string} closed`) };
+      case 'reset':
+        need(0, 'no argument');
+        return { method: 'POST', path: `${CP}/reset`, auth: 'body', params: [], render: (x) => `CP subsystem reset (seed ${scalar(objectOf(x.value).seed)})` };
+      default:
+        throw new UsageError(`unknown cp action '${action}'; expected one of ${CP_ACTIONS.join(', ')}`, closest(action, CP_ACTIONS));
+    }
+  },
+};
+
 /** Every command, in the order help lists them. WAN and persistence commands go here (see the top of the file). */
-export const COMMANDS: readonly CommandSpec[] = [state, changeState, shutdown, version, nodes, health, logLevel, memberList, cluster];
+export const COMMANDS: readonly CommandSpec[] = [state, changeState, shutdown, version, nodes, health, logLevel, memberList, cluster, cp];
 
 export function findCommand(name: string): CommandSpec | undefined {
   return COMMANDS.find((c) => c.name === name);

@@ -74,6 +74,9 @@ interface Held {
   /** Leader-side duties in flight. */
   expiring: boolean;
   lastInactiveCheckMs: number;
+  /** For the metrics: leaders seen, and the last one. */
+  leaderChanges: number;
+  lastLeader: string | null;
 }
 
 interface PendingCall {
@@ -91,6 +94,25 @@ const INACTIVE_CHECK_MS = 30_000;
 const ATTEMPT_TIMEOUT_MS = 3000;
 const CALL_FAILURES: ReadonlySet<string> = new Set<CallFailure>(['not-leader', 'back-pressure', 'transferring', 'membership-change', 'not-ready', 'lost', 'indeterminate']);
 const RAFT_LIMITS = { dataBytesMax: 64 * 1024 * 1024, entriesMax: 100_000 };
+
+/** One CP group's replica on this member, for the metrics call (spec/cp.md "Metrics"). */
+export interface CpGroupFigures {
+  readonly group: string;
+  readonly role: 'leader' | 'follower' | 'candidate';
+  readonly term: number;
+  readonly commitIndex: number;
+  readonly appliedIndex: number;
+  readonly logEntries: number;
+  readonly logBytes: number;
+  readonly snapshotIndex: number;
+  readonly leaderChanges: number;
+  readonly electionsStarted: number;
+  readonly appendBatches: number;
+  readonly appendEntries: number;
+  readonly refusedWrites: number;
+  readonly sessions: number;
+  readonly waitingCalls: number;
+}
 
 /** What a routed call yields: the state machine's answer and the log index it was produced at. */
 export interface CpCallResult {
@@ -245,9 +267,32 @@ export class CpService implements MemberService {
     return this.host.isMember(m.memberUuid);
   }
 
-  /** Replicas this member holds, for metrics: group, role, Raft status and counters. */
-  heldGroups(): { name: string; id: number; replica: GroupReplica }[] {
-    return [...this.replicas.values()].map((h) => ({ name: h.name, id: h.id, replica: h.replica }));
+  /** The replicas this member holds, for the metrics call. */
+  figures(): CpGroupFigures[] {
+    return [...this.replicas.values()].map((h) => {
+      const core = h.replica.core;
+      const st = core.status();
+      let logBytes = 0;
+      for (let i = st.firstIndex; i <= st.lastIndex; i++) logBytes += core.entryAt(i)?.data.length ?? 0;
+      const s = h.replica.structures;
+      return {
+        group: h.name,
+        role: st.role === 'leader' ? 'leader' : st.role === 'follower' ? 'follower' : 'candidate',
+        term: st.term,
+        commitIndex: st.commit,
+        appliedIndex: st.applied,
+        logEntries: Math.max(0, st.lastIndex - st.firstIndex + 1),
+        logBytes,
+        snapshotIndex: st.snapshotIndex,
+        leaderChanges: h.leaderChanges,
+        electionsStarted: core.counters.electionsStarted,
+        appendBatches: core.counters.appendBatches,
+        appendEntries: core.counters.appendEntries,
+        refusedWrites: core.counters.refusedProposals,
+        sessions: s.sessions.list().length,
+        waitingCalls: s.counts().waiters,
+      };
+    });
   }
 
   /**
@@ -485,7 +530,7 @@ export class CpService implements MemberService {
       { hardState: { term: 0, vote: null, commit: 0 }, snapshot: { index: 0, term: 0, members: [...members], data: new Uint8Array(0) }, entries: [] },
       () => this.o.clock.nowMs(),
     );
-    const held: Held = { name, id, seed: this.seed, replica, expiring: false, lastInactiveCheckMs: this.o.clock.monotonicMs() };
+    const held: Held = { name, id, seed: this.seed, replica, expiring: false, lastInactiveCheckMs: this.o.clock.monotonicMs(), leaderChanges: 0, lastLeader: null };
     this.replicas.set(key(this.seed, id), held);
     this.o.log.fine(`CP group ${name} (id ${id}, seed ${this.seed}): this member holds a replica; members ${members.join(', ')}`);
     return held;
@@ -532,6 +577,12 @@ export class CpService implements MemberService {
   private process(h: Held): void {
     if (h.replica.isStopped || this.replicas.get(key(h.seed, h.id)) !== h) return;
     h.replica.process(this.io(h));
+    const leader = h.replica.core.status().leader;
+    if (leader !== null && leader !== h.lastLeader) {
+      h.leaderChanges++;
+      h.lastLeader = leader;
+      this.o.log.fine(`CP group ${h.name}: leader ${this.addressOfCp(leader) ?? leader} in term ${h.replica.core.status().term}`);
+    }
     if (h.id === 0) this.afterMetadata(h);
   }
 

@@ -4,7 +4,7 @@
 // test checks that every scalar JSON key of a real member is read by some family here.
 // The JSON form of the metrics call is built here too, so that both forms come from one snapshot.
 import type { ClusterState, NodeState } from '../member/member-api.js';
-import type { MetricsSnapshot, WanFigures } from '../member/metrics-snapshot.js';
+import type { CpGroupFigures, MetricsSnapshot, WanFigures } from '../member/metrics-snapshot.js';
 import { encodeExposition, type Family, type HistogramSample, type Labels, type MetricType, type ScalarSample } from './prometheus.js';
 
 const NODE_STATES: readonly NodeState[] = ['STARTING', 'ACTIVE', 'PASSIVE', 'SHUTTING_DOWN', 'SHUT_DOWN'];
@@ -54,6 +54,13 @@ function wanFamily(type: 'gauge' | 'counter', name: string, read: (w: WanFigures
 }
 const wanGauge = (name: string, read: (w: WanFigures) => number, help: string): FamilySpec => wanFamily('gauge', name, read, help);
 const wanCounter = (name: string, read: (w: WanFigures) => number, help: string): FamilySpec => wanFamily('counter', name, read, help);
+
+/** A figure per CP group this member holds a replica of, labelled `group`. */
+function cpFamily(type: 'gauge' | 'counter', name: string, read: (g: CpGroupFigures) => number, help: string): FamilySpec {
+  return { name, type, labels: ['group'], help, jsonKeys: [], read: (s) => s.cp.map((g) => ({ labels: [['group', g.group]] as Labels, value: read(g) })) };
+}
+const cpGauge = (name: string, read: (g: CpGroupFigures) => number, help: string): FamilySpec => cpFamily('gauge', name, read, help);
+const cpCounter = (name: string, read: (g: CpGroupFigures) => number, help: string): FamilySpec => cpFamily('counter', name, read, help);
 
 /** A gauge with a `state` label: 1 for the current state, 0 for the others. */
 function stateGauge(name: string, states: readonly string[], current: (s: MetricsSnapshot) => string, help: string): FamilySpec {
@@ -236,6 +243,31 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
   counter('grid_member_duplicates_retired_total', 'memberDuplicatesRetired', 'Member-protocol connections retired because another one to the same member was kept.'),
 
   // ── WAN ───────────────────────────────────────────────────────────────────────────────────────
+  counter('grid_cp_calls_total', 'cpCalls', 'CP calls this member received (REST and clients) and routed to their group\'s leader, plus the METADATA calls it made itself.'),
+  counter('grid_cp_call_failures_total', 'cpCallFailures', 'CP calls that ended without an answer: no leader within grid.cp.call.timeout.millis, an indeterminate outcome, an unknown group.'),
+  counter('grid_cp_raft_messages_received_total', 'cpRaftMessagesIn', 'Raft messages this member received for the CP groups it holds.'),
+  counter('grid_cp_raft_messages_sent_total', 'cpRaftMessagesOut', 'Raft messages this member sent for the CP groups it holds.'),
+  {
+    name: 'grid_cp_group_role',
+    type: 'gauge',
+    labels: ['group', 'role'],
+    help: 'Role of this member in a CP group it holds: 1 for the current role, 0 for the others.',
+    jsonKeys: [],
+    read: (s) => s.cp.flatMap((g) => (['leader', 'follower', 'candidate'] as const).map((r) => ({ labels: [['group', g.group], ['role', r]] as Labels, value: g.role === r ? 1 : 0 }))),
+  },
+  cpGauge('grid_cp_group_term', (g) => g.term, 'The Raft term of this member\'s replica of the group.'),
+  cpGauge('grid_cp_group_commit_index', (g) => g.commitIndex, 'The highest log index this replica knows to be committed.'),
+  cpGauge('grid_cp_group_applied_index', (g) => g.appliedIndex, 'The highest log index this replica applied to its state machine.'),
+  cpGauge('grid_cp_group_log_entries', (g) => g.logEntries, 'Log entries this replica holds after its snapshot.'),
+  cpGauge('grid_cp_group_log_bytes', (g) => g.logBytes, 'Command bytes of the log entries this replica holds.'),
+  cpGauge('grid_cp_group_snapshot_index', (g) => g.snapshotIndex, 'The log index of this replica\'s latest snapshot.'),
+  cpCounter('grid_cp_group_leader_changes_total', (g) => g.leaderChanges, 'Leaders this replica has seen come in.'),
+  cpCounter('grid_cp_group_elections_started_total', (g) => g.electionsStarted, 'Elections (and pre-votes) this replica started.'),
+  cpCounter('grid_cp_group_append_batches_total', (g) => g.appendBatches, 'Append messages this replica sent as leader.'),
+  cpCounter('grid_cp_group_append_entries_total', (g) => g.appendEntries, 'Log entries this replica sent in appends as leader.'),
+  cpCounter('grid_cp_group_refused_writes_total', (g) => g.refusedWrites, 'Writes this replica refused: not the leader, back-pressure, a membership change or transfer under way.'),
+  cpGauge('grid_cp_group_sessions', (g) => g.sessions, 'CP sessions open in the group (as this replica has applied them).'),
+  cpGauge('grid_cp_group_waiting_calls', (g) => g.waitingCalls, 'Calls waiting in the group\'s state machine (latch awaits).'),
   wanGauge('grid_wan_queued_events', (w) => w.queued, 'Write events queued for a WAN publisher in partitions this member owns (queue-capacity bounds it).'),
   wanGauge('grid_wan_backup_queued_events', (w) => w.backupQueued, 'Write events held in this member\'s backup WAN queues (partitions another member owns).'),
   wanCounter('grid_wan_sent_events_total', (w) => w.sent, 'Events and sync entries sent to the target by this member, resends included.'),
@@ -313,6 +345,7 @@ export function metricsJson(s: MetricsSnapshot): Record<string, unknown> {
       s.runtime.requestKinds.map((k) => [k.kind, { ...Object.fromEntries(classes.map((c, i) => [c, k.byStatusClass[i] ?? 0])), count: k.count, sumSeconds: k.sumSeconds }]),
     ),
     gc: Object.fromEntries(s.runtime.gc.map((g) => [g.kind, { count: g.count, pauseSeconds: g.pauseSeconds }])),
+    cpGroups: Object.fromEntries(s.cp.map((g) => [g.group, { ...g, group: undefined }])),
     wan: Object.fromEntries(
       s.wan.map((w) => [
         `${w.replication}/${w.publisher}`,

@@ -3,6 +3,9 @@
 // per queue, per request kind and per GC kind. The HTTP layer turns one snapshot into JSON or into
 // the Prometheus text format (src/http/metrics-catalog.ts); nothing here does I/O.
 import type { ClusterState, NodeState } from './states.js';
+import type { CpGroupFigures } from '../cp/cp-service.js';
+
+export type { CpGroupFigures } from '../cp/cp-service.js';
 
 export interface MapFigures {
   readonly name: string;
@@ -61,6 +64,8 @@ export interface MetricsSnapshot {
   readonly queues: readonly QueueFigures[];
   /** WAN publishers on this member (wan.md "Events and queues"). */
   readonly wan: readonly WanFigures[];
+  /** The CP groups this member holds a replica of (spec/cp.md "Metrics"). */
+  readonly cp: readonly CpGroupFigures[];
   readonly runtime: RuntimeFigures;
 }
 

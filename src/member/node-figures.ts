@@ -10,6 +10,7 @@ import type { Invoker } from '../invocation/invoker.js';
 import type { NodePersistence } from '../persistence/node-persistence.js';
 import type { ReplicaStore } from '../data/replica-store.js';
 import type { WanService } from '../wan/wan-service.js';
+import type { CpService } from '../cp/cp-service.js';
 import type { ClusterState, NodeState } from './states.js';
 import type { MapFigures, MetricsSnapshot, QueueFigures, RuntimeFigures } from './metrics-snapshot.js';
 
@@ -82,7 +83,7 @@ export function nodeMetrics(n: NodeParts): Record<string, number> {
  * map and queue), its cluster figures, its connections, the WAN publishers and the runtime's.
  */
 export function buildMetricsSnapshot(
-  node: NodeParts & { readonly store: ReplicaStore; readonly wan: WanService; ownedFlags(): boolean[]; ownedPartitions(): number; metrics(): Record<string, number> },
+  node: NodeParts & { readonly store: ReplicaStore; readonly wan: WanService; readonly cp: CpService; ownedFlags(): boolean[]; ownedPartitions(): number; metrics(): Record<string, number> },
   member: string,
   nodeState: NodeState,
   clusterState: ClusterState,
@@ -127,10 +128,15 @@ export function buildMetricsSnapshot(
       clusterSafe: clusterSafe ? 1 : 0,
       httpConnections: connections.http,
       memberConnections: connections.member,
+      cpCalls: node.cp.counters.calls,
+      cpCallFailures: node.cp.counters.callFailures,
+      cpRaftMessagesIn: node.cp.counters.raftMessagesIn,
+      cpRaftMessagesOut: node.cp.counters.raftMessagesOut,
       ...runtime.flat,
     },
     maps,
     queues,
+    cp: node.cp.figures(),
     wan: Object.entries(node.wan.figures()).map(([key, f]) => ({ replication: key.slice(0, key.indexOf('/')), publisher: key.slice(key.indexOf('/') + 1), ...f })),
     runtime,
   };

@@ -193,6 +193,16 @@ describe('requests', () => {
     [['member-list'], 'GET', '/grid/rest/config/tcp-ip/member-list', null],
     [['member-list', '10.0.0.1:5701', '10.0.0.2;10.0.0.3 10.0.0.4,10.0.0.5:5701-5703'], 'POST', '/grid/rest/config/tcp-ip/member-list', 'dev&&10.0.0.1%3A5701%2C10.0.0.2%2C10.0.0.3%2C10.0.0.4%2C10.0.0.5%3A5701-5703'],
     [['cluster'], 'GET', '/grid/rest/cluster', null],
+    [['cp', 'groups'], 'GET', '/grid/rest/cp-subsystem/groups', null],
+    [['cp', 'group', 'orders@x/y'], 'GET', '/grid/rest/cp-subsystem/groups/orders%40x%2Fy', null],
+    [['cp', 'sessions', 'default'], 'GET', '/grid/rest/cp-subsystem/groups/default/sessions', null],
+    [['cp', 'members'], 'GET', '/grid/rest/cp-subsystem/members', null],
+    [['cp', 'local'], 'GET', '/grid/rest/cp-subsystem/members/local', null],
+    [['cp', 'promote'], 'POST', '/grid/rest/cp-subsystem/members', 'dev&'],
+    [['cp', 'remove-member', '6f1c3a52-1d7e-4c1e-9b55-0a1f2e3d4c5b'], 'POST', '/grid/rest/cp-subsystem/members/6f1c3a52-1d7e-4c1e-9b55-0a1f2e3d4c5b/remove', 'dev&'],
+    [['cp', 'remove-group', 'orders'], 'POST', '/grid/rest/cp-subsystem/groups/orders/remove', 'dev&'],
+    [['cp', 'close-session', 'default', '12'], 'POST', '/grid/rest/cp-subsystem/groups/default/sessions/12/remove', 'dev&'],
+    [['cp', 'reset'], 'POST', '/grid/rest/cp-subsystem/reset', 'dev&'],
   ];
   for (const [argv, method, path, body] of cases) {
     test(`${argv.join(' ')} → ${method} ${path}`, async () => {
