@@ -126,6 +126,8 @@ test('defaults: every grid property has its documented default', () => {
     connectionMonitorIntervalMs: 100,
     connectionMonitorMaxFaults: 3,
     operationCallTimeoutMs: 60000,
+    cpCallTimeoutMs: 10000,
+    cpInvocationDedupeSeconds: 300,
     gracefulShutdownMaxWaitSeconds: 600,
     restHeaderBytesMax: 16384,
     restBodyBytesMax: 16777216,
