@@ -15,7 +15,6 @@ export interface CpApiHost {
   isMaster(): boolean;
   masterAddress(): string | null;
   isLite(): boolean;
-  newUuid(): string;
 }
 
 export interface CpGroupDetail {
@@ -48,8 +47,8 @@ export class CpApi {
   /** Routes one call; failures become GridErrors. */
   run(group: string, payload: CallPayload, invocation = '', o: { idempotent?: boolean; waitMs?: number; timeoutMs?: number } = {}): Promise<CpCallResult> {
     return new Promise((resolve, reject) => {
-      const inv = invocation !== '' || payload.kind !== 'write' ? invocation : this.host.newUuid();
-      this.svc.call(group, payload, inv, o.idempotent ?? inv !== '', (r) => (r.ok ? resolve(r.result) : reject(failureError(r.failure, group, this.svc))), o);
+      const idempotent = o.idempotent ?? (payload.kind !== 'write' || safeToRepeat(payload.command));
+      this.svc.call(group, payload, invocation, idempotent, (r) => (r.ok ? resolve(r.result) : reject(failureError(r.failure, group, this.svc))), o);
     });
   }
 
@@ -58,7 +57,7 @@ export class CpApi {
   }
 
   private async meta(command: Extract<CpCommand, { kind: 'meta' }>['command']): Promise<MetadataResult> {
-    const r = await this.run(METADATA, { kind: 'write', command: { kind: 'meta', command } }, this.host.newUuid());
+    const r = await this.run(METADATA, { kind: 'write', command: { kind: 'meta', command } }, '', { idempotent: true });
     const v = r.value as CpResult;
     if (v.type !== 'meta') throw new GridError('ERR_INTERNAL', `METADATA answered ${v.type}`);
     return v.result;
@@ -176,7 +175,7 @@ export class CpApi {
     this.requireDiscovered();
     await this.refresh();
     if (this.svc.groupInfo(group) === undefined) throw new GridError('ERR_CP_BAD_REQUEST', `no CP group has the name ${group}`);
-    const r = (await this.run(group, { kind: 'write', command: { kind: 'session', op: 'close', id } }, this.host.newUuid())).value as CpResult;
+    const r = (await this.run(group, { kind: 'write', command: { kind: 'session', op: 'close', id } })).value as CpResult;
     if (r.type === 'error') throw new GridError('ERR_CP_BAD_REQUEST', `no CP session ${id} in group ${group}`);
   }
 
@@ -213,7 +212,7 @@ export class CpApi {
     const resolved = resolveIfMatch(plan, g.id, g.seed);
     if ('status' in resolved) return tag(resolved);
     const waitMs = resolved.command.kind === 'latch' && resolved.command.op === 'await' ? resolved.command.timeoutMs : 0;
-    const r = await this.run(plan.group, { kind: 'write', command: resolved.command }, invocation ?? this.host.newUuid(), { idempotent: true, waitMs });
+    const r = await this.run(plan.group, { kind: 'write', command: resolved.command }, invocation ?? '', { waitMs });
     return tag(resolved.render(r.value as CpResult, r.index));
   }
 
@@ -240,7 +239,7 @@ export class CpApi {
 
   /** A write on a group; a state-machine error becomes the GridError it stands for. */
   async write(group: CpGroupInfo, command: CpCommand, invocation: string, waitMs = 0): Promise<CpResult> {
-    const r = (await this.run(group.name, { kind: 'write', command }, invocation === '' ? this.host.newUuid() : invocation, { idempotent: true, waitMs })).value as CpResult;
+    const r = (await this.run(group.name, { kind: 'write', command }, invocation, { waitMs })).value as CpResult;
     if (r.type === 'error') throw stateError(r.code, r.message);
     return r;
   }
@@ -254,6 +253,27 @@ export class CpApi {
     const p = parseCpName(raw);
     if ('error' in p) throw new GridError('ERR_CP_BAD_REQUEST', p.error);
     return p;
+  }
+}
+
+/**
+ * Whether a write is safe to repeat in the reference's sense (spec/cp.md "Raft"): with
+ * fail-on-indeterminate-operation-state these are still retried after an indeterminate outcome,
+ * the others answer "indeterminate". (Every write is applied at most once either way.)
+ */
+function safeToRepeat(c: CpCommand): boolean {
+  switch (c.kind) {
+    case 'latch':
+      return c.op !== 'trySetCount';
+    case 'lock':
+    case 'session':
+    case 'expireWaits':
+    case 'meta':
+      return true;
+    case 'semaphore':
+      return c.op !== 'init' && c.op !== 'change';
+    default:
+      return false;
   }
 }
 

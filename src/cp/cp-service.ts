@@ -61,6 +61,8 @@ export interface CpServiceOptions {
   readonly valueBytesMax: number;
   readonly clock: Clock;
   readonly timers: Timers;
+  /** A later turn, as soon as possible (batches one turn's inputs into one ready). */
+  readonly defer: (fn: () => void) => void;
   readonly random: Random;
   readonly newUuid: () => string;
   readonly log: ComponentLogger;
@@ -138,6 +140,8 @@ export class CpService implements MemberService {
   private flushScheduled = false;
   private readonly pending = new Map<number, PendingCall>();
   private nextCallId = 1;
+  private nextSeq = 1;
+  private readonly inFlight = new Set<number>();
   private tickTimer: TimerHandle | null = null;
   private ticks = 0;
   private lastViewSentMs = -Infinity;
@@ -304,17 +308,32 @@ export class CpService implements MemberService {
     if (!this.enabled) return done({ ok: false, failure: 'disabled' });
     if (group !== METADATA && !this.view.isInitialized()) return done({ ok: false, failure: 'discovery' });
     if (group === METADATA && this.groupInfo(METADATA) === undefined) return done({ ok: false, failure: 'discovery' });
+    // A write without the caller's UUID gets this member's, which it retries with (structures.ts).
+    const mine = payload.kind === 'write' && invocation === '' ? this.newInvocation() : null;
     this.router.route(
       group,
-      { payload, invocation },
+      { payload, invocation: mine?.id ?? invocation },
       idempotent,
       (r: RouteOutcome<unknown>) => {
+        mine?.release();
         if (r.ok) return done({ ok: true, result: { value: r.value, index: r.index ?? 0 } });
         this.counters.callFailures++;
         done({ ok: false, failure: r.failure ?? 'timeout' });
       },
       o,
     );
+  }
+
+  /**
+   * `~<member>/<seq>/<floor>`: floor is the lowest sequence still in flight here, so the state
+   * machine forgets this member's answers below it (a Set iterates in insertion order, and
+   * sequences are inserted rising: its first element is the lowest).
+   */
+  private newInvocation(): { id: string; release(): void } {
+    const seq = this.nextSeq++;
+    this.inFlight.add(seq);
+    const floor = this.inFlight.values().next().value as number;
+    return { id: `~${this.host.selfUuid}/${seq}/${floor}`, release: () => void this.inFlight.delete(seq) };
   }
 
   /** Promotion: this member becomes a CP member with a new CP UUID once METADATA committed it. */
@@ -564,7 +583,7 @@ export class CpService implements MemberService {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     // Inputs of one turn go out as one ready batch (one append, one send per follower).
-    this.o.timers.setTimeout(() => this.flush(), 0);
+    this.o.defer(() => this.flush());
   }
 
   private flush(): void {
@@ -600,11 +619,11 @@ export class CpService implements MemberService {
   private sendRaft(h: Held, m: RaftMessage): void {
     this.counters.raftMessagesOut++;
     if (m.to === this.localCp) {
-      this.o.timers.setTimeout(() => {
+      this.o.defer(() => {
         if (this.replicas.get(key(h.seed, h.id)) !== h) return;
         h.replica.step(m);
         this.markDirty(h);
-      }, 0);
+      });
       return;
     }
     const address = this.addressOfCp(m.to);
@@ -753,7 +772,7 @@ export class CpService implements MemberService {
   }
 
   private metaWrite(h: Held, command: MetadataCommand, done: () => void): void {
-    h.replica.write(this.o.newUuid(), { kind: 'meta', command }, () => done());
+    h.replica.write('', { kind: 'meta', command }, () => done());
     this.markDirty(h);
   }
 }

@@ -5,7 +5,14 @@
 //
 // - Invocation UUIDs: a command that carries one is applied at most once; its answer is kept
 //   `dedupeMs` (by the commands' clock) and a retry gets the kept answer. So a retried AtomicLong
-//   add applies once, where the reference's default applies it twice.
+//   add applies once, where the reference's default applies it twice. Two kinds, so that memory
+//   stays bounded at any call rate:
+//   - a caller's own (REST `Grid-Invocation`, a client's UUID): kept `dedupeMs`, at most
+//     CALLER_ANSWERS_MAX of them (the oldest go first);
+//   - a member's (`~<member>/<seq>/<floor>`, made by the member that routes a call it retries
+//     itself): kept per member until the member says it no longer waits for them (every later
+//     call of that member carries `floor`, the lowest sequence it still has in flight), or
+//     `dedupeMs` passed (a member that went away).
 // - Waits (latch await) are state: the waiter is kept under its invocation UUID until the count
 //   reaches zero or its deadline passes; the leader appends `expireWaits` for deadlines, so a
 //   timeout is decided in the log like everything else. A retry of a wait re-attaches to it.
@@ -106,6 +113,29 @@ interface Waiter {
   readonly deadlineMs: number;
 }
 
+/** Caller-named invocations remembered per group at most (the oldest are forgotten first). */
+export const CALLER_ANSWERS_MAX = 100_000;
+const MEMBER_INVOCATION = /^~([0-9A-Za-z-]{1,64})\/(\d{1,15})\/(\d{1,15})$/;
+
+/** A member-made invocation: whose, its sequence, and the lowest sequence the member still waits for. */
+export function parseMemberInvocation(inv: string): { caller: string; seq: number; floor: number } | null {
+  if (inv.charCodeAt(0) !== 0x7e) return null;
+  const m = MEMBER_INVOCATION.exec(inv);
+  return m === null ? null : { caller: m[1] as string, seq: Number(m[2]), floor: Number(m[3]) };
+}
+
+interface Kept {
+  readonly result: CpResult;
+  readonly atMs: number;
+}
+
+interface Caller {
+  floor: number;
+  /** The commands' clock when the member last made a call. */
+  lastMs: number;
+  readonly answers: Map<number, Kept>;
+}
+
 const MIN_LONG = -(2n ** 63n);
 const MAX_LONG = 2n ** 63n - 1n;
 
@@ -114,7 +144,9 @@ export class CpStructures {
   private readonly refs = new Map<string, { value: RefValue | null; index: number }>();
   private readonly latches = new Map<string, Latch>();
   /** Invocation → answer and the time it was given, oldest first. */
-  private readonly answers = new Map<string, { result: CpResult; atMs: number }>();
+  private readonly answers = new Map<string, Kept>();
+  /** Member-made invocations: member → the answers it may still retry for, and its floor. */
+  private readonly callers = new Map<string, Caller>();
   private readonly waiters = new Map<string, Waiter>();
   private clockMs = 0;
 
@@ -142,14 +174,52 @@ export class CpStructures {
     this.forgetOldAnswers();
     const completions: Completion[] = [];
     if (e.invocation !== '') {
-      const kept = this.answers.get(e.invocation);
-      if (kept !== undefined) return { result: kept.result, completions };
+      const mi = parseMemberInvocation(e.invocation);
+      if (mi !== null) {
+        const c = this.caller(mi.caller);
+        c.lastMs = this.clockMs;
+        if (mi.floor > c.floor) {
+          c.floor = mi.floor;
+          for (const seq of [...c.answers.keys()]) if (seq < c.floor) c.answers.delete(seq);
+        }
+        // Below the floor: the member had its answer and waits no more; nothing to apply again.
+        if (mi.seq < c.floor) return { result: { type: 'none' }, completions };
+      }
+      const kept = this.keptAnswer(e.invocation);
+      if (kept !== undefined) return { result: kept, completions };
       if (this.isWaiting(e.invocation)) return { result: { type: 'waiting' }, completions };
     }
     const result = this.run(index, e, completions);
-    if (e.invocation !== '' && result.type !== 'waiting') this.answers.set(e.invocation, { result, atMs: this.clockMs });
-    for (const c of completions) this.answers.set(c.invocation, { result: c.result, atMs: this.clockMs });
+    if (e.invocation !== '' && result.type !== 'waiting') this.remember(e.invocation, result);
+    for (const c of completions) this.remember(c.invocation, c.result);
     return { result, completions };
+  }
+
+  private caller(key: string): Caller {
+    let c = this.callers.get(key);
+    if (c === undefined) {
+      c = { floor: 0, lastMs: this.clockMs, answers: new Map() };
+      this.callers.set(key, c);
+    }
+    return c;
+  }
+
+  private keptAnswer(invocation: string): CpResult | undefined {
+    const mi = parseMemberInvocation(invocation);
+    if (mi === null) return this.answers.get(invocation)?.result;
+    return this.callers.get(mi.caller)?.answers.get(mi.seq)?.result;
+  }
+
+  private remember(invocation: string, result: CpResult): void {
+    const kept: Kept = { result, atMs: this.clockMs };
+    const mi = parseMemberInvocation(invocation);
+    if (mi !== null) {
+      const c = this.caller(mi.caller);
+      if (mi.seq >= c.floor) c.answers.set(mi.seq, kept);
+      return;
+    }
+    this.answers.set(invocation, kept);
+    if (this.answers.size > CALLER_ANSWERS_MAX) this.answers.delete(this.answers.keys().next().value as string);
   }
 
   private run(index: number, e: Envelope, completions: Completion[]): CpResult {
@@ -357,6 +427,15 @@ export class CpStructures {
       if (a.atMs >= before) break;
       this.answers.delete(inv);
     }
+    // A member's answers go when it says so; these are the ones of a member that went away.
+    for (const [key, c] of this.callers) {
+      for (const [seq, a] of c.answers) {
+        if (a.atMs >= before) break;
+        c.answers.delete(seq);
+      }
+      // Its floor guards against a late copy of a call it finished; no copy outlives dedupeMs.
+      if (c.answers.size === 0 && c.lastMs < before) this.callers.delete(key);
+    }
   }
 
   // ---- Reads (after a read index: the state as of the leader's commit) -----------------------
@@ -388,11 +467,13 @@ export class CpStructures {
 
   /** The answer kept for an invocation, if any (a retry after a leader change gets it). */
   answerOf(invocation: string): CpResult | undefined {
-    return this.answers.get(invocation)?.result;
+    return this.keptAnswer(invocation);
   }
 
   counts(): { longs: number; refs: number; latches: number; waiters: number; answers: number } {
-    return { longs: this.longs.size, refs: this.refs.size, latches: this.latches.size, waiters: this.waiters.size, answers: this.answers.size };
+    let memberAnswers = 0;
+    for (const c of this.callers.values()) memberAnswers += c.answers.size;
+    return { longs: this.longs.size, refs: this.refs.size, latches: this.latches.size, waiters: this.waiters.size, answers: this.answers.size + memberAnswers };
   }
 
   // ---- Snapshots ----------------------------------------------------------------------------
@@ -406,6 +487,7 @@ export class CpStructures {
       refs: [...this.refs].map(([n, r]) => [n, ref(r.value), r.index]),
       latches: [...this.latches].map(([n, l]) => [n, l.count, l.round, [...l.counted], l.index]),
       answers: [...this.answers].map(([inv, a]) => [inv, encodeResult(a.result), a.atMs]),
+      callers: [...this.callers].map(([key, c]) => [key, c.floor, c.lastMs, [...c.answers].map(([seq, a]) => [seq, encodeResult(a.result), a.atMs])]),
       waiters: [...this.waiters].map(([inv, w]) => [inv, w.name, w.deadlineMs]),
       sessions: this.sessions.snapshot(),
       locks: this.locks.snapshot(),
@@ -420,6 +502,7 @@ export class CpStructures {
     this.refs.clear();
     this.latches.clear();
     this.answers.clear();
+    this.callers.clear();
     this.waiters.clear();
     this.clockMs = 0;
     this.sessions.restore(null);
@@ -433,6 +516,7 @@ export class CpStructures {
       refs: [string, { v: string; t: string | null } | null, number][];
       latches: [string, number, number, string[], number][];
       answers: [string, unknown, number][];
+      callers?: [string, number, number, [number, unknown, number][]][];
       waiters: [string, string, number][];
       sessions?: unknown;
       locks?: unknown;
@@ -448,6 +532,7 @@ export class CpStructures {
     for (const [n, r, i] of s.refs) this.refs.set(n, { value: r === null ? null : { value: Buffer.from(r.v, 'base64'), contentType: r.t }, index: i });
     for (const [n, count, round, counted, i] of s.latches) this.latches.set(n, { count, round, counted: new Set(counted), index: i });
     for (const [inv, r, at] of s.answers) this.answers.set(inv, { result: decodeResult(r), atMs: at });
+    for (const [key, floor, lastMs, list] of s.callers ?? []) this.callers.set(key, { floor, lastMs, answers: new Map(list.map(([seq, r, at]) => [seq, { result: decodeResult(r), atMs: at }])) });
     for (const [inv, name, deadlineMs] of s.waiters) this.waiters.set(inv, { name, deadlineMs });
   }
 }

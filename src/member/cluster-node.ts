@@ -379,6 +379,7 @@ export class ClusterNode implements TransportHandler {
         valueBytesMax: MAP_VALUE_BYTES_MAX_DEFAULT,
         clock: o.clock,
         timers: o.timers,
+        defer: o.defer ?? ((fn) => void o.timers.setTimeout(fn, 0)),
         random: o.random,
         newUuid: o.newUuid,
         log: o.logger.component('cp'),
@@ -388,7 +389,6 @@ export class ClusterNode implements TransportHandler {
       isMaster: () => this.membership.isMaster,
       masterAddress: () => (this.membership.master === null ? null : addressOf(this.membership.master)),
       isLite: () => c.liteMember,
-      newUuid: o.newUuid,
     });
     this.registerServices();
   }

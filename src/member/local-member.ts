@@ -132,6 +132,7 @@ export class LocalMember implements MemberApi {
       transport: env.transport ?? NO_TRANSPORT,
       clock: env.clock,
       timers: env.timers ?? processTimers,
+      ...(env.timers === undefined ? { defer: (fn: () => void) => void setImmediate(fn) } : {}),
       random: new SeededRandom(env.seed),
       logger: env.logger,
       newUuid: () => randomUUID(),

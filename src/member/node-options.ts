@@ -19,6 +19,11 @@ export interface ClusterNodeOptions {
   readonly random: Random;
   readonly logger: Logger;
   readonly newUuid: () => string;
+  /**
+   * Runs `fn` on a later turn of the event loop as soon as possible (the runtime: setImmediate,
+   * which a zero-delay timer is not: Node clamps it to 1 ms). Absent: a zero-delay timer.
+   */
+  readonly defer?: (fn: () => void) => void;
   /** Faster timings for simulations (join batching, claims, migration ticks). */
   readonly timings?: Partial<ClusterTimings>;
   /** clusterShutdown reached this member: stop the process. */

@@ -6,7 +6,7 @@
 // everything, answers and waits included.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { CpStructures } from '../../src/cp/structures.js';
+import { CALLER_ANSWERS_MAX, CpStructures } from '../../src/cp/structures.js';
 import type { CpCommand, Envelope } from '../../src/cp/structures.js';
 
 const DEDUPE_MS = 300_000;
@@ -154,4 +154,38 @@ test('a session expiry decided on an old version does not close a session that h
   assert.equal(sm.sessions.isActive(1), true);
   sm.onNewTerm(0);
   assert.equal(sm.sessions.get(1)?.expirationTime, 599_000 + 5000, 'a new leader shifted the expiry');
+});
+
+test('a member\'s invocations: applied once, kept until the member\'s floor passes them, a late copy ignored', () => {
+  const { sm, run } = runner();
+  const add = { kind: 'long', op: 'addAndGet', name: 'n', a: 1n, b: 0n } as const;
+  const m = '6f1c3a52-1d7e-4c1e-9b55-0a1f2e3d4c5b';
+  assert.deepEqual(run(add, `~${m}/1/1`).result, { type: 'long', value: 1n });
+  assert.deepEqual(run(add, `~${m}/2/1`).result, { type: 'long', value: 2n });
+  assert.deepEqual(run(add, `~${m}/1/1`).result, { type: 'long', value: 1n }, 'a retry of 1 gets its first answer');
+  // The member is done with 1 and 2: its next call says so, and their answers go.
+  assert.deepEqual(run(add, `~${m}/3/3`).result, { type: 'long', value: 3n });
+  assert.equal(sm.answerOf(`~${m}/1/1`), undefined);
+  assert.deepEqual(run(add, `~${m}/2/1`).result, { type: 'none' }, 'a late copy of 2 (below the floor) changes nothing');
+  assert.equal(sm.getLong('n').value, 3n);
+  assert.equal(sm.counts().answers, 1, 'only 3 is kept');
+  // Another member's sequences are its own.
+  assert.deepEqual(run(add, `~other/1/1`).result, { type: 'long', value: 4n });
+  // Kept in snapshots.
+  const copy = new CpStructures(DEDUPE_MS);
+  copy.restore(sm.snapshot());
+  assert.deepEqual(copy.apply(99, { invocation: `~${m}/3/3`, nowMs: 1000, command: add }).result, { type: 'long', value: 3n });
+  assert.deepEqual(copy.apply(100, { invocation: `~${m}/2/1`, nowMs: 1000, command: add }).result, { type: 'none' });
+  // A member that went away: its answers go after the dedupe time.
+  run(add, '', 1000 + DEDUPE_MS + 1);
+  assert.equal(sm.answerOf(`~${m}/3/3`), undefined);
+});
+
+test('caller-named invocations are kept at most CALLER_ANSWERS_MAX, the oldest forgotten first', () => {
+  const { sm, run } = runner();
+  const add = { kind: 'long', op: 'addAndGet', name: 'n', a: 1n, b: 0n } as const;
+  for (let i = 0; i <= CALLER_ANSWERS_MAX; i++) run(add, `c-${i}`);
+  assert.equal(sm.counts().answers, CALLER_ANSWERS_MAX);
+  assert.equal(sm.answerOf('c-0'), undefined);
+  assert.deepEqual(sm.answerOf(`c-${CALLER_ANSWERS_MAX}`), { type: 'long', value: BigInt(CALLER_ANSWERS_MAX + 1) });
 });
