@@ -33,6 +33,7 @@ import { jsonLine, summaryTable, type Figures, type RegisterPolicyFigures } from
 import { FAULT_KINDS, FaultSchedule, describeFault, type FaultKind, type FaultSpec } from './nemesis/schedule.js';
 import { checkOwnership, drainQueue, readThroughEveryMember } from './nemesis/verify.js';
 import { Workload } from './nemesis/workload.js';
+import { CpWorkload, type CpVerdict } from './nemesis/cp-workload.js';
 
 const ROOT_DIR = '/tmp/grid-nemesis';
 const LOCK_FILE = path.join(ROOT_DIR, 'lock');
@@ -48,6 +49,11 @@ const REQUEST_DEADLINE_MS = 20_000;
 const REGISTER_KEYS = 8;
 const RESTART_TRIES = 5;
 const LOCK_WAIT_MS = 1_800_000;
+const CP_CLIENTS = 4;
+const CP_DISCOVERY_DEADLINE_MS = 60_000;
+/** The linearizability checker's bound per kind of object; undecided is a failure. */
+const CP_CHECK_DEADLINE_MS = 120_000;
+const CP_SIZE = 3;
 
 interface FaultRecord {
   readonly spec: FaultSpec;
@@ -179,6 +185,68 @@ async function masterIndex(fleet: Fleet): Promise<number | null> {
   return null;
 }
 
+/** Every member answers the CP groups call (discovery complete everywhere). */
+async function waitCpDiscovery(fleet: Fleet, deadlineMs: number): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    let all = true;
+    for (const m of fleet.members) {
+      try {
+        const r = await fetch(`http://${m.host}:${m.port}/grid/rest/cp-subsystem/groups`, { signal: AbortSignal.timeout(5000) });
+        if (r.status !== 200) all = false;
+        await r.arrayBuffer();
+      } catch {
+        all = false;
+      }
+    }
+    if (all) return;
+    if (Date.now() >= end) throw new Error(`CP discovery did not complete within ${deadlineMs / 1000} s`);
+    await sleep(500);
+  }
+}
+
+/**
+ * What an operator does after a CP member's process was replaced (kill -9 without CP persistence:
+ * the restarted process is a new member): remove the CP members whose process left the cluster,
+ * then promote members until there are CP_SIZE again. Answers the changes made.
+ */
+async function repairCp(fleet: Fleet, log: (s: string) => void): Promise<number> {
+  const up = fleet.members.filter((m) => m.running && !m.paused);
+  const post = async (m: Member, p: string): Promise<{ status: number; text: string }> => {
+    const r = await fetch(`http://${m.host}:${m.port}/grid/rest/cp-subsystem/${p}`, { method: 'POST', body: 'dev&', signal: AbortSignal.timeout(30_000) });
+    return { status: r.status, text: await r.text() };
+  };
+  let changes = 0;
+  try {
+    const first = up[0] as Member;
+    const list = (await (await fetch(`http://${first.host}:${first.port}/grid/rest/cp-subsystem/members`, { signal: AbortSignal.timeout(30_000) })).json()) as { uuid: string; address: string }[];
+    let count = list.length;
+    for (const cpm of list) {
+      const r = await post(first, `members/${cpm.uuid}/remove`);
+      if (r.status === 200) {
+        changes++;
+        count--;
+        log(`CP: removed CP member ${cpm.uuid} (${cpm.address}): its process left the cluster`);
+      }
+    }
+    for (const m of up) {
+      if (count >= CP_SIZE) break;
+      const local = await fetch(`http://${m.host}:${m.port}/grid/rest/cp-subsystem/members/local`, { signal: AbortSignal.timeout(30_000) });
+      await local.arrayBuffer();
+      if (local.status === 200) continue;
+      const r = await post(m, 'members');
+      if (r.status === 200) {
+        changes++;
+        count++;
+        log(`CP: promoted ${m.address} to CP member`);
+      } else log(`CP: promoting ${m.address} answered ${r.status} ${r.text.slice(0, 200)}`);
+    }
+  } catch (e) {
+    log(`CP: repair did not complete: ${(e as Error).message}`);
+  }
+  return changes;
+}
+
 async function waitHealthy(fleet: Fleet, deadlineMs: number, restart: (m: Member) => Promise<void>): Promise<{ ok: boolean; reason: string }> {
   const end = Date.now() + deadlineMs;
   let reason = '';
@@ -218,12 +286,15 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   const rnd = new SeededRandom(opts.seed);
   const loopSeeds = Array.from({ length: opts.clients }, () => rnd.nextInt(0x1_0000_0000));
   const schedule = new FaultSchedule(rnd, opts.members, opts.pauseMaster);
-  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicies: opts.registerPolicies, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds, logLevel: opts.logLevel });
+  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicies: opts.registerPolicies, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds, logLevel: opts.logLevel, cp: opts.cpRate > 0 });
   fleetForCleanup = fleet;
   const address = (i: number): string => hosts[i] as string;
   const registerMaps = opts.registerPolicies.map(registerMap);
   const discardMaps = new Set(opts.registerPolicies.filter((p) => p === 'DiscardMergePolicy').map(registerMap));
   const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerMaps, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
+  const cpSeeds = Array.from({ length: CP_CLIENTS }, () => rnd.nextInt(0x1_0000_0000));
+  const cp = opts.cpRate > 0 ? new CpWorkload({ hosts, port, clients: CP_CLIENTS, rate: opts.cpRate, seeds: cpSeeds, requestDeadlineMs: REQUEST_DEADLINE_MS }) : null;
+  let cpRepairs = 0;
   const records: FaultRecord[] = [];
   recordsSoFar = records;
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
@@ -235,6 +306,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
       try {
         await m.start();
         workload.markUp(m.index);
+        cp?.markUp(m.index);
         return;
       } catch (e) {
         last = (e as Error).message.split('\n')[0] ?? '';
@@ -249,8 +321,13 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   const formed = await waitHealthy(fleet, FORM_DEADLINE_MS, restart);
   if (!formed.ok) throw new Error(`the ${opts.members} members did not form one cluster-safe cluster within ${FORM_DEADLINE_MS / 1000} s: ${formed.reason}`);
   say(`cluster formed: ${opts.members} members, cluster-safe`);
+  if (cp !== null) {
+    await waitCpDiscovery(fleet, CP_DISCOVERY_DEADLINE_MS);
+    say(`CP subsystem discovered: ${CP_SIZE} CP members; ${opts.cpRate} CP calls/s through every member`);
+  }
 
   workload.start();
+  cp?.start();
   const workloadStarted = Date.now();
   const endAt = workloadStarted + opts.seconds * 1000;
   await sleep(Math.min(WARMUP_MS, opts.seconds * 1000));
@@ -267,6 +344,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     if (spec.kind === 'kill' || spec.kind === 'pause') {
       const m = fleet.members[spec.target as number] as Member;
       workload.markDown(m.index);
+      cp?.markDown(m.index);
       if (spec.kind === 'kill') {
         await m.kill();
         await sleep(spec.durationMs);
@@ -278,6 +356,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
         workload.holdRegister();
         m.resume();
         workload.markUp(m.index);
+        cp?.markUp(m.index);
       }
     } else {
       firewall.cut(spec.drops.map((d) => ({ from: d.from.map(address), to: d.to.map(address) })));
@@ -291,6 +370,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     if (recovered.ok) {
       rec.recoveredAtMs = Date.now();
       say(`fault ${spec.n} undone; recovered in ${((rec.recoveredAtMs - rec.undoneAtMs) / 1000).toFixed(1)} s`);
+      if (cp !== null) cpRepairs += await repairCp(fleet, say);
     } else {
       rec.note = `not recovered within ${RECOVER_DEADLINE_MS / 1000} s: ${recovered.reason}`;
       say(`fault ${spec.n} undone; ${rec.note}`);
@@ -302,7 +382,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   firewall.heal();
   for (const m of fleet.members) if (m.paused) m.resume();
   for (const m of fleet.members) if (!m.running) await restart(m).catch(() => undefined);
-  await workload.stop();
+  await Promise.all([workload.stop(), cp?.stop()]);
   const healStart = Date.now();
   const healed = await waitHealthy(fleet, HEAL_DEADLINE_MS, (m) => restart(m).catch(() => undefined));
   const healSeconds = healed.ok ? (Date.now() - healStart) / 1000 : null;
@@ -413,6 +493,13 @@ async function run(opts: NemesisOptions): Promise<Figures> {
       failures.push(`${outside.length} queue item(s) delivered more than once outside a split brain, e.g. ${outside.slice(0, 5).map((d) => `${d.item} x${d.count}, first via ${address(d.first.member)} at ${since(d.first.endMs)}`).join('; ')}`);
     }
   }
+  let cpVerdict: CpVerdict | null = null;
+  if (cp !== null) {
+    say(`checking ${cp.longOps.length + cp.refOps.length + cp.idCalls.length} CP operation(s) for linearizability`);
+    cpVerdict = cp.verdict(CP_CHECK_DEADLINE_MS);
+    for (const p of cpVerdict.problems) failures.push(`CP: ${p}`);
+    fs.writeFileSync(path.join(runDir, 'cp-history.json'), JSON.stringify({ long: cp.longOps, ref: cp.refOps, ids: cp.idCalls }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v === Infinity ? 'Infinity' : v)));
+  }
   for (const c of fleet.crashes) failures.push(`member ${c.member} (pid ${c.pid}) exited on its own at ${since(c.atMs)} with ${c.exitSignal ?? `status ${c.exitCode}`}; stderr: ${c.stderrTail.trim().split('\n').slice(-3).join(' | ') || 'empty'}`);
   if (memberErrors.length > 0) failures.push(`${memberErrors.length} member error line(s) (exceptions on stderr, unexpected failures), e.g. ${memberErrors.slice(0, 3).map((e) => `${e.member}: ${e.line.slice(0, 300)}`).join(' || ')}`);
   for (const n of stderrNotes.slice(0, 5)) say(`note: ${n.member} wrote on stderr: ${n.line.slice(0, 200)}`);
@@ -463,6 +550,14 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     registerLostOutsideSplitBrain: registerSum((p) => p.lostOutsideSplitBrain),
     registerReadsJudged: registerSum((p) => p.readsJudged),
     registerKeysBehind: registerSum((p) => p.keysBehind),
+    cpOperations: cpVerdict === null ? 0 : cpVerdict.counts.acknowledged + cpVerdict.counts.indeterminate + cpVerdict.counts.readsUnanswered,
+    cpAcknowledged: cpVerdict?.counts.acknowledged ?? 0,
+    cpIndeterminate: cpVerdict?.counts.indeterminate ?? 0,
+    cpReadsUnanswered: cpVerdict?.counts.readsUnanswered ?? 0,
+    cpChecked: cpVerdict?.checked ?? 0,
+    cpVerdict: cpVerdict === null ? 'off' : cpVerdict.problems.length === 0 ? 'linearizable' : 'NOT linearizable or undecided',
+    cpCheckSeconds: cpVerdict?.checkSeconds ?? 0,
+    cpRepairs,
     splitBrain: windows.length > 0,
     splitBrainWindows: windows.length,
     crashes: fleet.crashes.length,
@@ -484,7 +579,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
 function printReplay(opts: NemesisOptions, records: readonly FaultRecord[], fleet: Fleet, at: (t: number) => string): void {
   const lines = [
     '',
-    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}${opts.pauseMaster ? ' --pause-master' : ''}${opts.logLevel === 'INFO' ? '' : ` --log-level ${opts.logLevel}`}`,
+    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}${opts.pauseMaster ? ' --pause-master' : ''}${opts.cpRate === 60 ? '' : ` --cp-rate ${opts.cpRate}`}${opts.logLevel === 'INFO' ? '' : ` --log-level ${opts.logLevel}`}`,
     'fault schedule (times since the nemesis started):',
     ...records.map((r) => `  ${at(r.startedAtMs)} fault ${r.spec.n} ${r.spec.kind}: ${r.text}; undone ${r.undoneAtMs === null ? 'never' : at(r.undoneAtMs)}; ${r.recoveredAtMs === null ? r.note || 'not recovered' : `recovered ${at(r.recoveredAtMs)}`}`),
     'member logs:',

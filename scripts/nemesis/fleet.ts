@@ -65,6 +65,8 @@ export interface FleetOptions {
   readonly maxNoHeartbeatSeconds: number;
   /** The members' `--log-level` (options.ts). */
   readonly logLevel: string;
+  /** Run the CP subsystem (3 CP members, the first data members of the list). */
+  readonly cp: boolean;
 }
 
 export const memberHost = (i: number): string => `127.0.0.${11 + i}`;
@@ -115,6 +117,7 @@ export class Member {
         ...Object.fromEntries(this.fleet.options.registerPolicies.map((p) => [registerMap(p), { backupCount: 1, mergePolicy: p }])),
       },
       queues: { [QUEUE]: { backupCount: 1, mergePolicy: 'PutIfAbsentMergePolicy' } },
+      ...(this.fleet.options.cp ? { cpXml: '<cp-member-count>3</cp-member-count>' } : {}),
     });
     fs.writeFileSync(this.configFile, xml);
   }

@@ -46,6 +46,8 @@ export interface NemesisOptions {
    * resync, dropped copy and hand-back, which is what a failed run's diagnosis needs.
    */
   readonly logLevel: string;
+  /** CP calls per second (cp-workload.ts); 0 runs the members without a CP subsystem. */
+  readonly cpRate: number;
   readonly help: boolean;
 }
 
@@ -72,6 +74,9 @@ paths printed); 2: bad options or a missing precondition; 130/143: interrupted.
                            DiscardMergePolicy); each gets its own map, nemesis-reg-latestupdate etc.
   --max-no-heartbeat S     grid.max.no.heartbeat.seconds, 3..60 (default 10, the member's default;
                            shorter makes more pauses and partitions turn into split brains)
+  --cp-rate N              CP calls per second (AtomicLong CAS register, AtomicReference, unique ids
+                           through every member, checked for linearizability), 0..2000 (default 60;
+                           0: no CP subsystem on the members)
   --pause-master           every pause stops the current master for 15-25 s, two pauses a round
   --log-level LEVEL        the members' log level: SEVERE WARNING INFO CONFIG FINE FINER FINEST
                            (default INFO; FINE logs every migration step, resync and hand-back)
@@ -122,6 +127,7 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
   let help = false;
   let pauseMaster = false;
   let logLevel = 'INFO';
+  let cpRate = 60;
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     const eq = raw.indexOf('=');
@@ -150,6 +156,9 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
       case '--register-policy':
         registerPolicies = parseRegisterPolicies(flag, value());
         break;
+      case '--cp-rate':
+        cpRate = integer(flag, value(), 0, 2000);
+        break;
       case '--pause-master':
         if (inline !== undefined) throw new UsageError('--pause-master takes no value');
         pauseMaster = true;
@@ -170,8 +179,8 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
         throw new UsageError(`unknown argument "${raw}" (see --help)`);
     }
   }
-  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, help };
+  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, cpRate, help };
   if (seconds === null) throw new UsageError('--seconds N is required (10..86400)');
   if (seed === null) throw new UsageError('--seed S is required (a u32 integer)');
-  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, help };
+  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, cpRate, help };
 }

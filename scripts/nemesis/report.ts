@@ -50,6 +50,16 @@ export interface Figures {
   /** Register reads made while no fault was active, each compared with the writes before it. */
   readonly registerReadsJudged: number;
   readonly registerKeysBehind: number;
+  /** CP calls made, answered, without an answer (writes; reads without an answer are left out), and checked. */
+  readonly cpOperations: number;
+  readonly cpAcknowledged: number;
+  readonly cpIndeterminate: number;
+  readonly cpReadsUnanswered: number;
+  readonly cpChecked: number;
+  readonly cpVerdict: string;
+  readonly cpCheckSeconds: number;
+  /** CP members removed and promoted by the nemesis after kill -9 restarts (an operator's part). */
+  readonly cpRepairs: number;
   readonly splitBrain: boolean;
   readonly splitBrainWindows: number;
   readonly crashes: number;
@@ -99,6 +109,9 @@ export function summaryTable(f: Figures): string {
       ['register (every policy): reads made with no fault active, checked against earlier writes', String(f.registerReadsJudged)],
       ['register (every policy): acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind at the end)`],
       ['register (every policy): acknowledged updates lost outside a split brain', String(f.registerLostOutsideSplitBrain)],
+      ['CP calls (AtomicLong CAS register, AtomicReference, unique ids)', `${f.cpOperations}: ${f.cpAcknowledged} answered, ${f.cpIndeterminate} writes without an answer, ${f.cpReadsUnanswered} reads without one`],
+      ['CP operations checked for linearizability', `${f.cpChecked} in ${f.cpCheckSeconds.toFixed(1)} s: ${f.cpVerdict}`],
+      ['CP members removed and promoted after restarts', String(f.cpRepairs)],
       ['split brain', f.splitBrain ? `yes (${f.splitBrainWindows} window(s))` : 'no'],
       ['member crashes', String(f.crashes)],
       ['member errors (exceptions on stderr, unexpected failures)', String(f.memberErrors)],
