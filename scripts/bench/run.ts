@@ -2,7 +2,8 @@
 // load (DESIGN.md habit 8); with them, a 3-member cluster (backup-count 1) loaded through its first
 // member (cluster.ts). Then the rebalance benchmark (a 4th member joins 3 holding 1,000,000 entries,
 // cluster.ts), and the memory, micro, failover (kill -9 of one of 3 members, failover.ts) and WAN
-// (wan.ts: a cluster of 3 replicating to one of 2) benchmarks, when their scripts exist.
+// (wan.ts: a cluster of 3 replicating to one of 2) and CP (cp.ts: AtomicLong on 3 members against
+// etcd 3.4) benchmarks, when their scripts exist.
 //
 // Flow: start the servers as child processes (bare-server.ts, net-server.ts (the node:net ceiling)
 // and `node dist/member.js`), wait for each to be ready, preload the 10,000 keys into bare and the
@@ -91,6 +92,7 @@ interface Flags {
   readonly skipWan: boolean;
   readonly skipPersistence: boolean;
   readonly skipClient: boolean;
+  readonly skipCp: boolean;
   readonly skipCluster: boolean;
   readonly skipRebalance: boolean;
   readonly onlyRebalance: boolean;
@@ -111,6 +113,7 @@ const usage = `usage: npm run bench -- [flags]
   --skip-wan        do not run scripts/bench/wan.ts (3 members replicating to 2: POST ratio, lag, full and delta sync of 1,000,000 entries)
   --skip-persistence  do not run scripts/bench/persistence.ts (POST ratios with fsync off and on, restart time per GB, memory per entry)
   --skip-client     do not run scripts/bench/client.ts (the official Node client's map get/set against REST GET/POST on one member)
+  --skip-cp         do not run scripts/bench/cp.ts (CP AtomicLong writes and reads on 3 members against etcd 3.4 on tmpfs)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
   --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
   --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
@@ -133,6 +136,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let skipWan = false;
   let skipPersistence = false;
   let skipClient = false;
+  let skipCp = false;
   let skipCluster = false;
   let skipRebalance = false;
   let onlyRebalance = false;
@@ -192,6 +196,9 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-client':
         skipClient = true;
         break;
+      case '--skip-cp':
+        skipCp = true;
+        break;
       case '--skip-cluster':
         skipCluster = true;
         break;
@@ -238,6 +245,7 @@ function parseFlags(argv: readonly string[]): Flags {
     skipWan: skipWan || skipCluster || bareVsBare,
     skipPersistence: skipPersistence || bareVsBare,
     skipClient: skipClient || bareVsBare,
+    skipCp: skipCp || bareVsBare,
     skipCluster: skipCluster || bareVsBare,
     skipRebalance: skipRebalance || skipCluster || bareVsBare,
     onlyRebalance,
@@ -498,7 +506,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client' | 'cp', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -581,6 +589,7 @@ async function main(): Promise<number> {
       ['wan', flags.skipWan, ['--import', 'tsx']],
       ['persistence', flags.skipPersistence, ['--import', 'tsx']],
       ['client', flags.skipClient, ['--import', 'tsx']],
+      ['cp', flags.skipCp, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);

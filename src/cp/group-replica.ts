@@ -50,6 +50,8 @@ interface PendingWrite {
   readonly term: number;
   readonly invocation: string;
   readonly done: (o: WriteOutcome) => void;
+  /** The command as proposed (its entry, if this term's, holds exactly this): not decoded again. */
+  readonly envelope: Envelope | null;
 }
 
 export class GroupReplica {
@@ -89,7 +91,7 @@ export class GroupReplica {
     const envelope: Envelope = { invocation, nowMs: this.nowMs(), command };
     const r = this.core.propose(encodeEnvelope(envelope, this.opts.valueBytesMax));
     if (!r.ok) return done({ ok: false, failure: r.code, leader: r.leader });
-    this.pending.set(r.index, { term: r.term, invocation, done });
+    this.pending.set(r.index, { term: r.term, invocation, done, envelope });
   }
 
   /**
@@ -101,7 +103,7 @@ export class GroupReplica {
     if (this.stopped) return done({ ok: false, failure: 'not-leader', leader: null });
     const r = this.core.proposeMembers(change);
     if (!r.ok) return done({ ok: false, failure: r.code, leader: r.leader });
-    this.pending.set(r.index, { term: r.term, invocation: '', done });
+    this.pending.set(r.index, { term: r.term, invocation: '', done, envelope: null });
   }
 
   /** Stops this replica for good (its group was destroyed or left): pending calls learn not-leader. */
@@ -233,7 +235,8 @@ export class GroupReplica {
       if (mine !== undefined && mine.term === term) mine.done({ ok: true, result: { type: 'none' }, index });
       return;
     }
-    const { result, completions } = this.structures.apply(index, decodeEnvelope(data, this.opts.valueBytesMax));
+    const own = mine !== undefined && mine.term === term ? mine.envelope : null;
+    const { result, completions } = this.structures.apply(index, own ?? decodeEnvelope(data, this.opts.valueBytesMax));
     for (const c of completions) {
       const w = this.waits.get(c.invocation);
       if (w === undefined) continue;

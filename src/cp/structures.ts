@@ -173,8 +173,8 @@ export class CpStructures {
     if (e.nowMs > this.clockMs) this.clockMs = e.nowMs;
     this.forgetOldAnswers();
     const completions: Completion[] = [];
+    const mi = e.invocation === '' ? null : parseMemberInvocation(e.invocation);
     if (e.invocation !== '') {
-      const mi = parseMemberInvocation(e.invocation);
       if (mi !== null) {
         const c = this.caller(mi.caller);
         c.lastMs = this.clockMs;
@@ -185,12 +185,12 @@ export class CpStructures {
         // Below the floor: the member had its answer and waits no more; nothing to apply again.
         if (mi.seq < c.floor) return { result: { type: 'none' }, completions };
       }
-      const kept = this.keptAnswer(e.invocation);
+      const kept = mi === null ? this.answers.get(e.invocation)?.result : this.callers.get(mi.caller)?.answers.get(mi.seq)?.result;
       if (kept !== undefined) return { result: kept, completions };
       if (this.isWaiting(e.invocation)) return { result: { type: 'waiting' }, completions };
     }
     const result = this.run(index, e, completions);
-    if (e.invocation !== '' && result.type !== 'waiting') this.remember(e.invocation, result);
+    if (e.invocation !== '' && result.type !== 'waiting') this.remember(e.invocation, result, mi);
     for (const c of completions) this.remember(c.invocation, c.result);
     return { result, completions };
   }
@@ -210,9 +210,9 @@ export class CpStructures {
     return this.callers.get(mi.caller)?.answers.get(mi.seq)?.result;
   }
 
-  private remember(invocation: string, result: CpResult): void {
+  private remember(invocation: string, result: CpResult, parsed?: ReturnType<typeof parseMemberInvocation>): void {
     const kept: Kept = { result, atMs: this.clockMs };
-    const mi = parseMemberInvocation(invocation);
+    const mi = parsed !== undefined ? parsed : parseMemberInvocation(invocation);
     if (mi !== null) {
       const c = this.caller(mi.caller);
       if (mi.seq >= c.floor) c.answers.set(mi.seq, kept);
