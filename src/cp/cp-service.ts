@@ -153,7 +153,6 @@ export class CpService implements MemberService {
   private stopped = false;
   private readonly router: CpRouter<{ readonly payload: CallPayload; readonly invocation: string }, unknown>;
   private readonly replicaOpts: ReplicaOptions;
-  private readonly memberAddresses = new Map<string, string>();
   /** Counters for the metrics call. */
   readonly counters = { calls: 0, callFailures: 0, raftMessagesIn: 0, raftMessagesOut: 0 };
 
@@ -363,7 +362,6 @@ export class CpService implements MemberService {
   // ── membership events ─────────────────────────────────────────────────────────────────────────
 
   membersChanged(): void {
-    for (const m of this.host.dataMembers()) this.memberAddresses.set(m.uuid, m.address);
     if (this.enabled) this.discover(true);
   }
 

@@ -177,7 +177,10 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     return router;
   };
   for (const id of ids) routers.set(id, makeRouter(id));
-  const routeCall = (call: Call, invocation: string, answer: (o: { ok: true; value: unknown } | null) => void): void => {
+  const inFlight = new Map<string, Set<number>>();
+  const memberSeq = new Map<string, number>();
+  const routeCall = (call: Call, givenInvocation: string, answer: (o: { ok: true; value: unknown } | null) => void): void => {
+    let invocation = givenInvocation;
     let settled = false;
     const settle = (o: { ok: true; value: unknown } | null): void => {
       if (settled) return;
@@ -194,7 +197,20 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     connections.set(via, open);
     const onClose = (): void => settle(null);
     open.add(onClose);
+    // A write without the caller's UUID gets the routing member's own, as CpService does:
+    // ~<member>/<seq>/<floor>, floor its lowest call still in flight (structures.ts forgets below it).
+    let release = (): void => {};
+    if (invocation === '' && call.kind === 'write') {
+      const flying = inFlight.get(via) ?? new Set<number>();
+      inFlight.set(via, flying);
+      const seq = (memberSeq.get(via) ?? 0) + 1;
+      memberSeq.set(via, seq);
+      flying.add(seq);
+      invocation = `~${via}/${seq}/${flying.values().next().value as number}`;
+      release = () => void flying.delete(seq);
+    }
     (routers.get(via) as CpRouter<Call & { invocation: string }, unknown>).route('g', { ...call, invocation }, call.kind !== 'write', (o) => {
+      release();
       heap.push(now + 1, () => {
         open.delete(onClose);
         settle(o.ok ? { ok: true, value: o.value } : null);
@@ -214,7 +230,8 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   const client = (c: number): void => {
     if (now > endMs) return;
     const callMs = now;
-    const invocation = `inv-${c}-${++invocationSeq}`;
+    // Half the calls carry the caller's own UUID (REST Grid-Invocation), half the member's (below).
+    const invocation = rnd.next() < 0.5 ? `inv-${c}-${++invocationSeq}` : '';
     counts.operations++;
     const next = (): void => heap.push(now + rnd.nextInt(40), () => client(c));
     const me = lockers.get(c) as { session: number; holding: boolean; thread: number };
