@@ -40,6 +40,7 @@ export const GRID_PROPERTY_SPECS: readonly PropertySpec[] = [
   // CP calls (spec/cp.md "Raft"): how long a call looks for its group's leader; how long invocation UUIDs are remembered.
   int('grid.cp.call.timeout.millis', 'cpCallTimeoutMs', 10000, 100, INT_MAX),
   int('grid.cp.invocation.dedupe.seconds', 'cpInvocationDedupeSeconds', 300, 1, 86400),
+  int('grid.cp.leadership.rebalance.seconds', 'cpLeadershipRebalanceSeconds', 60, 1, 86400),
   int('grid.graceful.shutdown.max.wait.seconds', 'gracefulShutdownMaxWaitSeconds', 600, 0, 86400),
   int('grid.rest.header.bytes.max', 'restHeaderBytesMax', 16384, 1024, 1048576),
   int('grid.rest.body.bytes.max', 'restBodyBytesMax', 16777216, 0, 268435456),

@@ -189,6 +189,7 @@ export interface GridProperties {
   readonly operationCallTimeoutMs: number; // grid.operation.call.timeout.millis
   readonly cpCallTimeoutMs: number; // grid.cp.call.timeout.millis (10 s)
   readonly cpInvocationDedupeSeconds: number; // grid.cp.invocation.dedupe.seconds (300)
+  readonly cpLeadershipRebalanceSeconds: number; // grid.cp.leadership.rebalance.seconds (60)
   readonly gracefulShutdownMaxWaitSeconds: number; // grid.graceful.shutdown.max.wait.seconds
   readonly restHeaderBytesMax: number; // grid.rest.header.bytes.max (16 KiB)
   readonly restBodyBytesMax: number; // grid.rest.body.bytes.max (16 MiB)

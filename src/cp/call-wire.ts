@@ -124,7 +124,7 @@ function refValue(v: unknown): RefValue | null {
 }
 
 /** A single-server membership change of a group (the METADATA leader drives them). */
-export type MemberChange = { readonly add: string } | { readonly remove: string };
+export type MemberChange = { readonly add: string } | { readonly remove: string } | { readonly lead: string };
 
 /** What one cpCall asks of the leader's member. */
 export type CallPayload =
@@ -154,8 +154,9 @@ export function decodeCallPayload(b: Uint8Array, valueBytesMax: number): CallPay
       if (v !== null && typeof v === 'object' && Object.keys(v).length === 1) {
         if (typeof v.add === 'string' && v.add.length > 0 && v.add.length <= 128) return { kind: 'change', change: { add: v.add } };
         if (typeof v.remove === 'string' && v.remove.length > 0 && v.remove.length <= 128) return { kind: 'change', change: { remove: v.remove } };
+        if (typeof v.lead === 'string' && v.lead.length > 0 && v.lead.length <= 128) return { kind: 'change', change: { lead: v.lead } };
       }
-      throw new Error('a membership change names one member to add or remove');
+      throw new Error('a membership change names one member to add, remove or lead');
     }
     default:
       throw new Error(`unknown CP call kind ${b[0]}`);

@@ -58,6 +58,8 @@ export interface CpServiceOptions {
   readonly callTimeoutMs: number;
   /** grid.cp.invocation.dedupe.seconds, in ms */
   readonly dedupeMs: number;
+  /** grid.cp.leadership.rebalance.seconds, in ms: the METADATA leader evens out leaderships this often. */
+  readonly rebalanceMs: number;
   readonly valueBytesMax: number;
   readonly clock: Clock;
   readonly timers: Timers;
@@ -150,6 +152,8 @@ export class CpService implements MemberService {
   private readonly changing = new Set<string>();
   private readonly missingSince = new Map<string, number>();
   private removingMissing = false;
+  private lastRebalanceMs = 0;
+  private rebalancing = false;
   private stopped = false;
   private readonly router: CpRouter<{ readonly payload: CallPayload; readonly invocation: string }, unknown>;
   private readonly replicaOpts: ReplicaOptions;
@@ -681,6 +685,11 @@ export class CpService implements MemberService {
         );
         break;
       case 'change':
+        if ('lead' in payload.change) {
+          const o = r.transferLeadership(payload.change.lead);
+          answer(o.ok ? { ok: true, value: { members: [...r.core.status().members] }, index: 0 } : { ok: false, failure: o.failure, leader: o.leader });
+          break;
+        }
         r.changeMembers(payload.change, (o) => answer(o.ok ? { ok: true, value: { members: [...r.core.status().members] }, index: o.index } : { ok: false, failure: o.failure, leader: o.leader }));
         break;
     }
@@ -753,6 +762,10 @@ export class CpService implements MemberService {
         this.metaWrite(h, { kind: 'groupMembers', name: g.name, id: g.id, members }, () => this.changing.delete(g.name));
       });
     }
+    if (now - this.lastRebalanceMs >= this.o.rebalanceMs && !this.rebalancing) {
+      this.lastRebalanceMs = now;
+      this.rebalance(meta.groupList());
+    }
     // CP members whose process left the cluster, for longer than the auto-removal time.
     const limitMs = this.o.config.missingCpMemberAutoRemovalSeconds * 1000;
     for (const m of meta.cpMembers()) {
@@ -766,6 +779,42 @@ export class CpService implements MemberService {
       this.removingMissing = true;
       this.o.log.warning(`CP member ${m.uuid} (${m.address}) has been missing for ${Math.round((now - since) / 1000)} s: it is removed from the CP subsystem`);
       this.metaWrite(h, { kind: 'removeMember', uuid: m.uuid }, () => (this.removingMissing = false));
+    }
+  }
+
+  /**
+   * Leaderships spread over the CP members: ask every group its leader; when one CP member leads
+   * at least two more groups than another that is in one of them, hand that group to it (one
+   * transfer a round, as the reference's balance task does it in steps).
+   */
+  private rebalance(groups: readonly CpGroupInfo[]): void {
+    this.rebalancing = true;
+    const leaders = new Map<string, string>();
+    let pending = groups.length;
+    const done = (): void => {
+      if (--pending > 0) return;
+      this.rebalancing = false;
+      const count = new Map<string, number>(this.view.cpMembers().map((m) => [m.uuid, 0]));
+      for (const l of leaders.values()) if (count.has(l)) count.set(l, (count.get(l) as number) + 1);
+      for (const g of groups) {
+        const from = leaders.get(g.name);
+        if (from === undefined) continue;
+        const to = g.members.filter((u) => u !== from && count.has(u)).sort((a, b) => (count.get(a) as number) - (count.get(b) as number))[0];
+        if (to === undefined || (count.get(from) as number) - (count.get(to) as number) < 2) continue;
+        this.o.log.info(`CP group ${g.name}: leadership moves from ${this.addressOfCp(from) ?? from} to ${this.addressOfCp(to) ?? to} (leaderships ${count.get(from)} and ${count.get(to)})`);
+        this.call(g.name, { kind: 'change', change: { lead: to } }, '', true, () => {}, { timeoutMs: 5000 });
+        return;
+      }
+    };
+    if (pending === 0) this.rebalancing = false;
+    for (const g of groups) {
+      this.call(g.name, { kind: 'read', query: { q: 'status' } }, '', true, (r) => {
+        if (r.ok) {
+          const s = r.result.value as { type: string; leader?: string | null };
+          if (s.type === 'status' && typeof s.leader === 'string') leaders.set(g.name, s.leader);
+        }
+        done();
+      }, { timeoutMs: 5000 });
     }
   }
 

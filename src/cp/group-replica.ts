@@ -106,6 +106,13 @@ export class GroupReplica {
     this.pending.set(r.index, { term: r.term, invocation: '', done, envelope: null });
   }
 
+  /** Hands this group's leadership to `to` (leader only); ok once asked, the transfer runs on. */
+  transferLeadership(to: string): WriteOutcome {
+    if (this.persisting || this.stopped) return { ok: false, failure: 'not-ready', leader: null };
+    const r = this.core.transferLeadership(to);
+    return r === null ? { ok: true, result: { type: 'none' }, index: 0 } : { ok: false, failure: r.code, leader: r.leader };
+  }
+
   /** Stops this replica for good (its group was destroyed or left): pending calls learn not-leader. */
   stop(): void {
     if (this.stopped) return;

@@ -376,6 +376,7 @@ export class ClusterNode implements TransportHandler {
         config: c.cpSubsystem,
         callTimeoutMs: c.properties.cpCallTimeoutMs,
         dedupeMs: c.properties.cpInvocationDedupeSeconds * 1000,
+        rebalanceMs: c.properties.cpLeadershipRebalanceSeconds * 1000,
         valueBytesMax: MAP_VALUE_BYTES_MAX_DEFAULT,
         clock: o.clock,
         timers: o.timers,

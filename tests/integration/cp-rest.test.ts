@@ -9,6 +9,8 @@
 //   - the management calls' failures (unknown group 404, METADATA or unknown group removal 400,
 //     malformed or present member 400, reset off the master 400, wrong cluster name 403) and a
 //     force-removed group that is gone from the list;
+//   - leaderships spread: with six groups no CP member leads two more than another (rebalanced
+//     every second here, 60 s by default);
 //   - a kill -9 of the default group's leader: a call through another member succeeds once a new
 //     leader is elected (the time is printed, not asserted); the crashed CP member is then removed
 //     over REST, the fourth member is promoted, and the groups are back to three members each;
@@ -21,7 +23,7 @@ import type { MemberProcess } from '../harness/member-process.js';
 import { request } from '../harness/raw-http.js';
 
 const OPTIONS: MemberXmlOptions = {
-  properties: { 'grid.max.no.heartbeat.seconds': 3 },
+  properties: { 'grid.max.no.heartbeat.seconds': 3, 'grid.cp.leadership.rebalance.seconds': 1 },
   cpXml: '<cp-member-count>3</cp-member-count><raft-algorithm><leader-election-timeout-in-millis>1000</leader-election-timeout-in-millis><leader-heartbeat-period-in-millis>1000</leader-heartbeat-period-in-millis></raft-algorithm>',
 };
 
@@ -168,6 +170,23 @@ describe('CP subsystem over REST on four real members (three CP members)', () =>
     const after1 = ((await get(p, '/grid/rest/cp-subsystem/groups')).json() as Json[]).map((g) => g.name);
     assert.ok(!after1.includes('doomed'), after1.join(','));
     assert.equal((await get(p, '/grid/rest/cp/atomiclongs/n@doomed')).text(), '{"value":0}', 'a new group of that name starts empty');
+  });
+
+  test('leaderships spread over the CP members: no CP member leads two groups more than another', async () => {
+    for (let i = 1; i <= 4; i++) assert.equal((await post(ports[i % 4] as number, `/grid/rest/cp/atomiclongs/x@spread${i}`, '1')).status, 200);
+    const spread = await until('leaderships balanced over the three CP members', 30_000, async () => {
+      const groups = ((await get(ports[0] as number, '/grid/rest/cp-subsystem/groups')).json() as Json[]).map((g) => g.name as string);
+      const count = new Map<string, number>();
+      for (const m of (await get(ports[0] as number, '/grid/rest/cp-subsystem/members')).json() as Json[]) count.set(m.address as string, 0);
+      for (const g of groups) {
+        const leader = ((await get(ports[0] as number, `/grid/rest/cp-subsystem/groups/${g}`)).json() as { leader: Json | null }).leader;
+        if (leader === null) return null;
+        count.set(leader.address as string, (count.get(leader.address as string) ?? 0) + 1);
+      }
+      const n = [...count.values()];
+      return Math.max(...n) - Math.min(...n) <= 1 ? `${groups.length} groups: ${n.join('/')}` : null;
+    });
+    console.log(`# leaderships: ${spread}`);
   });
 
   test('a kill -9 of the default leader: calls go on through the others; the CP member is removed and a fourth promoted', async () => {

@@ -128,6 +128,7 @@ test('defaults: every grid property has its documented default', () => {
     operationCallTimeoutMs: 60000,
     cpCallTimeoutMs: 10000,
     cpInvocationDedupeSeconds: 300,
+    cpLeadershipRebalanceSeconds: 60,
     gracefulShutdownMaxWaitSeconds: 600,
     restHeaderBytesMax: 16384,
     restBodyBytesMax: 16777216,
