@@ -41,6 +41,8 @@ import type { RaftMessage } from './raft/types.js';
 import { decodeRaftMessage, encodeRaftMessage } from './raft/wire.js';
 import { CpRouter } from './router.js';
 import type { AttemptAnswer, RouteOutcome } from './router.js';
+import { CallStats } from './call-stats.js';
+import { MetadataDuties } from './metadata-duties.js';
 import { decodeCallPayload, encodeCallPayload, packJson, runQuery, unpackJson } from './call-wire.js';
 import type { CallPayload } from './call-wire.js';
 
@@ -148,17 +150,15 @@ export class CpService implements MemberService {
   private ticks = 0;
   private lastViewSentMs = -Infinity;
   private lastDiscoverSentMs = -Infinity;
-  private initInFlight = false;
-  private readonly changing = new Set<string>();
-  private readonly missingSince = new Map<string, number>();
-  private removingMissing = false;
-  private lastRebalanceMs = 0;
-  private rebalancing = false;
   private stopped = false;
   private readonly router: CpRouter<{ readonly payload: CallPayload; readonly invocation: string }, unknown>;
   private readonly replicaOpts: ReplicaOptions;
   /** Counters for the metrics call. */
   readonly counters = { calls: 0, callFailures: 0, raftMessagesIn: 0, raftMessagesOut: 0 };
+  /** METADATA's leader's duties (metadata-duties.ts). */
+  private readonly duties: MetadataDuties;
+  /** CP calls routed through this member, by structure and outcome (call-stats.ts). */
+  readonly callStats = new CallStats();
 
   constructor(
     private readonly host: CpHost,
@@ -204,6 +204,16 @@ export class CpService implements MemberService {
         random: () => o.random.next(),
       },
     );
+    this.duties = new MetadataDuties({
+      discovery: () => this.discovery,
+      call: (group, payload, done, opts) => this.call(group, payload, '', true, done, opts),
+      present: (m) => this.cpMemberPresent(m),
+      cpMembers: () => this.view.cpMembers(),
+      addressOfCp: (u) => this.addressOfCp(u),
+      autoRemovalMs: c.missingCpMemberAutoRemovalSeconds * 1000,
+      rebalanceMs: o.rebalanceMs,
+      log: o.log,
+    });
   }
 
   get enabled(): boolean {
@@ -308,6 +318,13 @@ export class CpService implements MemberService {
    */
   call(group: string, payload: CallPayload, invocation: string, idempotent: boolean, done: (r: { ok: true; result: CpCallResult } | { ok: false; failure: CpCallFailure }) => void, o: { waitMs?: number; timeoutMs?: number } = {}): void {
     this.counters.calls++;
+    const startMs = this.o.clock.monotonicMs();
+    const structure = CallStats.structureOf(payload);
+    const inner = done;
+    done = (r) => {
+      this.callStats.record(structure, r.ok ? 'ok' : r.failure, (this.o.clock.monotonicMs() - startMs) / 1000);
+      inner(r);
+    };
     if (!this.enabled) return done({ ok: false, failure: 'disabled' });
     if (group !== METADATA && !this.view.isInitialized()) return done({ ok: false, failure: 'discovery' });
     if (group === METADATA && this.groupInfo(METADATA) === undefined) return done({ ok: false, failure: 'discovery' });
@@ -536,9 +553,7 @@ export class CpService implements MemberService {
     this.localCp = null;
     this.view = new CpMetadata(seed);
     this.viewIndex = 0;
-    this.initInFlight = false;
-    this.changing.clear();
-    this.missingSince.clear();
+    this.duties.reset();
   }
 
   // ── replicas ──────────────────────────────────────────────────────────────────────────────────
@@ -736,86 +751,8 @@ export class CpService implements MemberService {
   }
 
   private metadataDuties(h: Held, now: number): void {
-    const meta = h.replica.structures.metadata;
-    if (!meta.isInitialized()) {
-      if (this.initInFlight || this.discovery === null) return;
-      this.initInFlight = true;
-      this.metaWrite(h, { kind: 'init', members: this.discovery.members, groupSize: this.discovery.groupSize }, () => (this.initInFlight = false));
-      return;
-    }
     if (now - this.lastViewSentMs >= VIEW_EVERY_MS) this.sendView(h);
-    // One membership change at a time per group, toward the CP member list.
-    for (const g of meta.groupList()) {
-      if (this.changing.has(g.name)) continue;
-      const change = meta.nextChange(g.name);
-      if (change === null) continue;
-      this.changing.add(g.name);
-      const what = 'add' in change ? `adds ${change.add}` : `removes ${change.remove}`;
-      this.o.log.info(`CP group ${g.name}: membership change: ${what}`);
-      this.call(g.name, { kind: 'change', change }, '', true, (r) => {
-        if (!r.ok) {
-          this.changing.delete(g.name);
-          this.o.log.warning(`CP group ${g.name}: the membership change that ${what} did not complete (${r.failure}); it is tried again`);
-          return;
-        }
-        const members = (r.result.value as { members: string[] }).members;
-        this.metaWrite(h, { kind: 'groupMembers', name: g.name, id: g.id, members }, () => this.changing.delete(g.name));
-      });
-    }
-    if (now - this.lastRebalanceMs >= this.o.rebalanceMs && !this.rebalancing) {
-      this.lastRebalanceMs = now;
-      this.rebalance(meta.groupList());
-    }
-    // CP members whose process left the cluster, for longer than the auto-removal time.
-    const limitMs = this.o.config.missingCpMemberAutoRemovalSeconds * 1000;
-    for (const m of meta.cpMembers()) {
-      if (this.cpMemberPresent(m)) {
-        this.missingSince.delete(m.uuid);
-        continue;
-      }
-      const since = this.missingSince.get(m.uuid) ?? now;
-      this.missingSince.set(m.uuid, since);
-      if (now - since < limitMs || this.removingMissing) continue;
-      this.removingMissing = true;
-      this.o.log.warning(`CP member ${m.uuid} (${m.address}) has been missing for ${Math.round((now - since) / 1000)} s: it is removed from the CP subsystem`);
-      this.metaWrite(h, { kind: 'removeMember', uuid: m.uuid }, () => (this.removingMissing = false));
-    }
-  }
-
-  /**
-   * Leaderships spread over the CP members: ask every group its leader; when one CP member leads
-   * at least two more groups than another that is in one of them, hand that group to it (one
-   * transfer a round, as the reference's balance task does it in steps).
-   */
-  private rebalance(groups: readonly CpGroupInfo[]): void {
-    this.rebalancing = true;
-    const leaders = new Map<string, string>();
-    let pending = groups.length;
-    const done = (): void => {
-      if (--pending > 0) return;
-      this.rebalancing = false;
-      const count = new Map<string, number>(this.view.cpMembers().map((m) => [m.uuid, 0]));
-      for (const l of leaders.values()) if (count.has(l)) count.set(l, (count.get(l) as number) + 1);
-      for (const g of groups) {
-        const from = leaders.get(g.name);
-        if (from === undefined) continue;
-        const to = g.members.filter((u) => u !== from && count.has(u)).sort((a, b) => (count.get(a) as number) - (count.get(b) as number))[0];
-        if (to === undefined || (count.get(from) as number) - (count.get(to) as number) < 2) continue;
-        this.o.log.info(`CP group ${g.name}: leadership moves from ${this.addressOfCp(from) ?? from} to ${this.addressOfCp(to) ?? to} (leaderships ${count.get(from)} and ${count.get(to)})`);
-        this.call(g.name, { kind: 'change', change: { lead: to } }, '', true, () => {}, { timeoutMs: 5000 });
-        return;
-      }
-    };
-    if (pending === 0) this.rebalancing = false;
-    for (const g of groups) {
-      this.call(g.name, { kind: 'read', query: { q: 'status' } }, '', true, (r) => {
-        if (r.ok) {
-          const s = r.result.value as { type: string; leader?: string | null };
-          if (s.type === 'status' && typeof s.leader === 'string') leaders.set(g.name, s.leader);
-        }
-        done();
-      }, { timeoutMs: 5000 });
-    }
+    this.duties.run(h.replica.structures.metadata, now, (command, done) => this.metaWrite(h, command, done));
   }
 
   private metaWrite(h: Held, command: MetadataCommand, done: () => void): void {

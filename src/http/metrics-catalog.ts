@@ -5,6 +5,7 @@
 // The JSON form of the metrics call is built here too, so that both forms come from one snapshot.
 import type { ClusterState, NodeState } from '../member/member-api.js';
 import type { CpGroupFigures, MetricsSnapshot, WanFigures } from '../member/metrics-snapshot.js';
+import { CP_LATENCY_BOUNDS_SECONDS } from '../cp/call-stats.js';
 import { encodeExposition, type Family, type HistogramSample, type Labels, type MetricType, type ScalarSample } from './prometheus.js';
 
 const NODE_STATES: readonly NodeState[] = ['STARTING', 'ACTIVE', 'PASSIVE', 'SHUTTING_DOWN', 'SHUT_DOWN'];
@@ -248,6 +249,21 @@ export const METRIC_FAMILIES: readonly FamilySpec[] = [
   counter('grid_cp_raft_messages_received_total', 'cpRaftMessagesIn', 'Raft messages this member received for the CP groups it holds.'),
   counter('grid_cp_raft_messages_sent_total', 'cpRaftMessagesOut', 'Raft messages this member sent for the CP groups it holds.'),
   {
+    name: 'grid_cp_call_duration_seconds',
+    type: 'histogram',
+    labels: ['structure', 'outcome'],
+    help: 'CP calls routed through this member, from its receiving them to their outcome, by structure and outcome (a latch await counts its wait).',
+    jsonKeys: [],
+    read: (s) =>
+      s.cpCalls.map((c) => ({
+        labels: [['structure', c.structure], ['outcome', c.outcome]] as Labels,
+        bounds: CP_LATENCY_BOUNDS_SECONDS,
+        cumulative: c.cumulativeBuckets,
+        sum: c.sumSeconds,
+        count: c.count,
+      })),
+  },
+  {
     name: 'grid_cp_group_role',
     type: 'gauge',
     labels: ['group', 'role'],
@@ -346,6 +362,7 @@ export function metricsJson(s: MetricsSnapshot): Record<string, unknown> {
     ),
     gc: Object.fromEntries(s.runtime.gc.map((g) => [g.kind, { count: g.count, pauseSeconds: g.pauseSeconds }])),
     cpGroups: Object.fromEntries(s.cp.map((g) => [g.group, { ...g, group: undefined }])),
+    cpCallsByStructure: Object.fromEntries(s.cpCalls.map((c) => [`${c.structure}/${c.outcome}`, { count: c.count, sumSeconds: c.sumSeconds }])),
     wan: Object.fromEntries(
       s.wan.map((w) => [
         `${w.replication}/${w.publisher}`,

@@ -4,8 +4,10 @@
 // the Prometheus text format (src/http/metrics-catalog.ts); nothing here does I/O.
 import type { ClusterState, NodeState } from './states.js';
 import type { CpGroupFigures } from '../cp/cp-service.js';
+import type { CpCallFigures } from '../cp/call-stats.js';
 
 export type { CpGroupFigures } from '../cp/cp-service.js';
+export type { CpCallFigures } from '../cp/call-stats.js';
 
 export interface MapFigures {
   readonly name: string;
@@ -66,6 +68,8 @@ export interface MetricsSnapshot {
   readonly wan: readonly WanFigures[];
   /** The CP groups this member holds a replica of (spec/cp.md "Metrics"). */
   readonly cp: readonly CpGroupFigures[];
+  /** CP calls routed through this member, by structure and outcome. */
+  readonly cpCalls: readonly CpCallFigures[];
   readonly runtime: RuntimeFigures;
 }
 

@@ -137,6 +137,7 @@ export function buildMetricsSnapshot(
     maps,
     queues,
     cp: node.cp.figures(),
+    cpCalls: node.cp.callStats.figures(),
     wan: Object.entries(node.wan.figures()).map(([key, f]) => ({ replication: key.slice(0, key.indexOf('/')), publisher: key.slice(key.indexOf('/') + 1), ...f })),
     runtime,
   };

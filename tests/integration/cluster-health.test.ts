@@ -179,7 +179,7 @@ describe('metrics and groups', () => {
     assert.equal(r.headers['content-type'], 'application/json');
     const first = r.json() as Record<string, unknown>;
     // Every top-level value is a number except the states and the nested figures (docs/operations.md "Metrics").
-    const nested = new Set(['nodeState', 'clusterState', 'perMap', 'perQueue', 'requestsByKind', 'gc', 'wan', 'cpGroups']);
+    const nested = new Set(['nodeState', 'clusterState', 'perMap', 'perQueue', 'requestsByKind', 'gc', 'wan', 'cpGroups', 'cpCallsByStructure']);
     for (const [k, v] of Object.entries(first)) if (!nested.has(k)) assert.equal(typeof v, 'number', `${k} is a number`);
     for (const k of ['mapEntries', 'queues', 'waitingPolls', 'httpConnections', 'requests', 'connectionsRefused']) assert.ok(k in first, `${k} present`);
     const refused = first.connectionsRefused as number;

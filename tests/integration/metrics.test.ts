@@ -23,7 +23,7 @@ const TEXT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const XML = `<grid><network><rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/></rest-api></network></grid>`;
 
 /** The keys of the JSON form that are not scalar figures (docs/operations.md "Metrics"). */
-const NESTED_KEYS = new Set(['nodeState', 'clusterState', 'perMap', 'perQueue', 'requestsByKind', 'gc', 'wan', 'cpGroups']);
+const NESTED_KEYS = new Set(['nodeState', 'clusterState', 'perMap', 'perQueue', 'requestsByKind', 'gc', 'wan', 'cpGroups', 'cpCallsByStructure']);
 
 async function scrape(port: number, path: string, accept?: string): Promise<{ reply: RawResponse; families: Map<string, ParsedFamily> }> {
   const reply = await request(port, 'GET', path, accept === undefined ? {} : { headers: { Accept: accept } });

@@ -90,6 +90,7 @@ function snapshot(): MetricsSnapshot {
       { name: '__proto__', owned: 0, backup: 0 },
     ],
     queues: [{ name: 'jobs', owned: 4, backup: 0, waitingPolls: 1 }],
+    cpCalls: [{ structure: 'long', outcome: 'ok', count: 3, sumSeconds: 0.004, cumulativeBuckets: [1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3] }],
     cp: [{ group: 'default', role: 'leader', term: 3, commitIndex: 40, appliedIndex: 40, logEntries: 12, logBytes: 900, snapshotIndex: 28, leaderChanges: 2, electionsStarted: 1, appendBatches: 30, appendEntries: 40, refusedWrites: 0, sessions: 1, waitingCalls: 0 }],
     wan: [{ replication: 'to-b', publisher: 'b', state: 'PAUSED', queued: 7, backupQueued: 3, sent: 10, acked: 9, dropped: 1, resent: 2, lagMs: 1500, syncsRunning: 0, bytesSent: 4096, bytesReceived: 128 }],
     runtime: {
