@@ -203,7 +203,7 @@ export class CpApi {
     const plan = planCpRest(req);
     if (plan.kind === 'bad') throw new GridError(plan.status === 404 ? 'ERR_CP_NOT_FOUND' : 'ERR_CP_BAD_REQUEST', plan.message);
     if (!this.svc.discovered) throw failureError('discovery', plan.group, this.svc);
-    const g = await this.ensureGroup(plan.group);
+    const g = this.svc.groupInfo(plan.group) ?? (await this.ensureGroup(plan.group));
     const tag = (a: CpRestAnswer): CpRestReply => ({ ...a, etag: a.etagIndex === null ? null : etag(g.id, g.seed, a.etagIndex) });
     if (plan.kind === 'read') {
       const a = await this.read(plan.group, plan.query);
