@@ -28,8 +28,11 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     maxNoHeartbeatSeconds: 10,
     pauseMaster: false,
     logLevel: 'INFO',
+    cpRate: 60,
     help: false,
   });
+  assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--cp-rate', '0']).cpRate, 0, '0: no CP subsystem');
+  assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--cp-rate', '2001']), UsageError);
   assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--log-level', 'fine']).logLevel, 'FINE');
   assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--log-level', 'LOUD']), UsageError);
   assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--log-level']), UsageError);
