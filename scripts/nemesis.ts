@@ -292,7 +292,9 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   const registerMaps = opts.registerPolicies.map(registerMap);
   const discardMaps = new Set(opts.registerPolicies.filter((p) => p === 'DiscardMergePolicy').map(registerMap));
   const workload = new Workload({ hosts, port, clients: opts.clients, rate: opts.rate, seeds: loopSeeds, registerMaps, registerKeys: REGISTER_KEYS, requestDeadlineMs: REQUEST_DEADLINE_MS });
-  const cpSeeds = Array.from({ length: CP_CLIENTS }, () => rnd.nextInt(0x1_0000_0000));
+  // A PRNG of their own: the fault schedule of a seed stays what it was before the CP workload.
+  const cpRnd = new SeededRandom(opts.seed ^ 0x5eed_c0de);
+  const cpSeeds = Array.from({ length: CP_CLIENTS }, () => cpRnd.nextInt(0x1_0000_0000));
   const cp = opts.cpRate > 0 ? new CpWorkload({ hosts, port, clients: CP_CLIENTS, rate: opts.cpRate, seeds: cpSeeds, requestDeadlineMs: REQUEST_DEADLINE_MS }) : null;
   let cpRepairs = 0;
   const records: FaultRecord[] = [];

@@ -36,7 +36,8 @@
 //     them were on the smaller side), that includes writes acknowledged BEFORE the split; so for a
 //     Discard map a lost write counts as the policy's when any split-brain window ends after it was
 //     sent (the other policies keep such a write: the larger side holds nothing for the key, or a
-//     newer value). There is one register map per merge policy, all with
+//     newer value); and for the same reason a Discard key may be absent after the heal, which is
+//     the policy's when every acknowledged write of it was sent before a split-brain window ended. There is one register map per merge policy, all with
 //     the same keys, so every one of these checks runs on one map's operations at a time
 //     (judgeRegisters): a key's values rise only within its own map.
 import type { Op, OpKind } from './workload.js';
@@ -214,6 +215,8 @@ export interface RegisterReport {
   readonly lost: readonly string[];
   /** Final values never written, absent keys with acknowledged writes, members that disagree: failures. */
   readonly problems: readonly string[];
+  /** Keys absent after the heal although writes of them were acknowledged (each also in problems). */
+  readonly absent: readonly { readonly key: string; readonly problem: string }[];
 }
 
 /** `finals.get(key)[member]`: the register's value read through each member after the heal. */
@@ -229,6 +232,7 @@ export function checkRegister(history: readonly Op[], finals: ReadonlyMap<string
   let keysBehind = 0;
   const lostWrites: string[] = [];
   const problems: string[] = [];
+  const absent: { key: string; problem: string }[] = [];
   for (const [key, ops] of attempts) {
     const acked = ops.filter((o) => o.outcome === 'ack').map((o) => Number(o.value));
     ackedWrites += acked.length;
@@ -244,7 +248,11 @@ export function checkRegister(history: readonly Op[], finals: ReadonlyMap<string
       continue;
     }
     if (r.kind === 'absent') {
-      if (acked.length > 0) problems.push(`${key}: absent after the heal, ${acked.length} acknowledged write(s)`);
+      if (acked.length > 0) {
+        const problem = `${key}: absent after the heal, ${acked.length} acknowledged write(s)`;
+        problems.push(problem);
+        absent.push({ key, problem });
+      }
       continue;
     }
     const final = Number(r.value);
@@ -256,7 +264,7 @@ export function checkRegister(history: readonly Op[], finals: ReadonlyMap<string
     if (lost.length > 0) keysBehind++;
     lostWrites.push(...lost.map((v) => `${key}=${v}`));
   }
-  return { keys: attempts.size, ackedWrites, keysBehind, updatesLost: lostWrites.length, lost: lostWrites, problems };
+  return { keys: attempts.size, ackedWrites, keysBehind, updatesLost: lostWrites.length, lost: lostWrites, problems, absent };
 }
 
 /**
@@ -326,12 +334,26 @@ export function judgeRegisters(
     const final = checkRegister(ops, finals.get(map) ?? new Map());
     const lostInSplitBrain: Op[] = [];
     const lostOutsideSplitBrain: Op[] = [];
+    // Discard can drop a whole key the same way it drops its older writes (the larger side lost
+    // every replica of its partition and restarted it empty): such a key's writes are the policy's
+    // when every one was sent before a split-brain window ended; otherwise the absence stays a problem.
+    const policyKeys = new Set<string>();
+    const problems = final.problems.filter((problem) => {
+      const a = final.absent.find((x) => x.problem === problem);
+      if (a === undefined || !dropsEarlierWrites.has(map)) return true;
+      const writes = ops.filter((o) => o.kind === 'reg' && o.outcome === 'ack' && o.key === a.key);
+      if (!writes.every((w) => splitBrainWindows.some((x) => w.sentMs <= x.endMs))) return true;
+      policyKeys.add(a.key);
+      return false;
+    });
     for (const w of new Set([...byReads.lost, ...final.lost])) {
       const write = ops.find((o) => o.kind === 'reg' && `${o.key}=${o.value}` === w) as Op;
+      if (policyKeys.has(write.key)) continue;
       const later = dropsEarlierWrites.has(map);
       if (splitBrainWindows.some((x) => (later || x.startMs <= write.endMs) && write.sentMs <= x.endMs)) lostInSplitBrain.push(write);
       else lostOutsideSplitBrain.push(write);
     }
-    return { map, ackedWrites, readsJudged: byReads.judged, keysBehind: final.keysBehind, lostInSplitBrain, lostOutsideSplitBrain, problems: final.problems };
+    for (const o of ops) if (o.kind === 'reg' && o.outcome === 'ack' && policyKeys.has(o.key)) lostInSplitBrain.push(o);
+    return { map, ackedWrites, readsJudged: byReads.judged, keysBehind: final.keysBehind, lostInSplitBrain, lostOutsideSplitBrain, problems };
   });
 }

@@ -306,6 +306,14 @@ test("register: each policy's map judged on its own; lost writes inside a split 
   assert.deepEqual(judgeRegisters(history, [a], quiet, early, finals)[0]!.lostOutsideSplitBrain.map((o) => o.value), ['2', '4']);
   const asDiscard = judgeRegisters(history, [a], quiet, early, finals, new Set([a]))[0]!;
   assert.deepEqual([asDiscard.lostInSplitBrain.map((o) => o.value), asDiscard.lostOutsideSplitBrain.map((o) => o.value)], [['2'], ['4']]);
+  // A key absent after the heal: a failure for every policy; for a Discard map the policy's when
+  // every acknowledged write of it was sent before a split brain ended, a failure otherwise.
+  const absentFinals = new Map([[a, new Map([['r-0', [{ kind: 'absent' } as ReadResult, { kind: 'absent' } as ReadResult]]])]]);
+  assert.match(judgeRegisters(history, [a], quiet, [{ startMs: 0, endMs: Infinity, label: 'split' }], absentFinals)[0]!.problems.join('\n'), /r-0: absent after the heal/);
+  const discardAbsent = judgeRegisters(history, [a], quiet, [{ startMs: 0, endMs: a4.sentMs + 1, label: 'split' }], absentFinals, new Set([a]))[0]!;
+  assert.deepEqual(discardAbsent.problems, []);
+  assert.deepEqual(discardAbsent.lostInSplitBrain.map((o) => o.value).sort(), ['1', '2', '3', '4']);
+  assert.match(judgeRegisters(history, [a], quiet, [{ startMs: 0, endMs: a3.endMs, label: 'split' }], absentFinals, new Set([a]))[0]!.problems.join('\n'), /r-0: absent after the heal/, 'write 4 came after every split');
   // A map's final values are checked against its own writes only: b's 7 is a value a never wrote.
   assert.match(judgeRegisters(history, [a], quiet, split, new Map([[a, finals.get(b)!]]))[0]!.problems.join('\n'), /r-0: holds 7, a value never written/);
   // Never healed: nothing read back, writes and reads counted, no loss judged.
