@@ -1,6 +1,6 @@
-// The nemesis's CP workload (issue #29, part 6): client loops beside the AP ones, each with one
-// keep-alive connection per member, sending paced CP calls over REST to the members in turn
-// (skipping a member only while the nemesis has it killed or stopped), and recording every call as
+// The nemesis's CP workload (issue #29, part 6): paced client loops beside the AP ones
+// (workload.ts PacedLoops: every member in turn, skipping one only while the nemesis has it killed
+// or stopped), sending CP calls over REST and recording every call as
 // an operation of the linearizability checker (tests/harness/linearizability.ts):
 //   register  AtomicLong nemesis-cas-<j>: get, set(v) and compareAndSet(e, u) with small values
 //             (Jepsen's CAS register), so reads, failed CASes and writes interleave;
@@ -12,7 +12,8 @@
 // operation without an output, which the checker lets take effect at any point after its call or
 // never. A read without an answer changed nothing and is left out. Any other status is a failure
 // of the run (a call the member should have accepted).
-import { KeepAliveClient } from '../../tests/harness/cluster.js';
+import type { KeepAliveClient } from '../../tests/harness/cluster.js';
+import { PacedLoops } from './workload.js';
 import { SeededRandom } from '../../src/util/prng.js';
 import { atomicLongModel, atomicRefModel, checkHistory } from '../../tests/harness/linearizability.js';
 import type { LongInput, LongOutput, Operation, RefInput, RefOutput, Verdict } from '../../tests/harness/linearizability.js';
@@ -58,69 +59,21 @@ export interface CpVerdict {
   readonly checkSeconds: number;
 }
 
-export class CpWorkload {
+export class CpWorkload extends PacedLoops {
   readonly longOps: Operation<LongInput, LongOutput>[] = [];
   readonly refOps: Operation<RefInput, RefOutput>[] = [];
   readonly idCalls: IdCall[] = [];
   readonly counts: CpCounts = { acknowledged: 0, indeterminate: 0, readsUnanswered: 0, wrong: 0 };
   readonly wrongAnswers: string[] = [];
-  private readonly down = new Set<number>();
-  private stopping = false;
-  private running: Promise<void>[] = [];
-  private readonly clients: KeepAliveClient[][] = [];
-
-  constructor(readonly options: CpWorkloadOptions) {}
-
-  start(): void {
-    for (let i = 0; i < this.options.clients; i++) {
-      this.clients.push(this.options.hosts.map((h) => new KeepAliveClient(this.options.port, this.options.requestDeadlineMs, h)));
-      this.running.push(this.loop(i));
-    }
+  constructor(readonly options: CpWorkloadOptions) {
+    super(options);
   }
 
-  markDown(i: number): void {
-    this.down.add(i);
-  }
-
-  markUp(i: number): void {
-    this.down.delete(i);
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    await Promise.all(this.running);
-    for (const row of this.clients) for (const c of row) c.close();
-  }
-
-  private async loop(i: number): Promise<void> {
-    const rnd = new SeededRandom(this.options.seeds[i] ?? i);
-    const n = this.options.hosts.length;
-    const intervalMs = (this.options.clients * 1000) / this.options.rate;
-    let turn = i;
-    let seq = 0;
-    let nextAt = Date.now();
-    while (!this.stopping) {
-      const now = Date.now();
-      if (nextAt > now) await new Promise((r) => setTimeout(r, nextAt - now));
-      nextAt = Math.max(nextAt + intervalMs, Date.now() - 1000);
-      if (this.stopping) break;
-      let member = -1;
-      for (let k = 0; k < n; k++) {
-        const m = (turn + k) % n;
-        if (!this.down.has(m)) {
-          member = m;
-          break;
-        }
-      }
-      turn++;
-      if (member < 0) continue;
-      seq++;
-      const c = this.clients[i]![member]!;
-      const r = rnd.next();
-      if (r < 0.5) await this.register(c, i, `nemesis-cas-${rnd.nextInt(CAS_OBJECTS)}`, rnd);
-      else if (r < 0.75) await this.ref(c, i, `nemesis-ref-${rnd.nextInt(REF_OBJECTS)}`, rnd.next() < 0.5 ? null : `v-${i}-${seq}`);
-      else await this.id(c, i);
-    }
+  protected async step(i: number, _member: number, c: KeepAliveClient, seq: number, rnd: SeededRandom): Promise<void> {
+    const r = rnd.next();
+    if (r < 0.5) await this.register(c, i, `nemesis-cas-${rnd.nextInt(CAS_OBJECTS)}`, rnd);
+    else if (r < 0.75) await this.ref(c, i, `nemesis-ref-${rnd.nextInt(REF_OBJECTS)}`, rnd.next() < 0.5 ? null : `v-${i}-${seq}`);
+    else await this.id(c, i);
   }
 
   private async call(c: KeepAliveClient, method: string, path: string, body: string | null): Promise<{ status: number; text: string } | null> {

@@ -59,28 +59,26 @@ const OFFER_SHARE = 0.25;
 const POLL_SHARE = 0.2;
 const REG_SHARE = 0.2;
 
-export class Workload {
-  readonly history: Op[] = [];
+/**
+ * Paced client loops, each with one keep-alive connection per member: loop i starts at member i and
+ * takes the members in turn, skipping one only while the nemesis has it down (as a load balancer's
+ * health check would), at `rate` steps a second over all loops, without bursts to catch up after a
+ * slow step. A subclass says what one step sends.
+ */
+export abstract class PacedLoops {
   private readonly down = new Set<number>();
-  /** Per (map, key) slot, slot s = map s % maps, key floor(s / maps): a step in flight, and the last value sent. */
-  private readonly regBusy: boolean[];
-  private readonly regNext: number[];
-  /** The slot the next register step starts looking from (shared by the loops: round-robin over all of them). */
-  private regTurn = 0;
   private stopping = false;
-  private registerHeld = false;
   private running: Promise<void>[] = [];
   private readonly clients: KeepAliveClient[][] = [];
 
-  constructor(readonly options: WorkloadOptions) {
-    const slots = options.registerMaps.length * options.registerKeys;
-    this.regBusy = new Array<boolean>(slots).fill(false);
-    this.regNext = new Array<number>(slots).fill(0);
-  }
+  constructor(private readonly pace: { readonly hosts: readonly string[]; readonly port: number; readonly clients: number; readonly rate: number; readonly seeds: readonly number[]; readonly requestDeadlineMs: number }) {}
+
+  /** One step of loop `loop` through `member` (its connection `client`): the `seq`-th of the loop. */
+  protected abstract step(loop: number, member: number, client: KeepAliveClient, seq: number, rnd: SeededRandom): Promise<void>;
 
   start(): void {
-    for (let i = 0; i < this.options.clients; i++) {
-      this.clients.push(this.options.hosts.map((h) => new KeepAliveClient(this.options.port, this.options.requestDeadlineMs, h)));
+    for (let i = 0; i < this.pace.clients; i++) {
+      this.clients.push(this.pace.hosts.map((h) => new KeepAliveClient(this.pace.port, this.pace.requestDeadlineMs, h)));
       this.running.push(this.loop(i));
     }
   }
@@ -94,19 +92,6 @@ export class Workload {
     this.down.delete(i);
   }
 
-  /**
-   * No new register write starts until `releaseRegister` (the loops write once-keys instead). The
-   * nemesis holds the register from the moment a fault is undone until the cluster recovered, so
-   * the first read of each key afterwards shows what the heal kept, before a newer write hides it.
-   */
-  holdRegister(): void {
-    this.registerHeld = true;
-  }
-
-  releaseRegister(): void {
-    this.registerHeld = false;
-  }
-
   /** Lets every loop finish its request in flight (bounded by the request deadline), then closes the connections. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -115,9 +100,9 @@ export class Workload {
   }
 
   private async loop(i: number): Promise<void> {
-    const rnd = new SeededRandom(this.options.seeds[i] ?? i);
-    const n = this.options.hosts.length;
-    const intervalMs = (this.options.clients * 1000) / this.options.rate;
+    const rnd = new SeededRandom(this.pace.seeds[i] ?? i);
+    const n = this.pace.hosts.length;
+    const intervalMs = (this.pace.clients * 1000) / this.pace.rate;
     let turn = i;
     let seq = 0;
     let nextAt = Date.now();
@@ -138,30 +123,64 @@ export class Workload {
       turn++;
       if (member < 0) continue;
       seq++;
-      const r = rnd.next();
-      if (r < OFFER_SHARE) {
-        const item = `q-${i}-${seq}`;
-        await this.send(i, { kind: 'offer', member, map: QUEUE, key: item, value: item }, 'POST', `/grid/rest/queues/${QUEUE}`, item);
-      } else if (r < OFFER_SHARE + POLL_SHARE) {
-        await this.send(i, { kind: 'poll', member, map: QUEUE, key: '', value: '' }, 'DELETE', `/grid/rest/queues/${QUEUE}/0`, null);
-      } else if (r < OFFER_SHARE + POLL_SHARE + REG_SHARE && !this.registerHeld && this.regBusy.includes(false)) {
-        const slot = this.nextRegisterSlot();
-        const maps = this.options.registerMaps.length;
-        const map = this.options.registerMaps[slot % maps] as string;
-        const key = `r-${Math.floor(slot / maps)}`;
-        const value = String(++this.regNext[slot]!);
-        this.regBusy[slot] = true;
-        try {
-          await this.send(i, { kind: 'read', member, map, key, value: '' }, 'GET', `/grid/rest/maps/${map}/${key}`, null);
-          await this.send(i, { kind: 'reg', member, map, key, value }, 'POST', `/grid/rest/maps/${map}/${key}`, value);
-        } finally {
-          this.regBusy[slot] = false;
-        }
-      } else {
-        const key = `k-${i}-${seq}`;
-        const value = `v-${i}-${seq}`;
-        await this.send(i, { kind: 'once', member, map: ONCE_MAP, key, value }, 'POST', `/grid/rest/maps/${ONCE_MAP}/${key}`, value);
+      await this.step(i, member, this.clients[i]![member]!, seq, rnd);
+    }
+  }
+}
+
+export class Workload extends PacedLoops {
+  readonly history: Op[] = [];
+  /** Per (map, key) slot, slot s = map s % maps, key floor(s / maps): a step in flight, and the last value sent. */
+  private readonly regBusy: boolean[];
+  private readonly regNext: number[];
+  /** The slot the next register step starts looking from (shared by the loops: round-robin over all of them). */
+  private regTurn = 0;
+  private registerHeld = false;
+
+  constructor(readonly options: WorkloadOptions) {
+    super(options);
+    const slots = options.registerMaps.length * options.registerKeys;
+    this.regBusy = new Array<boolean>(slots).fill(false);
+    this.regNext = new Array<number>(slots).fill(0);
+  }
+
+  /**
+   * No new register write starts until `releaseRegister` (the loops write once-keys instead). The
+   * nemesis holds the register from the moment a fault is undone until the cluster recovered, so
+   * the first read of each key afterwards shows what the heal kept, before a newer write hides it.
+   */
+  holdRegister(): void {
+    this.registerHeld = true;
+  }
+
+  releaseRegister(): void {
+    this.registerHeld = false;
+  }
+
+  protected async step(i: number, member: number, client: KeepAliveClient, seq: number, rnd: SeededRandom): Promise<void> {
+    const r = rnd.next();
+    if (r < OFFER_SHARE) {
+      const item = `q-${i}-${seq}`;
+      await this.send(client, { kind: 'offer', member, map: QUEUE, key: item, value: item }, 'POST', `/grid/rest/queues/${QUEUE}`, item);
+    } else if (r < OFFER_SHARE + POLL_SHARE) {
+      await this.send(client, { kind: 'poll', member, map: QUEUE, key: '', value: '' }, 'DELETE', `/grid/rest/queues/${QUEUE}/0`, null);
+    } else if (r < OFFER_SHARE + POLL_SHARE + REG_SHARE && !this.registerHeld && this.regBusy.includes(false)) {
+      const slot = this.nextRegisterSlot();
+      const maps = this.options.registerMaps.length;
+      const map = this.options.registerMaps[slot % maps] as string;
+      const key = `r-${Math.floor(slot / maps)}`;
+      const value = String(++this.regNext[slot]!);
+      this.regBusy[slot] = true;
+      try {
+        await this.send(client, { kind: 'read', member, map, key, value: '' }, 'GET', `/grid/rest/maps/${map}/${key}`, null);
+        await this.send(client, { kind: 'reg', member, map, key, value }, 'POST', `/grid/rest/maps/${map}/${key}`, value);
+      } finally {
+        this.regBusy[slot] = false;
       }
+    } else {
+      const key = `k-${i}-${seq}`;
+      const value = `v-${i}-${seq}`;
+      await this.send(client, { kind: 'once', member, map: ONCE_MAP, key, value }, 'POST', `/grid/rest/maps/${ONCE_MAP}/${key}`, value);
     }
   }
 
@@ -177,10 +196,9 @@ export class Workload {
     throw new Error('no free register slot');
   }
 
-  private async send(loop: number, what: { kind: OpKind; member: number; map: string; key: string; value: string }, method: string, target: string, body: string | null): Promise<void> {
+  private async send(client: KeepAliveClient, what: { kind: OpKind; member: number; map: string; key: string; value: string }, method: string, target: string, body: string | null): Promise<void> {
     const op: Op = { ...what, sentMs: Date.now(), endMs: 0, outcome: 'indeterminate', status: 0, detail: '' };
     this.history.push(op);
-    const client = this.clients[loop]![what.member]!;
     try {
       const res = await client.request(method, target, body === null ? {} : { body, headers: { 'Content-Type': 'text/plain' } });
       op.status = res.status;

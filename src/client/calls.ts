@@ -16,7 +16,7 @@ import { then } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
 import { dataLengthOfKind, dataOfStored, keyData, keyOfData, storedFormOfData, stringData, writeDataOfKind } from './data.js';
 import { clientCodeOf, clientMessageOf, encodeErrorResponse } from './errors.js';
-import { MessageWriter, SIMPLE_FIXED_AT, simpleResponse, type MessageReader } from './message.js';
+import { MessageWriter, booleanAnswer, emptyAnswer, intAnswer, simpleResponse, type MessageReader } from './message.js';
 import { answerCp, CP_CALLS } from './cp-calls.js';
 
 export const CALL = {
@@ -279,23 +279,10 @@ function settled<T>(f: () => Awaitable<T>): Awaitable<T> {
   }
 }
 
-// The answers of the common calls, each built in one buffer (simpleResponse).
+// The nullable-value answer, built in one buffer (simpleResponse).
 
-function emptyAnswer(type: number, id: bigint): Buffer {
-  return simpleResponse(type + 1, id, 0);
-}
 
-function booleanAnswer(type: number, id: bigint, value: boolean): Buffer {
-  const out = simpleResponse(type + 1, id, 1);
-  out[SIMPLE_FIXED_AT] = value ? 1 : 0;
-  return out;
-}
 
-function intAnswer(type: number, id: bigint, value: number): Buffer {
-  const out = simpleResponse(type + 1, id, 4);
-  out.writeInt32LE(value, SIMPLE_FIXED_AT);
-  return out;
-}
 
 function nullableDataAnswer(type: number, id: bigint, value: StoredValue | null): Buffer {
   if (value === null) return simpleResponse(type + 1, id, 0, null);

@@ -16,7 +16,7 @@ import { GridError } from '../util/errors.js';
 import type { CpGroupInfo } from '../cp/metadata.js';
 import type { CpResult, RefValue, Structure } from '../cp/structures.js';
 import { dataOfStored, dataType, storedFormOfData } from './data.js';
-import { MessageWriter, SIMPLE_FIXED_AT, simpleResponse, uuidToString, type MessageReader } from './message.js';
+import { MessageWriter, SIMPLE_FIXED_AT, booleanAnswer, emptyAnswer, intAnswer, simpleResponse, uuidToString, type MessageReader } from './message.js';
 import type { CallContext } from './calls.js';
 
 export const CP_CALL = {
@@ -85,7 +85,7 @@ async function run(r: MessageReader, c: CallContext): Promise<Buffer> {
       const structure = SERVICES[name];
       if (structure === undefined) throw new GridError('ERR_CP_BAD_REQUEST', `unknown CP service ${name}`);
       await cp.write(group, { kind: 'destroy', structure, name: objectName(r.string('objectName')) }, '');
-      return simpleResponse(type + 1, id, 0);
+      return emptyAnswer(type, id);
     }
     case CP_CALL.LONG_ADD_AND_GET:
     case CP_CALL.LONG_GET_AND_ADD:
@@ -136,7 +136,7 @@ async function run(r: MessageReader, c: CallContext): Promise<Buffer> {
     }
     case CP_CALL.LATCH_COUNT_DOWN: {
       await cp.write(group, { kind: 'latch', op: 'countDown', name, round: Number(fixed.a) }, fixed.invocation);
-      return simpleResponse(type + 1, id, 0);
+      return emptyAnswer(type, id);
     }
     case CP_CALL.LATCH_GET_COUNT:
     case CP_CALL.LATCH_GET_ROUND: {
@@ -235,17 +235,7 @@ function longValueAnswer(type: number, id: bigint, value: bigint): Buffer {
   return out;
 }
 
-function booleanAnswer(type: number, id: bigint, value: boolean): Buffer {
-  const out = simpleResponse(type + 1, id, 1);
-  out[SIMPLE_FIXED_AT] = value ? 1 : 0;
-  return out;
-}
 
-function intAnswer(type: number, id: bigint, value: number): Buffer {
-  const out = simpleResponse(type + 1, id, 4);
-  out.writeInt32LE(value, SIMPLE_FIXED_AT);
-  return out;
-}
 
 function refAnswer(type: number, id: bigint, value: RefValue | null): Buffer {
   const w = MessageWriter.response(type + 1, id);

@@ -422,3 +422,21 @@ export function writeUuid(target: Buffer, at: number, uuid: Uuid): void {
   target.writeBigInt64LE(uuid.most, at + 1);
   target.writeBigInt64LE(uuid.least, at + 9);
 }
+
+// The answers of the common calls, each built in one buffer (simpleResponse).
+
+export function emptyAnswer(type: number, id: bigint): Buffer {
+  return simpleResponse(type + 1, id, 0);
+}
+
+export function booleanAnswer(type: number, id: bigint, value: boolean): Buffer {
+  const out = simpleResponse(type + 1, id, 1);
+  out[SIMPLE_FIXED_AT] = value ? 1 : 0;
+  return out;
+}
+
+export function intAnswer(type: number, id: bigint, value: number): Buffer {
+  const out = simpleResponse(type + 1, id, 4);
+  out.writeInt32LE(value, SIMPLE_FIXED_AT);
+  return out;
+}

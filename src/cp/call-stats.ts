@@ -17,7 +17,8 @@ export interface CpCallFigures {
   readonly cumulativeBuckets: readonly number[];
 }
 
-function structureOfPayload(p: CallPayload): string {
+/** A call's structure for the figures: long, ref, latch, lock, semaphore, session, metadata, group. */
+export function structureOf(p: CallPayload): string {
   if (p.kind === 'change') return 'group';
   if (p.kind === 'read') {
     const q = p.query.q;
@@ -30,11 +31,6 @@ function structureOfPayload(p: CallPayload): string {
 export class CallStats {
   /** Per "structure outcome": count, sum and bucket counts (not cumulative). */
   private readonly stats = new Map<string, { count: number; sum: number; buckets: Float64Array }>();
-
-  /** long, ref, latch, lock, semaphore, session, metadata, group. */
-  static structureOf(p: CallPayload): string {
-    return structureOfPayload(p);
-  }
 
   record(structure: string, outcome: string, seconds: number): void {
     const key = `${structure} ${outcome}`;

@@ -41,7 +41,7 @@ import type { RaftMessage } from './raft/types.js';
 import { decodeRaftMessage, encodeRaftMessage } from './raft/wire.js';
 import { CpRouter } from './router.js';
 import type { AttemptAnswer, RouteOutcome } from './router.js';
-import { CallStats } from './call-stats.js';
+import { CallStats, structureOf } from './call-stats.js';
 import { MetadataDuties } from './metadata-duties.js';
 import { decodeCallPayload, encodeCallPayload, packJson, runQuery, unpackJson } from './call-wire.js';
 import type { CallPayload } from './call-wire.js';
@@ -319,7 +319,7 @@ export class CpService implements MemberService {
   call(group: string, payload: CallPayload, invocation: string, idempotent: boolean, done: (r: { ok: true; result: CpCallResult } | { ok: false; failure: CpCallFailure }) => void, o: { waitMs?: number; timeoutMs?: number } = {}): void {
     this.counters.calls++;
     const startMs = this.o.clock.monotonicMs();
-    const structure = CallStats.structureOf(payload);
+    const structure = structureOf(payload);
     const inner = done;
     done = (r) => {
       this.callStats.record(structure, r.ok ? 'ok' : r.failure, (this.o.clock.monotonicMs() - startMs) / 1000);

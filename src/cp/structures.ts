@@ -24,6 +24,7 @@ import { LockRegistry, SemaphoreRegistry } from './blocking.js';
 import type { BlockingConfig, BlockingResult } from './blocking.js';
 import { CpSessions } from './sessions.js';
 import { CpMetadata } from './metadata.js';
+import { packJson, unpackJson } from './tagged-json.js';
 import type { MetadataCommand, MetadataResult } from './metadata.js';
 import type { SessionTimes } from './sessions.js';
 
@@ -546,22 +547,11 @@ function sameRef(a: RefValue | null, b: RefValue | null): boolean {
   return a.contentType === b.contentType && Buffer.from(a.value).equals(Buffer.from(b.value));
 }
 
+/** An answer as plain JSON for a snapshot (bigints and bytes tagged: tagged-json.ts). */
 function encodeResult(r: CpResult): unknown {
-  // The holder's own value (`this[k]`): a Buffer's toJSON has already run on `v`.
-  return JSON.parse(
-    JSON.stringify(r, function (this: Record<string, unknown>, k: string, v: unknown) {
-      const own = this[k];
-      if (typeof own === 'bigint') return { $big: own.toString() };
-      if (own instanceof Uint8Array) return { $b64: Buffer.from(own).toString('base64') };
-      return v;
-    }),
-  );
+  return JSON.parse(packJson(r).toString('utf8'));
 }
 
 function decodeResult(r: unknown): CpResult {
-  return JSON.parse(JSON.stringify(r), (_k, v: unknown) => {
-    if (v !== null && typeof v === 'object' && '$big' in v) return BigInt((v as { $big: string }).$big);
-    if (v !== null && typeof v === 'object' && '$b64' in v) return Buffer.from((v as { $b64: string }).$b64, 'base64');
-    return v;
-  }) as CpResult;
+  return unpackJson(Buffer.from(JSON.stringify(r))) as CpResult;
 }

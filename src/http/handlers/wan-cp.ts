@@ -6,7 +6,6 @@ import { GridError } from '../../util/errors.js';
 import type { MemberApi } from '../../member/member-api.js';
 import { json, type HttpReply } from '../reply.js';
 import type { HttpRequest } from '../request.js';
-import { requireHeaderCredentialsWhenSecure } from './info.js';
 import { authenticated } from './management.js';
 
 const ANSWERS: Readonly<Record<string, string>> = {
