@@ -18,7 +18,8 @@
 // passes (the leader appends an expiry) or when their session closes.
 
 export type BlockingResult =
-  | { readonly type: 'fence'; readonly fence: number }
+  /** fence 0: not acquired (timed out, or `limitReached`: the owner holds it lock-acquire-limit times). */
+  | { readonly type: 'fence'; readonly fence: number; readonly limitReached?: true }
   | { readonly type: 'unlocked'; readonly stillLocked: boolean }
   | { readonly type: 'ownership'; readonly fence: number; readonly lockCount: number; readonly sessionId: number; readonly threadId: number }
   | { readonly type: 'acquired'; readonly acquired: boolean }
@@ -50,6 +51,8 @@ interface LockState {
   fence: number;
   count: number;
   waiters: LockWaiter[];
+  /** The log index of the entry that last changed its owner or count (REST ETag). */
+  index: number;
 }
 
 interface SemaphoreWaiter {
@@ -60,6 +63,8 @@ interface SemaphoreWaiter {
 }
 
 interface SemaphoreState {
+  /** The log index of the entry that last changed its permits (REST ETag). */
+  index: number;
   initialized: boolean;
   available: number;
   /** Session → permits it holds (session-aware semaphores only). */
@@ -76,13 +81,15 @@ export interface BlockingConfig {
 
 export class LockRegistry {
   private readonly locks = new Map<string, LockState>();
+  /** The index of the entry being applied (set by the state machine before each one). */
+  at = 0;
 
   constructor(private readonly config: BlockingConfig) {}
 
   private state(name: string): LockState {
     let s = this.locks.get(name);
     if (s === undefined) {
-      s = { owner: null, fence: 0, count: 0, waiters: [] };
+      s = { owner: null, fence: 0, count: 0, waiters: [], index: 0 };
       this.locks.set(name, s);
     }
     return s;
@@ -95,12 +102,14 @@ export class LockRegistry {
       s.owner = { session, thread };
       s.fence = index;
       s.count = 1;
+      s.index = index;
       return { type: 'fence', fence: index };
     }
     if (s.owner.session === session && s.owner.thread === thread) {
       const limit = this.config.lockAcquireLimit(name);
-      if (limit > 0 && s.count >= limit) return { type: 'fence', fence: 0 };
+      if (limit > 0 && s.count >= limit) return { type: 'fence', fence: 0, limitReached: true };
       s.count++;
+      s.index = index;
       return { type: 'fence', fence: s.fence };
     }
     if (timeoutMs === 0) return { type: 'fence', fence: 0 };
@@ -115,24 +124,28 @@ export class LockRegistry {
       return { type: 'error', code: 'not-owner', message: `Current thread is not the owner of the lock ${name}` };
     }
     s.count--;
+    s.index = this.at;
     if (s.count > 0) return { type: 'unlocked', stillLocked: true };
-    this.handOver(name, s, out);
+    this.handOver(s, out);
     return { type: 'unlocked', stillLocked: false };
   }
 
-  private handOver(name: string, s: LockState, out: CompletionSink): void {
+  private handOver(s: LockState, out: CompletionSink): void {
     s.owner = null;
     s.count = 0;
+    s.index = this.at;
     const next = s.waiters.shift();
-    if (next === undefined) {
-      // Free and nobody waits: forget it (the next owner's fence, its entry's index, is higher anyway).
-      this.locks.delete(name);
-      return;
-    }
+    // Free and nobody waits: it stays (its ETag names this entry) until destroyed, as the reference keeps it.
+    if (next === undefined) return;
     s.owner = { session: next.session, thread: next.thread };
     s.fence = next.index;
     s.count = 1;
     out.push({ invocation: next.invocation, result: { type: 'fence', fence: next.index } });
+  }
+
+  /** The index of the entry that last changed this lock (0: never used, or destroyed). */
+  indexOf(name: string): number {
+    return this.locks.get(name)?.index ?? 0;
   }
 
   ownership(name: string): BlockingResult {
@@ -143,10 +156,10 @@ export class LockRegistry {
 
   /** A session closed: its locks go to their next waiters, its waits fail. */
   sessionClosed(session: number, out: CompletionSink): void {
-    for (const [name, s] of this.locks) {
+    for (const s of this.locks.values()) {
       for (const w of s.waiters.filter((x) => x.session === session)) out.push({ invocation: w.invocation, result: expired(session) });
       s.waiters = s.waiters.filter((x) => x.session !== session);
-      if (s.owner !== null && s.owner.session === session) this.handOver(name, s, out);
+      if (s.owner !== null && s.owner.session === session) this.handOver(s, out);
     }
   }
 
@@ -184,19 +197,21 @@ export class LockRegistry {
   }
 
   snapshot(): unknown {
-    return [...this.locks].map(([n, s]) => [n, s.owner, s.fence, s.count, s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs }))]);
+    return [...this.locks].map(([n, s]) => [n, s.owner, s.fence, s.count, s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs })), s.index]);
   }
 
   restore(state: unknown): void {
     this.locks.clear();
-    for (const [n, owner, fence, count, waiters] of (state ?? []) as [string, { session: number; thread: number } | null, number, number, LockWaiter[]][]) {
-      this.locks.set(n, { owner, fence, count, waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
+    for (const [n, owner, fence, count, waiters, index] of (state ?? []) as [string, { session: number; thread: number } | null, number, number, LockWaiter[], number?][]) {
+      this.locks.set(n, { owner, fence, count, waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })), index: index ?? 0 });
     }
   }
 }
 
 export class SemaphoreRegistry {
   private readonly sems = new Map<string, SemaphoreState>();
+  /** The index of the entry being applied (set by the state machine before each one). */
+  at = 0;
 
   constructor(private readonly config: BlockingConfig) {}
 
@@ -204,7 +219,7 @@ export class SemaphoreRegistry {
     let s = this.sems.get(name);
     if (s === undefined) {
       const initial = this.config.semaphore(name).initialPermits;
-      s = { initialized: initial > 0, available: initial, held: new Map(), waiters: [] };
+      s = { index: 0, initialized: initial > 0, available: initial, held: new Map(), waiters: [] };
       this.sems.set(name, s);
     }
     return s;
@@ -220,6 +235,7 @@ export class SemaphoreRegistry {
     if (s.initialized) return { type: 'bool', result: false };
     s.initialized = true;
     s.available = permits;
+    s.index = this.at;
     return { type: 'bool', result: true };
   }
 
@@ -238,6 +254,7 @@ export class SemaphoreRegistry {
 
   private take(name: string, s: SemaphoreState, session: number, permits: number): void {
     s.available -= permits;
+    s.index = this.at;
     if (this.sessionAware(name)) s.held.set(session, (s.held.get(session) ?? 0) + permits);
   }
 
@@ -251,6 +268,7 @@ export class SemaphoreRegistry {
       else s.held.set(session, held - permits);
     }
     s.available += permits;
+    s.index = this.at;
     this.grant(name, s, out);
     return { type: 'permits', permits };
   }
@@ -268,6 +286,7 @@ export class SemaphoreRegistry {
     const s = this.state(name);
     s.available += delta;
     s.initialized = true;
+    s.index = this.at;
     if (delta > 0) this.grant(name, s, out);
     return { type: 'bool', result: true };
   }
@@ -278,6 +297,11 @@ export class SemaphoreRegistry {
       this.take(name, s, w.session, w.permits);
       out.push({ invocation: w.invocation, result: { type: 'acquired', acquired: true } });
     }
+  }
+
+  /** The index of the entry that last changed this semaphore's permits (0: never, or destroyed). */
+  indexOf(name: string): number {
+    return this.sems.get(name)?.index ?? 0;
   }
 
   available(name: string): number {
@@ -292,6 +316,7 @@ export class SemaphoreRegistry {
       if (held !== undefined) {
         s.held.delete(session);
         s.available += held;
+        s.index = this.at;
         this.grant(name, s, out);
       }
     }
@@ -331,13 +356,13 @@ export class SemaphoreRegistry {
   }
 
   snapshot(): unknown {
-    return [...this.sems].map(([n, s]) => [n, s.initialized, s.available, [...s.held], s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs }))]);
+    return [...this.sems].map(([n, s]) => [n, s.initialized, s.available, [...s.held], s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs })), s.index]);
   }
 
   restore(state: unknown): void {
     this.sems.clear();
-    for (const [n, initialized, available, held, waiters] of (state ?? []) as [string, boolean, number, [number, number][], SemaphoreWaiter[]][]) {
-      this.sems.set(n, { initialized, available, held: new Map(held), waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
+    for (const [n, initialized, available, held, waiters, index] of (state ?? []) as [string, boolean, number, [number, number][], SemaphoreWaiter[], number?][]) {
+      this.sems.set(n, { index: index ?? 0, initialized, available, held: new Map(held), waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
     }
   }
 }

@@ -33,8 +33,8 @@ export type QueryAnswer =
   | { readonly type: 'ref'; readonly value: RefValue | null; readonly index: number }
   | { readonly type: 'bool'; readonly result: boolean }
   | { readonly type: 'latch'; readonly count: number; readonly round: number; readonly index: number }
-  | { readonly type: 'lock'; readonly ownership: BlockingResult }
-  | { readonly type: 'semaphore'; readonly available: number }
+  | { readonly type: 'lock'; readonly ownership: BlockingResult; readonly index: number }
+  | { readonly type: 'semaphore'; readonly available: number; readonly index: number }
   | { readonly type: 'sessions'; readonly sessions: readonly SessionInfo[] }
   | { readonly type: 'status'; readonly term: number; readonly commit: number; readonly leader: string | null; readonly members: readonly string[] }
   | { readonly type: 'metadata'; readonly snapshot: Uint8Array };
@@ -60,9 +60,9 @@ export function runQuery(q: CpQuery, s: CpStructures, status: { term: number; co
       return { type: 'latch', count: l.count, round: l.round, index: l.index };
     }
     case 'lock':
-      return { type: 'lock', ownership: s.locks.ownership(q.name) };
+      return { type: 'lock', ownership: s.locks.ownership(q.name), index: s.locks.indexOf(q.name) };
     case 'semaphore':
-      return { type: 'semaphore', available: s.semaphores.available(q.name) };
+      return { type: 'semaphore', available: s.semaphores.available(q.name), index: s.semaphores.indexOf(q.name) };
     case 'sessions':
       return { type: 'sessions', sessions: s.sessions.list() };
     case 'status':

@@ -200,7 +200,7 @@ export class CpApi {
 
   async rest(req: CpRestRequest, invocation: string | null): Promise<CpRestReply> {
     if (!this.svc.enabled) throw failureError('disabled', DEFAULT_GROUP, this.svc);
-    const plan = planCpRest(req);
+    const plan = planCpRest({ ...req, jdkCompatible: (name) => this.svc.semaphoreConfig(name).jdkCompatible });
     if (plan.kind === 'bad') throw new GridError(plan.status === 404 ? 'ERR_CP_NOT_FOUND' : 'ERR_CP_BAD_REQUEST', plan.message);
     if (!this.svc.discovered) throw failureError('discovery', plan.group, this.svc);
     const g = this.svc.groupInfo(plan.group) ?? (await this.ensureGroup(plan.group));
@@ -211,7 +211,8 @@ export class CpApi {
     }
     const resolved = resolveIfMatch(plan, g.id, g.seed);
     if ('status' in resolved) return tag(resolved);
-    const waitMs = resolved.command.kind === 'latch' && resolved.command.op === 'await' ? resolved.command.timeoutMs : 0;
+    const asked = resolved.waitMs ?? (resolved.command.kind === 'latch' && resolved.command.op === 'await' ? resolved.command.timeoutMs : 0);
+    const waitMs = asked < 0 ? Infinity : asked;
     const r = await this.run(plan.group, { kind: 'write', command: resolved.command }, invocation ?? '', { waitMs });
     return tag(resolved.render(r.value as CpResult, r.index));
   }

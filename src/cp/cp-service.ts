@@ -220,6 +220,11 @@ export class CpService implements MemberService {
     return this.o.config.cpMemberCount > 0;
   }
 
+  /** The configuration of the semaphore of this name (group suffix stripped): jdk-compatible, initial permits. */
+  semaphoreConfig(name: string): { readonly jdkCompatible: boolean; readonly initialPermits: number } {
+    return this.replicaOpts.blocking?.semaphore(name) ?? { jdkCompatible: false, initialPermits: 0 };
+  }
+
   get callTimeoutMs(): number {
     return this.o.callTimeoutMs;
   }
@@ -329,10 +334,14 @@ export class CpService implements MemberService {
     if (group !== METADATA && !this.view.isInitialized()) return done({ ok: false, failure: 'discovery' });
     if (group === METADATA && this.groupInfo(METADATA) === undefined) return done({ ok: false, failure: 'discovery' });
     // A write without the caller's UUID gets this member's, which it retries with (structures.ts).
-    const mine = payload.kind === 'write' && invocation === '' ? this.newInvocation() : null;
+    // A call that may wait at the leader gets a UUID of its own instead: a member's sequence floor
+    // must not stand still behind a lock held for minutes (every answer after it would be kept).
+    const waits = payload.kind === 'write' && waitOf(payload) > 0;
+    const mine = payload.kind === 'write' && invocation === '' && !waits ? this.newInvocation() : null;
+    const id = mine?.id ?? (invocation === '' && waits ? this.o.newUuid() : invocation);
     this.router.route(
       group,
-      { payload, invocation: mine?.id ?? invocation },
+      { payload, invocation: id },
       idempotent,
       (r: RouteOutcome<unknown>) => {
         mine?.release();

@@ -13,7 +13,10 @@ import { parseCpName } from './metadata.js';
 import type { CpCommand, CpResult, RefValue } from './structures.js';
 import type { CpQuery, QueryAnswer } from './call-wire.js';
 
-export type CpStructureKind = 'atomiclongs' | 'atomicrefs' | 'countdownlatches';
+export type CpStructureKind = 'atomiclongs' | 'atomicrefs' | 'countdownlatches' | 'sessions' | 'locks' | 'semaphores';
+
+/** REST's lock holder is a session plus this thread id (spec/cp.md). */
+export const REST_THREAD = 0;
 
 export interface CpRestRequest {
   readonly method: 'GET' | 'POST' | 'DELETE';
@@ -27,6 +30,10 @@ export interface CpRestRequest {
   readonly body: Uint8Array;
   readonly contentType: string | null;
   readonly ifMatch: string | null;
+  /** Who calls (its address): a session's endpoint. */
+  readonly endpoint?: string;
+  /** Whether the semaphore of this name is jdk-compatible (sessionless), from the configuration. */
+  readonly jdkCompatible?: (name: string) => boolean;
 }
 
 export interface CpRestAnswer {
@@ -38,7 +45,15 @@ export interface CpRestAnswer {
 }
 
 export type CpRestPlan =
-  | { readonly kind: 'write'; readonly group: string; readonly command: CpCommand; readonly ifMatch: string | null; readonly render: (r: CpResult, index: number) => CpRestAnswer }
+  | {
+      readonly kind: 'write';
+      readonly group: string;
+      readonly command: CpCommand;
+      readonly ifMatch: string | null;
+      readonly render: (r: CpResult, index: number) => CpRestAnswer;
+      /** How long the call may wait at the leader (a lock, an acquire, an await): -1 for ever. */
+      readonly waitMs?: number;
+    }
   | { readonly kind: 'read'; readonly group: string; readonly query: CpQuery; readonly render: (a: QueryAnswer) => CpRestAnswer }
   | { readonly kind: 'bad'; readonly status: 400 | 404 | 405; readonly message: string };
 
@@ -63,6 +78,7 @@ export function ifMatchIndex(header: string, groupId: number, seed: number): num
 }
 
 export function planCpRest(r: CpRestRequest): CpRestPlan {
+  if (r.structure === 'sessions') return planSession(r);
   const parsed = parseCpName(r.name);
   if ('error' in parsed) return bad(400, parsed.error);
   const { object, group } = parsed;
@@ -73,7 +89,205 @@ export function planCpRest(r: CpRestRequest): CpRestPlan {
       return planRef(r, group, object);
     case 'countdownlatches':
       return planLatch(r, group, object);
+    case 'locks':
+      return planLock(r, group, object);
+    case 'semaphores':
+      return planSemaphore(r, group, object);
   }
+}
+
+/** A group's name in a sessions path: a plain group name (no `@`), `default` included. */
+function planSession(r: CpRestRequest): CpRestPlan {
+  const parsed = parseCpName(`session@${r.name}`);
+  if ('error' in parsed) return bad(400, parsed.error);
+  const group = parsed.group;
+  if (r.op === null) {
+    if (r.method !== 'POST') return bad(405, `${r.method} is not a call of CP sessions: POST creates one`);
+    const endpoint = r.endpoint ?? '';
+    return {
+      kind: 'write',
+      group,
+      command: { kind: 'session', op: 'create', endpoint, endpointType: 'CLIENT', endpointName: `rest:${endpoint}` },
+      ifMatch: null,
+      render: (res, index) => (res.type === 'session' ? answer(201, `{"sessionId":${res.id},"ttlMillis":${res.ttlMs},"heartbeatMillis":${res.heartbeatMs}}`, index) : unexpected(res)),
+    };
+  }
+  const id = sessionId(r.op);
+  if (typeof id === 'string' || id < 1) return bad(404, `no CP session ${JSON.stringify(r.op.slice(0, 40))} in group ${group}`);
+  const done = (res: CpResult, index: number): CpRestAnswer => (res.type === 'none' ? answer(200, '{"status":"success"}', index) : res.type === 'error' && res.code === 'session-expired' ? notFound(`CP session ${id} of group ${group} is closed or expired`) : unexpected(res));
+  if (r.method === 'DELETE' && r.arg === null) return { kind: 'write', group, command: { kind: 'session', op: 'close', id }, ifMatch: null, render: done };
+  if (r.method === 'POST' && r.arg === 'heartbeat') return { kind: 'write', group, command: { kind: 'session', op: 'heartbeat', id }, ifMatch: null, render: done };
+  if (r.arg !== null && r.arg !== 'heartbeat') return bad(404, `a CP session has no operation ${r.arg}`);
+  return bad(405, `${r.method} is not a call of a CP session: POST …/heartbeat or DELETE`);
+}
+
+function planLock(r: CpRestRequest, group: string, name: string): CpRestPlan {
+  if (r.method === 'GET' && r.op === null) {
+    return {
+      kind: 'read',
+      group,
+      query: { q: 'lock', name },
+      render: (a) => {
+        if (a.type !== 'lock' || a.ownership.type !== 'ownership') return unexpectedRead(a);
+        const o = a.ownership;
+        return answer(200, `{"locked":${o.lockCount > 0},"fence":${o.fence},"lockCount":${o.lockCount},"sessionId":${o.sessionId}}`, a.index);
+      },
+    };
+  }
+  if (r.method !== 'POST') return bad(405, `${r.method} is not a call of a FencedLock`);
+  const fields = bodyFields(r.body);
+  const session = sessionField(fields[0]);
+  if (typeof session === 'string') return bad(400, session);
+  if (r.op === 'lock') {
+    if (fields.length > 2) return bad(400, 'lock takes the body sessionId[&timeoutSeconds]');
+    const timeoutMs = fields.length === 2 ? secondsField(fields[1] as string) : -1;
+    if (typeof timeoutMs === 'string') return bad(400, timeoutMs);
+    return {
+      kind: 'write',
+      group,
+      command: { kind: 'lock', op: 'lock', name, session, thread: REST_THREAD, timeoutMs },
+      ifMatch: null,
+      waitMs: timeoutMs,
+      render: (res, index) => {
+        if (res.type === 'fence') {
+          if (res.fence > 0) return answer(200, `{"fence":${res.fence}}`, index);
+          if (res.limitReached === true) return conflict(`FencedLock ${name}: this session holds it lock-acquire-limit times already`);
+          return noContent();
+        }
+        return blockingError(res, group, session);
+      },
+    };
+  }
+  if (r.op === 'unlock') {
+    if (fields.length !== 2) return bad(400, 'unlock takes the body sessionId&fence');
+    const fence = fenceField(fields[1] as string);
+    if (typeof fence === 'string') return bad(400, fence);
+    return {
+      kind: 'write',
+      group,
+      command: { kind: 'lock', op: 'unlock', name, session, thread: REST_THREAD, fence },
+      ifMatch: null,
+      render: (res, index) => (res.type === 'unlocked' ? answer(200, `{"locked":${res.stillLocked}}`, index) : blockingError(res, group, session)),
+    };
+  }
+  return bad(404, `FencedLock has no operation ${r.op ?? ''}`);
+}
+
+function planSemaphore(r: CpRestRequest, group: string, name: string): CpRestPlan {
+  const jdk = r.jdkCompatible?.(name) ?? false;
+  if (r.method === 'GET' && r.op === null) {
+    return { kind: 'read', group, query: { q: 'semaphore', name }, render: (a) => (a.type === 'semaphore' ? answer(200, `{"available":${a.available},"jdkCompatible":${jdk}}`, a.index) : unexpectedRead(a)) };
+  }
+  if (r.method !== 'POST') return bad(405, `${r.method} is not a call of a Semaphore`);
+  const fields = bodyFields(r.body);
+  if (r.op === 'init') {
+    const permits = countField(fields.length === 1 ? (fields[0] as string) : '', 'permits', 0);
+    if (typeof permits === 'string') return bad(400, `init takes the body permits: ${permits}`);
+    return { kind: 'write', group, command: { kind: 'semaphore', op: 'init', name, permits }, ifMatch: null, render: (res, index) => (res.type === 'bool' ? answer(200, `{"result":${res.result}}`, index) : blockingError(res, group, -1)) };
+  }
+  const session = fields.length > 0 ? semaphoreSession(fields[0] as string, jdk, name) : 'the body starts with the sessionId';
+  if (typeof session === 'string') return bad(400, session);
+  switch (r.op) {
+    case 'acquire': {
+      if (fields.length < 2 || fields.length > 3) return bad(400, 'acquire takes the body sessionId&permits[&timeoutSeconds]');
+      const permits = countField(fields[1] as string, 'permits', 1);
+      if (typeof permits === 'string') return bad(400, permits);
+      const timeoutMs = fields.length === 3 ? secondsField(fields[2] as string) : -1;
+      if (typeof timeoutMs === 'string') return bad(400, timeoutMs);
+      return {
+        kind: 'write',
+        group,
+        command: { kind: 'semaphore', op: 'acquire', name, session, permits, timeoutMs },
+        ifMatch: null,
+        waitMs: timeoutMs,
+        render: (res, index) => (res.type === 'acquired' ? (res.acquired ? answer(200, '{"acquired":true}', index) : noContent()) : blockingError(res, group, session)),
+      };
+    }
+    case 'release': {
+      if (fields.length !== 2) return bad(400, 'release takes the body sessionId&permits');
+      const permits = countField(fields[1] as string, 'permits', 1);
+      if (typeof permits === 'string') return bad(400, permits);
+      return { kind: 'write', group, command: { kind: 'semaphore', op: 'release', name, session, permits }, ifMatch: null, render: (res, index) => (res.type === 'permits' ? answer(200, `{"released":${res.permits}}`, index) : blockingError(res, group, session)) };
+    }
+    case 'drain':
+      if (fields.length !== 1) return bad(400, 'drain takes the body sessionId');
+      return { kind: 'write', group, command: { kind: 'semaphore', op: 'drain', name, session }, ifMatch: null, render: (res, index) => (res.type === 'permits' ? answer(200, `{"drained":${res.permits}}`, index) : blockingError(res, group, session)) };
+    case 'change': {
+      if (fields.length !== 2) return bad(400, 'change takes the body sessionId&delta');
+      const t = (fields[1] as string).trim();
+      const delta = /^[-+]?\d{1,10}$/.test(t) ? Number(t) : NaN;
+      if (!Number.isSafeInteger(delta) || delta < -2_147_483_648 || delta > 2_147_483_647) return bad(400, `delta must be a 32-bit integer, not ${JSON.stringify(t.slice(0, 40))}`);
+      return { kind: 'write', group, command: { kind: 'semaphore', op: 'change', name, session, delta }, ifMatch: null, render: (res, index) => (res.type === 'bool' ? answer(200, `{"result":${res.result}}`, index) : blockingError(res, group, session)) };
+    }
+    default:
+      return bad(404, `Semaphore has no operation ${r.op ?? ''}`);
+  }
+}
+
+function bodyFields(body: Uint8Array): string[] {
+  const text = Buffer.from(body).toString('utf8').trim();
+  return text === '' ? [] : text.split('&').map((f) => f.trim());
+}
+
+function sessionId(text: string): number | string {
+  if (!/^\d{1,15}$/.test(text)) return `a session id is a positive decimal number, not ${JSON.stringify(text.slice(0, 40))}`;
+  return Number(text);
+}
+
+function sessionField(text: string | undefined): number | string {
+  if (text === undefined) return 'the body starts with the sessionId (POST /grid/rest/cp/sessions/{group} makes one)';
+  const id = sessionId(text);
+  if (typeof id === 'string' || id < 1) return typeof id === 'string' ? id : 'a session id is a positive decimal number';
+  return id;
+}
+
+/** A session-aware semaphore needs a session; a jdk-compatible one takes -1 (sessionless). */
+function semaphoreSession(text: string, jdk: boolean, name: string): number | string {
+  if (jdk) return text === '-1' ? -1 : `Semaphore ${name} is jdk-compatible (sessionless): its sessionId is -1, not ${JSON.stringify(text.slice(0, 40))}`;
+  return sessionField(text);
+}
+
+function secondsField(text: string): number | string {
+  if (!/^\d{1,9}$/.test(text)) return `timeoutSeconds must be whole seconds (0 or more), not ${JSON.stringify(text.slice(0, 40))}`;
+  return Number(text) * 1000;
+}
+
+function fenceField(text: string): number | string {
+  if (!/^\d{1,15}$/.test(text) || Number(text) < 1) return `fence must be the positive number the lock call answered, not ${JSON.stringify(text.slice(0, 40))}`;
+  return Number(text);
+}
+
+function countField(text: string, what: string, min: number): number | string {
+  const t = text.trim();
+  if (!/^\d{1,10}$/.test(t) || Number(t) < min || Number(t) > 2_147_483_647) return `${what} must be a whole number from ${min} to 2147483647, not ${JSON.stringify(t.slice(0, 40))}`;
+  return Number(t);
+}
+
+/** A lock's or semaphore's failure as REST names it. */
+function blockingError(res: CpResult, group: string, session: number): CpRestAnswer {
+  if (res.type !== 'error') return unexpected(res);
+  switch (res.code) {
+    case 'session-expired':
+      return notFound(`CP session ${session} of group ${group} is closed or expired: create a new one`);
+    case 'not-owner':
+    case 'not-enough-permits':
+    case 'illegal-state':
+      return conflict(res.message);
+    default:
+      return errorAnswer(res.message);
+  }
+}
+
+function notFound(message: string): CpRestAnswer {
+  return { status: 404, body: JSON.stringify({ status: 'fail', message }), contentType: JSON_TYPE, etagIndex: null };
+}
+
+function conflict(message: string): CpRestAnswer {
+  return { status: 409, body: JSON.stringify({ status: 'fail', message }), contentType: JSON_TYPE, etagIndex: null };
+}
+
+function noContent(): CpRestAnswer {
+  return { status: 204, body: null, contentType: null, etagIndex: null };
 }
 
 function planLong(r: CpRestRequest, group: string, name: string): CpRestPlan {

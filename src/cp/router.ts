@@ -53,6 +53,13 @@ export interface RouterCounters {
   indeterminate: number;
 }
 
+/**
+ * A call that waits at the leader (a lock, an acquire, an await) is attempted again, with its
+ * invocation, at least this often: the retry re-attaches to the wait in the state machine, and an
+ * answer lost on the way (a partition, a crashed member) is found within this bound.
+ */
+export const WAIT_REATTACH_MS = 30_000;
+
 export class CpRouter<C, T> {
   readonly counters: RouterCounters = { calls: 0, attempts: 0, retries: 0, timeouts: 0, indeterminate: 0 };
   private readonly leaders = new Map<string, string>();
@@ -64,8 +71,9 @@ export class CpRouter<C, T> {
 
   /**
    * Routes `call` to `group`'s leader; `done` is called once. `idempotent`: safe to retry after an
-   * indeterminate outcome. `waitMs`: how long the call may block at the leader (a latch await): its
-   * attempts and its deadline get that much longer. `timeoutMs`: this call's own time limit.
+   * indeterminate outcome. `waitMs`: how long the call may block at the leader (a lock, an acquire,
+   * an await; Infinity for ever): its deadline gets that much longer, its attempts up to
+   * WAIT_REATTACH_MS longer. `timeoutMs`: this call's own time limit.
    */
   route(group: string, call: C, idempotent: boolean, done: (o: RouteOutcome<T>) => void, o: { readonly waitMs?: number; readonly timeoutMs?: number } = {}): void {
     this.counters.calls++;
@@ -89,7 +97,7 @@ export class CpRouter<C, T> {
         // No answer: the target is gone or cut off. Forget it as leader and try another member.
         if (this.leaders.get(group) === target) this.leaders.delete(group);
         retry(0);
-      }, Math.min(this.opts.attemptTimeoutMs + waitMs, Math.max(1, deadline - this.host.monotonicMs())));
+      }, Math.min(this.opts.attemptTimeoutMs + Math.min(waitMs, WAIT_REATTACH_MS), Math.max(1, deadline - this.host.monotonicMs())));
       this.host.attempt(target, group, call, (a) => {
         if (settled) return;
         settled = true;

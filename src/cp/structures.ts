@@ -172,6 +172,8 @@ export class CpStructures {
   /** Applies one committed command at log `index`. */
   apply(index: number, e: Envelope): { result: CpResult; completions: Completion[] } {
     if (e.nowMs > this.clockMs) this.clockMs = e.nowMs;
+    this.locks.at = index;
+    this.semaphores.at = index;
     this.forgetOldAnswers();
     const completions: Completion[] = [];
     const mi = e.invocation === '' ? null : parseMemberInvocation(e.invocation);

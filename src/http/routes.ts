@@ -122,5 +122,12 @@ export function buildRoutes(): RouteTable {
   route(['GET', 'POST'], '/grid/rest/cp/countdownlatches/:name', cp.cpData, CP);
   route(['POST'], '/grid/rest/cp/countdownlatches/:name/:op', cp.cpData, CP);
   route(['GET'], '/grid/rest/cp/countdownlatches/:name/:op/:arg', cp.cpData, CP);
+  route(['POST'], '/grid/rest/cp/sessions/:name', cp.cpData, CP);
+  route(['DELETE'], '/grid/rest/cp/sessions/:name/:op', cp.cpData, CP);
+  route(['POST'], '/grid/rest/cp/sessions/:name/:op/:arg', cp.cpData, CP);
+  route(['GET'], '/grid/rest/cp/locks/:name', cp.cpData, CP);
+  route(['POST'], '/grid/rest/cp/locks/:name/:op', cp.cpData, CP);
+  route(['GET'], '/grid/rest/cp/semaphores/:name', cp.cpData, CP);
+  route(['POST'], '/grid/rest/cp/semaphores/:name/:op', cp.cpData, CP);
   return router;
 }

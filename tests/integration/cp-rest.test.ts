@@ -6,6 +6,9 @@
 //     ETag / If-Match 412), CountDownLatch (await answered by a countDown through another member,
 //     204 at its timeout), name@group creating a group, @METADATA refused, malformed numbers 400;
 //   - Grid-Invocation: a retried add with the same UUID applies once;
+//   - FencedLock and Semaphore with REST sessions through different members: a waiter handed the
+//     lock by an unlock elsewhere, rising fences, a retried lock applied once, 409 for a non-owner,
+//     a closed session releasing its lock (404 after), a release going to a waiting acquire;
 //   - the management calls' failures (unknown group 404, METADATA or unknown group removal 400,
 //     malformed or present member 400, reset off the master 400, wrong cluster name 403) and a
 //     force-removed group that is gone from the list;
@@ -142,13 +145,61 @@ describe('CP subsystem over REST on four real members (three CP members)', () =>
     assert.equal((await post(ports[0] as number, path, '0')).status, 400);
   });
 
+  test('FencedLock and Semaphore with REST sessions: a waiter through one member gets the lock an unlock through another frees; closing a session releases', async () => {
+    const session = async (p: number): Promise<number> => {
+      const r = await post(p, '/grid/rest/cp/sessions/default');
+      assert.equal(r.status, 201, r.text());
+      return (r.json() as { sessionId: number }).sessionId;
+    };
+    const s1 = await session(ports[0] as number);
+    const s2 = await session(ports[3] as number);
+    assert.notEqual(s1, s2);
+    const lock = '/grid/rest/cp/locks/job';
+    const first = await post(ports[1] as number, `${lock}/lock`, `${s1}`);
+    assert.equal(first.status, 200, first.text());
+    const fence = (first.json() as { fence: number }).fence;
+    assert.equal((await post(ports[2] as number, `${lock}/lock`, `${s2}&0`)).status, 204, 'held: tryLock with 0 s answers 204');
+    const waiting = post(ports[3] as number, `${lock}/lock`, `${s2}&30`, { 'grid-invocation': 'b5c3e0a4-1111-4a5b-9c1d-000000000001' });
+    assert.equal((await post(ports[2] as number, `${lock}/unlock`, `${s2}&${fence}`)).status, 409, 'not the owner');
+    assert.equal((await post(ports[0] as number, `${lock}/unlock`, `${s1}&${fence}`)).text(), '{"locked":false}');
+    const handed = await waiting;
+    assert.equal(handed.status, 200, handed.text());
+    const fence2 = (handed.json() as { fence: number }).fence;
+    assert.ok(fence2 > fence, `fences rise across owners (${fence} then ${fence2})`);
+    const retried = await post(ports[1] as number, `${lock}/lock`, `${s2}&30`, { 'grid-invocation': 'b5c3e0a4-1111-4a5b-9c1d-000000000001' });
+    assert.equal(retried.text(), `{"fence":${fence2}}`, 'a retry with the same Grid-Invocation is applied once');
+    const owned = (await get(ports[2] as number, lock)).json() as Json;
+    assert.deepEqual(owned, { locked: true, fence: fence2, lockCount: 1, sessionId: s2 });
+    assert.equal((await request(ports[1] as number, 'DELETE', `/grid/rest/cp/sessions/default/${s2}`)).status, 200);
+    assert.deepEqual((await get(ports[0] as number, lock)).json(), { locked: false, fence: 0, lockCount: 0, sessionId: -1 }, 'closing the session released the lock');
+    assert.equal((await post(ports[0] as number, `${lock}/lock`, `${s2}`)).status, 404, 'a closed session');
+    assert.equal((await post(ports[2] as number, `/grid/rest/cp/sessions/default/${s2}/heartbeat`)).status, 404);
+    assert.equal((await post(ports[2] as number, `/grid/rest/cp/sessions/default/${s1}/heartbeat`)).status, 200);
+
+    const sem = '/grid/rest/cp/semaphores/slots';
+    assert.equal((await post(ports[0] as number, `${sem}/init`, '1')).text(), '{"result":true}');
+    assert.equal((await post(ports[1] as number, `${sem}/acquire`, `${s1}&1`)).text(), '{"acquired":true}');
+    const s3 = await session(ports[2] as number);
+    const queued = post(ports[2] as number, `${sem}/acquire`, `${s3}&1&30`);
+    assert.equal((await post(ports[3] as number, `${sem}/release`, `${s1}&1`)).text(), '{"released":1}');
+    assert.equal((await queued).text(), '{"acquired":true}', 'the release went to the waiter');
+    assert.equal((await post(ports[3] as number, `${sem}/release`, `${s1}&1`)).status, 409, 'it holds none now');
+    assert.deepEqual((await get(ports[1] as number, sem)).json(), { available: 0, jdkCompatible: false });
+  });
+
   test('management failures carry a JSON body; wrong credentials change nothing', async () => {
     const p = ports[0] as number;
     const unknown = await get(p, '/grid/rest/cp-subsystem/groups/nope');
     assert.equal(unknown.status, 404);
     assert.equal((unknown.json() as Json).status, 'fail');
     assert.equal((await get(p, '/grid/rest/cp-subsystem/groups/nope/sessions')).status, 404);
-    assert.deepEqual((await get(p, '/grid/rest/cp-subsystem/groups/default/sessions')).json(), []);
+    // The REST sessions of the lock test are listed with the reference's fields.
+    const sessions = (await get(p, '/grid/rest/cp-subsystem/groups/default/sessions')).json() as Json[];
+    assert.ok(sessions.length >= 1, JSON.stringify(sessions));
+    for (const x of sessions) assert.deepEqual(Object.keys(x).sort(), ['creationTime', 'endpoint', 'endpointName', 'endpointType', 'expirationTime', 'id', 'version']);
+    const open = sessions[0] as Json;
+    assert.equal((await post(p, `/grid/rest/cp-subsystem/groups/default/sessions/${String(open.id)}/remove`, 'dev&')).status, 200, 'force-close');
+    assert.equal((await post(ports[1] as number, `/grid/rest/cp/sessions/default/${String(open.id)}/heartbeat`)).status, 404, 'force-closed');
     for (const [path, why] of [
       ['/grid/rest/cp-subsystem/groups/METADATA/remove', 'METADATA'],
       ['/grid/rest/cp-subsystem/groups/nope/remove', 'unknown group'],

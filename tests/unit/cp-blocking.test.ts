@@ -20,13 +20,21 @@ test('FencedLock: the fence is the acquiring entry, re-entry keeps it, the limit
   assert.deepEqual(l.lock(11, 0, 'a', 1, 7, 'i2', -1), { type: 'fence', fence: 10 });
   assert.deepEqual(l.ownership('a'), { type: 'ownership', fence: 10, lockCount: 2, sessionId: 1, threadId: 7 });
   assert.deepEqual(l.lock(12, 0, 'once', 1, 7, 'i3', -1), { type: 'fence', fence: 12 });
-  assert.deepEqual(l.lock(13, 0, 'once', 1, 7, 'i4', -1), { type: 'fence', fence: 0 }, 'lock-acquire-limit 1 reached');
+  assert.deepEqual(l.lock(13, 0, 'once', 1, 7, 'i4', -1), { type: 'fence', fence: 0, limitReached: true }, 'lock-acquire-limit 1 reached (REST 409, not a timeout)');
+  assert.equal(l.indexOf('a'), 11, 'the re-entry at 11 changed its count');
   const out: BlockingCompletion[] = [];
   assert.equal(l.unlock('a', 2, 7, 0, out).type, 'error', 'another session is not the owner');
   assert.equal(l.unlock('a', 1, 7, 99, out).type, 'error', 'another fence');
+  l.at = 20;
   assert.deepEqual(l.unlock('a', 1, 7, 10, out), { type: 'unlocked', stillLocked: true });
+  l.at = 21;
   assert.deepEqual(l.unlock('a', 1, 7, 10, out), { type: 'unlocked', stillLocked: false });
   assert.deepEqual(l.ownership('a'), NOT_LOCKED);
+  assert.equal(l.indexOf('a'), 21, 'a free lock keeps the index of the entry that freed it (its ETag)');
+  assert.equal(l.indexOf('never'), 0);
+  const copy = new LockRegistry(config);
+  copy.restore(JSON.parse(JSON.stringify(l.snapshot())));
+  assert.equal(copy.indexOf('a'), 21, 'the index survives a snapshot');
 });
 
 test('FencedLock: waiters get the lock in order with their own entry as fence; fences rise', () => {

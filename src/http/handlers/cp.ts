@@ -126,6 +126,7 @@ export async function cpData(req: HttpRequest, api: MemberApi): Promise<HttpRepl
       body: req.body ?? Buffer.alloc(0),
       contentType: req.header('content-type') ?? null,
       ifMatch: req.header('if-match') ?? null,
+      endpoint: req.remoteAddress,
     },
     invocation === undefined ? null : invocation.trim(),
   );
