@@ -76,6 +76,8 @@ export interface CallContext {
    * early then, and such a call is answered 19 so that the client sends it to another member.
    */
   readonly memberStopping: () => boolean;
+  /** The client's address (`host:port`): a CP session's endpoint. */
+  readonly remoteAddress?: string;
 }
 
 /** A wait cut short by the member's shutdown (client error 19: the client goes to another member). */

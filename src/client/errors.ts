@@ -24,6 +24,7 @@ export const CLIENT_ERROR = {
   UNSUPPORTED_OPERATION: 61,
   // The CP subsystem's (reference/cp-subsystem.md §1.13).
   HAZELCAST: 18,
+  ILLEGAL_MONITOR_STATE: 26,
   CP_ILLEGAL_STATE: 27,
   INDETERMINATE_OPERATION_STATE: 80,
   SESSION_EXPIRED: 85,
@@ -47,6 +48,7 @@ const CLASS_NAMES: Readonly<Record<number, string>> = {
   46: 'grid.RetryableError',
   61: 'grid.UnsupportedOperation',
   18: 'grid.CpError',
+  26: 'grid.IllegalMonitorState',
   27: 'grid.IllegalState',
   80: 'grid.IndeterminateOperationState',
   85: 'grid.SessionExpired',
@@ -112,6 +114,8 @@ const CODE_BY_GRID_ERROR: Partial<Record<ErrorCode, number>> = {
   ERR_CP_NOT_FOUND: CLIENT_ERROR.CP_GROUP_DESTROYED,
   ERR_CP_GROUP_DESTROYED: CLIENT_ERROR.CP_GROUP_DESTROYED,
   ERR_CP_ILLEGAL_STATE: CLIENT_ERROR.CP_ILLEGAL_STATE,
+  // Not the lock's owner (the only state error that maps to it: stateError in cp-api.ts).
+  ERR_CP_CONFLICT: CLIENT_ERROR.ILLEGAL_MONITOR_STATE,
   ERR_CP_SESSION_EXPIRED: CLIENT_ERROR.SESSION_EXPIRED,
   ERR_CP_UNSUPPORTED: CLIENT_ERROR.UNSUPPORTED_OPERATION,
 };

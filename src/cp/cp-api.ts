@@ -238,6 +238,11 @@ export class CpApi {
     return g;
   }
 
+  /** The configuration of a semaphore by its object name: jdk-compatible (sessionless), initial permits. */
+  semaphoreConfig(object: string): { readonly jdkCompatible: boolean; readonly initialPermits: number } {
+    return this.svc.semaphoreConfig(object);
+  }
+
   /** A write on a group; a state-machine error becomes the GridError it stands for. */
   async write(group: CpGroupInfo, command: CpCommand, invocation: string, waitMs = 0): Promise<CpResult> {
     const r = (await this.run(group.name, { kind: 'write', command }, invocation, { waitMs })).value as CpResult;
@@ -284,6 +289,8 @@ function stateError(code: string, message: string): GridError {
       return new GridError('ERR_CP_BAD_REQUEST', message);
     case 'session-expired':
       return new GridError('ERR_CP_SESSION_EXPIRED', message);
+    case 'not-owner':
+      return new GridError('ERR_CP_CONFLICT', message);
     default:
       return new GridError('ERR_CP_ILLEGAL_STATE', message);
   }

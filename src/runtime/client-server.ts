@@ -288,6 +288,7 @@ export class ClientConnection implements ClientLiveness {
       pollSecondsMax: server.o.pollSecondsMax,
       answerBytesMax: server.o.frameBytesMax,
       memberStopping: () => server.stopping || server.o.memberStopping(),
+      remoteAddress: this.remote,
       internalError: (e, type) => server.o.log.severe(`unexpected failure in client call 0x${type.toString(16)} from ${this.remote}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
     };
   }

@@ -1,6 +1,7 @@
 // The CP subsystem through the official Node.js client (`hazelcast-client`) against three real CP
 // members: AtomicLong, AtomicReference and CountDownLatch do what REST sees and the other way
-// round, 64-bit values stay exact, name@group makes a group, destroy frees a name for reuse, a call through a member whose group leader is killed goes on,
+// round, 64-bit values stay exact, FencedLock (fences rising, a waiter handed the lock, a lock held
+// through a REST session released by closing it) and a session-aware Semaphore, name@group makes a group, destroy frees a name for reuse, a call through a member whose group leader is killed goes on,
 // and a member without a CP subsystem answers "CP subsystem is not enabled". spec/cp.md.
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +34,25 @@ interface HzLatch {
   getCount(): Promise<number>;
   await(ms: number): Promise<boolean>;
 }
+interface HzLock {
+  lock(): Promise<{ toString(): string }>;
+  tryLock(timeoutMs?: number): Promise<{ toString(): string } | undefined>;
+  unlock(fence: unknown): Promise<void>;
+  isLocked(): Promise<boolean>;
+}
+interface HzSemaphore {
+  init(permits: number): Promise<boolean>;
+  acquire(permits?: number): Promise<void>;
+  tryAcquire(permits: number, timeoutMs?: number): Promise<boolean>;
+  release(permits?: number): Promise<void>;
+  availablePermits(): Promise<number>;
+  drainPermits(): Promise<number>;
+  increasePermits(n: number): Promise<void>;
+  reducePermits(n: number): Promise<void>;
+}
 interface HzCp {
+  getLock(name: string): Promise<HzLock>;
+  getSemaphore(name: string): Promise<HzSemaphore>;
   getAtomicLong(name: string): Promise<HzLong>;
   getAtomicReference(name: string): Promise<HzRef>;
   getCountDownLatch(name: string): Promise<HzLatch>;
@@ -46,7 +65,9 @@ const hz = createRequire(import.meta.url)('hazelcast-client') as { Client: { new
 
 const OPTIONS: MemberXmlOptions = {
   properties: { 'grid.max.no.heartbeat.seconds': 3 },
-  cpXml: '<cp-member-count>3</cp-member-count><raft-algorithm><leader-election-timeout-in-millis>1000</leader-election-timeout-in-millis><leader-heartbeat-period-in-millis>1000</leader-heartbeat-period-in-millis></raft-algorithm>',
+  cpXml:
+    '<cp-member-count>3</cp-member-count><raft-algorithm><leader-election-timeout-in-millis>1000</leader-election-timeout-in-millis><leader-heartbeat-period-in-millis>1000</leader-heartbeat-period-in-millis></raft-algorithm>' +
+    '<semaphores><semaphore name="gate"><jdk-compatible>true</jdk-compatible><initial-permits>1</initial-permits></semaphore></semaphores>',
 };
 
 function clientConfig(ports: readonly number[]): unknown {
@@ -116,6 +137,54 @@ test('AtomicLong, AtomicReference and CountDownLatch through the Node client, an
     assert.equal(await latch.getCount(), 0);
     assert.equal(await latch.trySetCount(1), true);
     assert.equal(await latch.await(200), false);
+
+    // FencedLock: the Node client makes every lock call a new owner (thread id), so it is not re-entrant.
+    const lock = await cp.getLock('job');
+    const fence = await lock.lock();
+    assert.ok(BigInt(fence.toString()) > 0n);
+    assert.equal(await lock.isLocked(), true);
+    const owner = (await request(ports[2] as number, 'GET', '/grid/rest/cp/locks/job')).json() as { locked: boolean; fence: number; sessionId: number };
+    assert.equal(owner.locked, true);
+    assert.equal(String(owner.fence), fence.toString(), 'REST sees the client session holding it, with the same fence');
+    assert.equal(await lock.tryLock(200), undefined, 'held: a tryLock of another owner times out');
+    const waiter = lock.lock();
+    await lock.unlock(fence);
+    const fence2 = await waiter;
+    assert.ok(BigInt(fence2.toString()) > BigInt(fence.toString()), 'the waiter got it with a higher fence');
+    await lock.unlock(fence2);
+    assert.equal(await lock.isLocked(), false);
+    const restSession = ((await request(ports[0] as number, 'POST', '/grid/rest/cp/sessions/default')).json() as { sessionId: number }).sessionId;
+    const held = await request(ports[0] as number, 'POST', '/grid/rest/cp/locks/job/lock', { body: `${restSession}` });
+    assert.equal(held.status, 200);
+    assert.equal(await lock.tryLock(100), undefined, 'held through REST');
+    await request(ports[1] as number, 'DELETE', `/grid/rest/cp/sessions/default/${restSession}`);
+    assert.notEqual(await lock.tryLock(5000), undefined, 'closing the REST session released it');
+
+    // Semaphore (session-aware by default): init, acquire, tryAcquire, release, drain, change.
+    const sem = await cp.getSemaphore('slots');
+    assert.equal(await sem.init(2), true);
+    assert.equal(await sem.init(5), false);
+    await sem.acquire(2);
+    assert.equal(await sem.tryAcquire(1, 100), false);
+    assert.equal(((await request(ports[1] as number, 'GET', '/grid/rest/cp/semaphores/slots')).json() as { available: number }).available, 0);
+    const queued = sem.tryAcquire(1, 20_000);
+    await sem.release(1);
+    assert.equal(await queued, true, 'a release went to the waiting acquire');
+    await sem.release(2);
+    assert.equal(await sem.availablePermits(), 2);
+    await sem.increasePermits(3);
+    await sem.reducePermits(1);
+    assert.equal(await sem.drainPermits(), 4);
+    await sem.release(4);
+    assert.equal(await sem.availablePermits(), 4);
+
+    // A jdk-compatible semaphore: the client asks its type and goes sessionless (generateThreadId).
+    const gate = await cp.getSemaphore('gate');
+    assert.equal(await gate.availablePermits(), 1, 'initial-permits from the configuration');
+    assert.equal(await gate.tryAcquire(1, 0), true);
+    assert.equal(await gate.tryAcquire(1, 0), false);
+    await gate.release(1);
+    assert.equal(((await request(ports[2] as number, 'GET', '/grid/rest/cp/semaphores/gate')).json() as { available: number; jdkCompatible: boolean }).jdkCompatible, true);
 
     // A kill -9 of the default group's leader: the client's next calls go on (the member retries).
     const d = (await request(ports[0] as number, 'GET', '/grid/rest/cp-subsystem/groups/default')).json() as { leader: { address: string } };
