@@ -6,7 +6,17 @@
 //             (Jepsen's CAS register), so reads, failed CASes and writes interleave;
 //   ref       AtomicReference nemesis-ref-<j>: get and set of a unique value;
 //   ids       AtomicLong nemesis-ids: incrementAndGet; acknowledged ids must be unique and rise in
-//             real time (an id answered before another call began is smaller than its id).
+//             real time (an id answered before another call began is smaller than its id);
+//   lock      FencedLock nemesis-lock through a REST session per loop: tryLock without waiting,
+//             then unlock with the fence; checked as a mutex whose fences rise across owners (the
+//             owner is the session). After a call without an answer the loop reads the lock's
+//             owner (not part of the history) to know whether it holds it: a tryLock that does not
+//             wait leaves no waiter behind that could be granted later;
+//   semaphore Semaphore nemesis-sem of 2 permits (init once): tryAcquire 1 without waiting, then
+//             release 1; checked as a counting semaphore (never three holders, a release only of a
+//             permit held). After a call without an answer the loop releases: 200 or 409 says which.
+// A session that expires under a client (404) ends its owner's history: if one does, the lock and
+// semaphore checks are not made and the report says so (they would need the expiry's moment).
 // A 200 (204 for a null reference) is an answer. A write without an answer (503 after the call
 // timeout, 500, a socket error or the deadline) may or may not have taken effect: it is an
 // operation without an output, which the checker lets take effect at any point after its call or
@@ -15,12 +25,23 @@
 import type { KeepAliveClient } from '../../tests/harness/cluster.js';
 import { PacedLoops } from './workload.js';
 import { SeededRandom } from '../../src/util/prng.js';
-import { atomicLongModel, atomicRefModel, checkHistory } from '../../tests/harness/linearizability.js';
-import type { LongInput, LongOutput, Operation, RefInput, RefOutput, Verdict } from '../../tests/harness/linearizability.js';
+import { atomicLongModel, atomicRefModel, checkHistory, lockModel, semaphoreModel } from '../../tests/harness/linearizability.js';
+import type { LockInput, LockOutput, LongInput, LongOutput, Operation, RefInput, RefOutput, SemaphoreInput, SemaphoreOutput, Verdict } from '../../tests/harness/linearizability.js';
 
 export const CAS_OBJECTS = 4;
 export const REF_OBJECTS = 2;
 export const IDS_OBJECT = 'nemesis-ids';
+export const LOCK_OBJECT = 'nemesis-lock';
+export const SEMAPHORE_OBJECT = 'nemesis-sem';
+export const SEMAPHORE_PERMITS = 2;
+
+/** One loop's CP session and what it holds (null fence: not holding; 'unknown': to find out). */
+interface Holder {
+  session: number;
+  lock: number | null | 'unknown';
+  /** Permits held: 0, 1, or -1 when a call without an answer left it unknown (release finds out). */
+  permits: number;
+}
 
 export interface CpWorkloadOptions {
   readonly hosts: readonly string[];
@@ -47,6 +68,8 @@ export interface CpCounts {
   readsUnanswered: number;
   /** Answers the member should not have given (4xx): each is a failure. */
   wrong: number;
+  /** Sessions that expired under a loop (404): the lock and semaphore checks are then not made. */
+  sessionsLost: number;
 }
 
 export interface CpVerdict {
@@ -54,6 +77,8 @@ export interface CpVerdict {
   readonly checked: number;
   readonly registerVerdict: Verdict;
   readonly refVerdict: Verdict;
+  readonly lockVerdict: Verdict | null;
+  readonly semaphoreVerdict: Verdict | null;
   readonly idProblems: readonly string[];
   readonly problems: readonly string[];
   readonly checkSeconds: number;
@@ -63,7 +88,11 @@ export class CpWorkload extends PacedLoops {
   readonly longOps: Operation<LongInput, LongOutput>[] = [];
   readonly refOps: Operation<RefInput, RefOutput>[] = [];
   readonly idCalls: IdCall[] = [];
-  readonly counts: CpCounts = { acknowledged: 0, indeterminate: 0, readsUnanswered: 0, wrong: 0 };
+  readonly lockOps: Operation<LockInput, LockOutput>[] = [];
+  readonly semOps: Operation<SemaphoreInput, SemaphoreOutput>[] = [];
+  readonly counts: CpCounts = { acknowledged: 0, indeterminate: 0, readsUnanswered: 0, wrong: 0, sessionsLost: 0 };
+  private readonly holders = new Map<number, Holder>();
+  private semaphoreReady = false;
   readonly wrongAnswers: string[] = [];
   constructor(readonly options: CpWorkloadOptions) {
     super(options);
@@ -71,9 +100,123 @@ export class CpWorkload extends PacedLoops {
 
   protected async step(i: number, _member: number, c: KeepAliveClient, seq: number, rnd: SeededRandom): Promise<void> {
     const r = rnd.next();
-    if (r < 0.5) await this.register(c, i, `nemesis-cas-${rnd.nextInt(CAS_OBJECTS)}`, rnd);
-    else if (r < 0.75) await this.ref(c, i, `nemesis-ref-${rnd.nextInt(REF_OBJECTS)}`, rnd.next() < 0.5 ? null : `v-${i}-${seq}`);
-    else await this.id(c, i);
+    if (r < 0.35) await this.register(c, i, `nemesis-cas-${rnd.nextInt(CAS_OBJECTS)}`, rnd);
+    else if (r < 0.5) await this.ref(c, i, `nemesis-ref-${rnd.nextInt(REF_OBJECTS)}`, rnd.next() < 0.5 ? null : `v-${i}-${seq}`);
+    else if (r < 0.6) await this.id(c, i);
+    else if (r < 0.8) await this.lock(c, i);
+    else await this.semaphore(c, i);
+  }
+
+  /** This loop's session (made on first use, and again after one expired); null while none could be made. */
+  private async holder(c: KeepAliveClient, loop: number): Promise<Holder | null> {
+    const h = this.holders.get(loop);
+    if (h !== undefined && h.session > 0) return h;
+    const r = await this.call(c, 'POST', '/grid/rest/cp/sessions/default', null);
+    if (r === null || r.status >= 500) return null;
+    const m = r.status === 201 ? /"sessionId":(\d+)/.exec(r.text) : null;
+    if (m === null) return void this.wrong('create session', r), null;
+    const made: Holder = { session: Number(m[1]), lock: null, permits: 0 };
+    this.holders.set(loop, made);
+    return made;
+  }
+
+  /** A 404 on a session-bound call: the session is gone (expired or closed) under this loop. */
+  private lost(h: Holder): void {
+    this.counts.sessionsLost++;
+    h.session = 0;
+    h.lock = null;
+    h.permits = 0;
+  }
+
+  private async lock(c: KeepAliveClient, loop: number): Promise<void> {
+    const h = await this.holder(c, loop);
+    if (h === null) return;
+    const base = `/grid/rest/cp/locks/${LOCK_OBJECT}`;
+    if (h.lock === 'unknown') {
+      // A call without an answer: read who holds it (a linearizable read, not part of the history).
+      const r = await this.call(c, 'GET', base, null);
+      if (r === null || r.status >= 500) return;
+      const m = r.status === 200 ? /"fence":(\d+),"lockCount":(\d+),"sessionId":(-?\d+)/.exec(r.text) : null;
+      if (m === null) return this.wrong(`get ${LOCK_OBJECT}`, r);
+      h.lock = Number(m[3]) === h.session && Number(m[2]) > 0 ? Number(m[1]) : null;
+      return;
+    }
+    const callMs = Date.now();
+    if (h.lock === null) {
+      const input: LockInput = { op: 'lock', client: h.session, wait: false };
+      const r = await this.call(c, 'POST', `${base}/lock`, `${h.session}&0`);
+      if (r === null || r.status >= 500) {
+        this.counts.indeterminate++;
+        this.lockOps.push({ object: LOCK_OBJECT, client: h.session, input, output: undefined, callMs, returnMs: Infinity });
+        h.lock = 'unknown';
+        return;
+      }
+      if (r.status === 404) return this.lost(h);
+      const m = r.status === 200 ? /^\{"fence":(\d+)\}$/.exec(r.text) : null;
+      if (m === null && r.status !== 204) return this.wrong(`lock ${LOCK_OBJECT}`, r);
+      const fence = m === null ? 0 : Number(m[1]);
+      this.counts.acknowledged++;
+      this.lockOps.push({ object: LOCK_OBJECT, client: h.session, input, output: { fence }, callMs, returnMs: Date.now() });
+      h.lock = fence > 0 ? fence : null;
+      return;
+    }
+    const input: LockInput = { op: 'unlock', client: h.session };
+    const r = await this.call(c, 'POST', `${base}/unlock`, `${h.session}&${h.lock}`);
+    if (r === null || r.status >= 500) {
+      this.counts.indeterminate++;
+      this.lockOps.push({ object: LOCK_OBJECT, client: h.session, input, output: undefined, callMs, returnMs: Infinity });
+      // Unlock again: 200 if the first did not apply, 409 if it did.
+      return;
+    }
+    if (r.status === 404) return this.lost(h);
+    if (r.status !== 200 && r.status !== 409) return this.wrong(`unlock ${LOCK_OBJECT}`, r);
+    this.counts.acknowledged++;
+    this.lockOps.push({ object: LOCK_OBJECT, client: h.session, input, output: { ok: r.status === 200 }, callMs, returnMs: Date.now() });
+    h.lock = null;
+  }
+
+  private async semaphore(c: KeepAliveClient, loop: number): Promise<void> {
+    const base = `/grid/rest/cp/semaphores/${SEMAPHORE_OBJECT}`;
+    if (!this.semaphoreReady) {
+      // init(2) before any acquire; true, or false if an earlier init without an answer applied.
+      const r = await this.call(c, 'POST', `${base}/init`, String(SEMAPHORE_PERMITS));
+      if (r === null || r.status >= 500) return;
+      if (r.status !== 200) return this.wrong(`init ${SEMAPHORE_OBJECT}`, r);
+      this.semaphoreReady = true;
+      return;
+    }
+    const h = await this.holder(c, loop);
+    if (h === null) return;
+    const callMs = Date.now();
+    if (h.permits === 0) {
+      const input: SemaphoreInput = { op: 'acquire', client: h.session };
+      const r = await this.call(c, 'POST', `${base}/acquire`, `${h.session}&1&0`);
+      if (r === null || r.status >= 500) {
+        this.counts.indeterminate++;
+        this.semOps.push({ object: SEMAPHORE_OBJECT, client: h.session, input, output: undefined, callMs, returnMs: Infinity });
+        h.permits = -1;
+        return;
+      }
+      if (r.status === 404) return this.lost(h);
+      if (r.status !== 200 && r.status !== 204) return this.wrong(`acquire ${SEMAPHORE_OBJECT}`, r);
+      this.counts.acknowledged++;
+      this.semOps.push({ object: SEMAPHORE_OBJECT, client: h.session, input, output: { acquired: r.status === 200 }, callMs, returnMs: Date.now() });
+      h.permits = r.status === 200 ? 1 : 0;
+      return;
+    }
+    const input: SemaphoreInput = { op: 'release', client: h.session };
+    const r = await this.call(c, 'POST', `${base}/release`, `${h.session}&1`);
+    if (r === null || r.status >= 500) {
+      this.counts.indeterminate++;
+      this.semOps.push({ object: SEMAPHORE_OBJECT, client: h.session, input, output: undefined, callMs, returnMs: Infinity });
+      h.permits = -1;
+      return;
+    }
+    if (r.status === 404) return this.lost(h);
+    if (r.status !== 200 && r.status !== 409) return this.wrong(`release ${SEMAPHORE_OBJECT}`, r);
+    this.counts.acknowledged++;
+    this.semOps.push({ object: SEMAPHORE_OBJECT, client: h.session, input, output: { ok: r.status === 200 }, callMs, returnMs: Date.now() });
+    h.permits = 0;
   }
 
   private async call(c: KeepAliveClient, method: string, path: string, body: string | null): Promise<{ status: number; text: string } | null> {
@@ -168,6 +311,10 @@ export class CpWorkload extends PacedLoops {
     const refOps = this.refOps.map((o) => (o.input.op === 'set' && o.output !== undefined ? { ...o, output: undefined } : o));
     const refVerdict = checkHistory(atomicRefModel, refOps, deadlineMs);
     const idProblems = checkIds(this.idCalls);
+    // A session lost under a loop released what it held at a moment the history does not have.
+    const blockingChecked = this.counts.sessionsLost === 0;
+    const lockVerdict = blockingChecked ? checkHistory(lockModel, this.lockOps, deadlineMs) : null;
+    const semaphoreVerdict = blockingChecked ? checkHistory(semaphoreModel(SEMAPHORE_PERMITS), this.semOps, deadlineMs) : null;
     const problems: string[] = [];
     const say = (what: string, v: Verdict): void => {
       if (v.result === 'illegal') problems.push(`${what} history of ${v.object} is not linearizable: ${v.detail}`);
@@ -175,10 +322,12 @@ export class CpWorkload extends PacedLoops {
     };
     say('AtomicLong CAS-register', registerVerdict);
     say('AtomicReference', refVerdict);
+    if (lockVerdict !== null) say('FencedLock (mutex, rising fences)', lockVerdict);
+    if (semaphoreVerdict !== null) say(`Semaphore (${SEMAPHORE_PERMITS} permits)`, semaphoreVerdict);
     problems.push(...idProblems);
     if (this.counts.wrong > 0) problems.push(`${this.counts.wrong} CP answer(s) a member should not have given, e.g. ${this.wrongAnswers.slice(0, 3).join(' | ')}`);
-    const checked = longOps.length + refOps.length + this.idCalls.filter((c) => c.id !== null).length;
-    return { counts: this.counts, checked, registerVerdict, refVerdict, idProblems, problems, checkSeconds: (Date.now() - t0) / 1000 };
+    const checked = longOps.length + refOps.length + this.idCalls.filter((c) => c.id !== null).length + (blockingChecked ? this.lockOps.length + this.semOps.length : 0);
+    return { counts: this.counts, checked, registerVerdict, refVerdict, lockVerdict, semaphoreVerdict, idProblems, problems, checkSeconds: (Date.now() - t0) / 1000 };
   }
 }
 

@@ -109,7 +109,7 @@ export function summaryTable(f: Figures): string {
       ['register (every policy): reads made with no fault active, checked against earlier writes', String(f.registerReadsJudged)],
       ['register (every policy): acknowledged updates lost to the merge policy', `${f.registerUpdatesLost} (${f.registerKeysBehind} key(s) behind at the end)`],
       ['register (every policy): acknowledged updates lost outside a split brain', String(f.registerLostOutsideSplitBrain)],
-      ['CP calls (AtomicLong CAS register, AtomicReference, unique ids)', `${f.cpOperations}: ${f.cpAcknowledged} answered, ${f.cpIndeterminate} writes without an answer, ${f.cpReadsUnanswered} reads without one`],
+      ['CP calls (AtomicLong CAS register, AtomicReference, unique ids, FencedLock, Semaphore)', `${f.cpOperations}: ${f.cpAcknowledged} answered, ${f.cpIndeterminate} writes without an answer, ${f.cpReadsUnanswered} reads without one`],
       ['CP operations checked for linearizability', `${f.cpChecked} in ${f.cpCheckSeconds.toFixed(1)} s: ${f.cpVerdict}`],
       ['CP members removed and promoted after restarts', String(f.cpRepairs)],
       ['split brain', f.splitBrain ? `yes (${f.splitBrainWindows} window(s))` : 'no'],

@@ -287,3 +287,50 @@ export const lockModel: Model<LockState, LockInput, LockOutput> = {
   },
   describe: (i, o) => `c${i.client} ${i.op}${i.op === 'lock' && !i.wait ? '(try)' : ''} → ${o === undefined ? '?' : JSON.stringify(o)}`,
 };
+
+/**
+ * A counting semaphore of `permits` (session-aware: a client releases only what it holds).
+ * acquire: `acquired` true takes one permit (legal only when one is free), false (a tryAcquire
+ * that did not wait) is legal only when none is free; release: `ok` true gives one back (legal
+ * only when the client holds one), false (refused: 409) only when it holds none. No answer: the
+ * call took effect as asked (when it could) or, the checker decides, never.
+ */
+export type SemaphoreInput = { readonly op: 'acquire'; readonly client: number } | { readonly op: 'release'; readonly client: number };
+export type SemaphoreOutput = { readonly acquired: boolean } | { readonly ok: boolean };
+interface SemaphoreState {
+  readonly available: number;
+  /** client → permits held, sorted by client (the memo key reads it). */
+  readonly held: readonly (readonly [number, number])[];
+}
+
+function holding(s: SemaphoreState, client: number): number {
+  return s.held.find(([c]) => c === client)?.[1] ?? 0;
+}
+
+function withHeld(s: SemaphoreState, client: number, delta: number): SemaphoreState {
+  const n = holding(s, client) + delta;
+  const rest = s.held.filter(([c]) => c !== client);
+  const held = n === 0 ? rest : [...rest, [client, n] as const].sort((a, b) => a[0] - b[0]);
+  return { available: s.available - delta, held };
+}
+
+export function semaphoreModel(permits: number): Model<SemaphoreState, SemaphoreInput, SemaphoreOutput> {
+  return {
+    init: () => ({ available: permits, held: [] }),
+    key: (s) => `${s.available}|${s.held.map(([c, n]) => `${c}:${n}`).join(',')}`,
+    step: (s, i, o) => {
+      if (i.op === 'acquire') {
+        if (o === undefined) return s.available >= 1 ? { ok: true, state: withHeld(s, i.client, 1) } : { ok: true, state: s };
+        if (!('acquired' in o)) return { ok: false, state: s };
+        if (!o.acquired) return { ok: s.available < 1, state: s };
+        return s.available >= 1 ? { ok: true, state: withHeld(s, i.client, 1) } : { ok: false, state: s };
+      }
+      const has = holding(s, i.client) >= 1;
+      if (o === undefined) return { ok: true, state: has ? withHeld(s, i.client, -1) : s };
+      if (!('ok' in o)) return { ok: false, state: s };
+      if (!o.ok) return { ok: !has, state: s };
+      return has ? { ok: true, state: withHeld(s, i.client, -1) } : { ok: false, state: s };
+    },
+    describe: (i, o) => `c${i.client} ${i.op} → ${o === undefined ? '?' : JSON.stringify(o)}`,
+  };
+}

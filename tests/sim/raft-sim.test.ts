@@ -6,7 +6,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { runRaftSim } from './raft-sim.js';
 
-const SEEDS = 80;
+const SEEDS = 300;
 
 test(`Raft simulation: seeds 1-${SEEDS} keep every invariant and every acknowledged write`, () => {
   const failures: string[] = [];

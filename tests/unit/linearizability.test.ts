@@ -4,7 +4,8 @@
 // unknown), and say 'unknown' instead of passing when its deadline runs out.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { atomicLongModel, atomicRefModel, checkHistory, latchModel, lockModel } from '../harness/linearizability.js';
+import { atomicLongModel, atomicRefModel, checkHistory, latchModel, lockModel, semaphoreModel } from '../harness/linearizability.js';
+import type { SemaphoreInput, SemaphoreOutput } from '../harness/linearizability.js';
 import type { LatchInput, LatchOutput, LockInput, LockOutput, LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
 
 type LongOp = Operation<LongInput, LongOutput>;
@@ -117,4 +118,21 @@ test('FencedLock: an unlock whose outcome is unknown may have released the lock 
   const l = (client: number, callMs: number, returnMs: number, input: LockInput, output: LockOutput | undefined): L => ({ object: 'L', client, input, output, callMs, returnMs });
   const h: L[] = [l(2, 0, 1, { op: 'lock', client: 2, wait: true }, { fence: 3 }), l(2, 2, Infinity, { op: 'unlock', client: 2 }, undefined), l(2, 10, 11, { op: 'unlock', client: 2 }, { ok: true }), l(1, 12, 13, { op: 'lock', client: 1, wait: true }, { fence: 7 })];
   assert.equal(checkHistory(lockModel, h).result, 'ok', 'the first unlock never applied');
+});
+
+test('semaphore of 2 permits: three holders at once, a release of nothing, a refused acquire with one free are rejected', () => {
+  type Op = Operation<SemaphoreInput, SemaphoreOutput>;
+  const op = (client: number, input: SemaphoreInput, output: SemaphoreOutput | undefined, callMs: number, returnMs: number): Op => ({ object: 's', client, input, output, callMs, returnMs });
+  const acq = (c: number): SemaphoreInput => ({ op: 'acquire', client: c });
+  const rel = (c: number): SemaphoreInput => ({ op: 'release', client: c });
+  const ok: Op[] = [op(1, acq(1), { acquired: true }, 0, 1), op(2, acq(2), { acquired: true }, 2, 3), op(3, acq(3), { acquired: false }, 4, 5), op(1, rel(1), { ok: true }, 6, 7), op(3, acq(3), { acquired: true }, 8, 9)];
+  assert.equal(checkHistory(semaphoreModel(2), ok).result, 'ok');
+  const three: Op[] = [op(1, acq(1), { acquired: true }, 0, 1), op(2, acq(2), { acquired: true }, 2, 3), op(3, acq(3), { acquired: true }, 4, 5)];
+  assert.equal(checkHistory(semaphoreModel(2), three).result, 'illegal', 'a third permit');
+  assert.equal(checkHistory(semaphoreModel(2), [op(1, rel(1), { ok: true }, 0, 1)]).result, 'illegal', 'released what it did not hold');
+  assert.equal(checkHistory(semaphoreModel(2), [op(1, acq(1), { acquired: false }, 0, 1)]).result, 'illegal', 'refused while both were free');
+  const unknown: Op[] = [op(1, acq(1), undefined, 0, Infinity), op(2, acq(2), { acquired: true }, 2, 3), op(3, acq(3), { acquired: false }, 4, 5), op(1, rel(1), { ok: true }, 6, 7)];
+  assert.equal(checkHistory(semaphoreModel(2), unknown).result, 'ok', 'an acquire without an answer may have taken effect');
+  const overlapping: Op[] = [op(1, acq(1), { acquired: true }, 0, 10), op(2, acq(2), { acquired: true }, 1, 9), op(3, acq(3), { acquired: false }, 2, 8)];
+  assert.equal(checkHistory(semaphoreModel(2), overlapping).result, 'ok', 'concurrent: the refusal after both acquires');
 });
