@@ -40,6 +40,9 @@ import { RAFT_DEFAULTS } from './raft/types.js';
 import type { RaftMessage } from './raft/types.js';
 import { decodeRaftMessage, encodeRaftMessage } from './raft/wire.js';
 import { CpRouter } from './router.js';
+import type { CpPersistence } from './cp-persistence.js';
+import type { RaftStore } from './raft-store.js';
+import type { RaftRestored } from './raft/core.js';
 import type { AttemptAnswer, RouteOutcome } from './router.js';
 import { CallStats, structureOf } from './call-stats.js';
 import { MetadataDuties } from './metadata-duties.js';
@@ -70,6 +73,8 @@ export interface CpServiceOptions {
   readonly random: Random;
   readonly newUuid: () => string;
   readonly log: ComponentLogger;
+  /** CP persistence (`<cp-subsystem><persistence-enabled>`), or null. */
+  readonly persistence?: CpPersistence | null;
 }
 
 interface Held {
@@ -77,6 +82,8 @@ interface Held {
   readonly id: number;
   readonly seed: number;
   readonly replica: GroupReplica;
+  /** Its directory, with CP persistence. */
+  readonly store: RaftStore | null;
   /** Leader-side duties in flight. */
   expiring: boolean;
   lastInactiveCheckMs: number;
@@ -94,6 +101,12 @@ interface PendingCall {
 
 const TICK_MS = 100;
 const DUTY_EVERY_TICKS = 10;
+/**
+ * With CP persistence the master waits this long after enough members joined before it starts a
+ * new CP subsystem: a CP member restarted on its directory tells the discovery it took part in
+ * (a whole cluster restarted), and the master takes that one instead.
+ */
+const FRESH_DISCOVERY_GRACE_MS = 3000;
 const VIEW_EVERY_MS = 2000;
 const DISCOVER_EVERY_MS = 5000;
 const INACTIVE_CHECK_MS = 30_000;
@@ -136,6 +149,12 @@ export class CpService implements MemberService {
   private discovery: { readonly seed: number; readonly groupSize: number; readonly members: readonly CpMember[] } | null = null;
   /** This member's CP member UUID, or null when it is not a CP member. */
   private localCp: string | null = null;
+  /** The group directories found at start (checked before anything else runs), until their replica is made. */
+  private readonly restoredStores = new Map<number, { store: RaftStore; restored: RaftRestored }>();
+  /** This member restarted on a CP directory: it offers its discovery until it has a view. */
+  private restored = false;
+  private freshDiscoveryAtMs: number | null = null;
+  private conflictLogged = false;
   /** The CP members and groups as METADATA last told (or as this member's METADATA replica holds them). */
   private view = new CpMetadata(0);
   private viewIndex = 0;
@@ -231,6 +250,13 @@ export class CpService implements MemberService {
 
   start(): void {
     if (!this.enabled || this.tickTimer !== null) return;
+    this.restore();
+    const id = this.localCp;
+    const d = this.discovery;
+    if (this.restored && id !== null && d !== null) {
+      const meta = d.members.slice(0, d.groupSize).map((m) => m.uuid);
+      if (meta.includes(id)) this.markDirty(this.createReplica(METADATA, 0, meta));
+    }
     const tick = (): void => {
       this.tickTimer = this.o.timers.setTimeout(tick, TICK_MS);
       this.onTick();
@@ -249,6 +275,37 @@ export class CpService implements MemberService {
   }
 
   // ── what the API layer reads ──────────────────────────────────────────────────────────────────
+
+  /**
+   * With CP persistence: this member's CP identity and every group directory, read at start (the
+   * member knows its address then) before it joins. A malformed one throws: the member stops,
+   * naming the file and offset.
+   */
+  private restore(): void {
+    const p = this.o.persistence;
+    if (p === null || p === undefined) return;
+    const id = p.load();
+    if (id === null) return;
+    for (const gid of p.groupIds(id.cpUuid)) {
+      const store = p.store(id.cpUuid, gid);
+      const restored = store.load();
+      if (restored !== null) this.restoredStores.set(gid, { store, restored });
+    }
+    this.seed = id.seed;
+    this.view = new CpMetadata(id.seed);
+    this.localCp = id.cpUuid;
+    this.discovery = { seed: id.seed, groupSize: id.groupSize, members: id.members };
+    this.restored = true;
+    this.o.log.info(`CP persistence: this member is CP member ${id.cpUuid} again (seed ${id.seed}), with ${this.restoredStores.size} group director${this.restoredStores.size === 1 ? 'y' : 'ies'} under ${p.baseDir}`);
+  }
+
+  /** With CP persistence, records who this member is before it acts as that CP member. */
+  private saveIdentity(): void {
+    const p = this.o.persistence;
+    const d = this.discovery;
+    if (p === null || p === undefined || this.localCp === null || d === null) return;
+    p.save({ cpUuid: this.localCp, address: this.host.selfAddress(), seed: this.seed, groupSize: d.groupSize, members: d.members });
+  }
 
   /** Discovery is complete here: this member knows METADATA's committed CP member list. */
   get discovered(): boolean {
@@ -281,12 +338,16 @@ export class CpService implements MemberService {
   /** Whether a CP member's process is in the cluster (true when the CP member is not known here). */
   private cpUuidPresent(cpUuid: string): boolean {
     const m = this.view.cpMembers().find((x) => x.uuid === cpUuid) ?? this.discovery?.members.find((x) => x.uuid === cpUuid);
-    return m === undefined || this.host.isMember(m.memberUuid);
+    return m === undefined || this.cpMemberPresent(m);
   }
 
-  /** Whether the member that holds a CP member is in the cluster now. */
+  /**
+   * Whether the member that holds a CP member is in the cluster now. With CP persistence a CP
+   * member restarted on its directory comes back as a new cluster member at the same address.
+   */
   cpMemberPresent(m: CpMember): boolean {
-    return this.host.isMember(m.memberUuid);
+    if (this.host.isMember(m.memberUuid)) return true;
+    return this.o.persistence !== null && this.o.persistence !== undefined && this.host.dataMembers().some((d) => d.address === m.address);
   }
 
   /** The replicas this member holds, for the metrics call. */
@@ -368,6 +429,7 @@ export class CpService implements MemberService {
   /** Promotion: this member becomes a CP member with a new CP UUID once METADATA committed it. */
   adoptCpUuid(uuid: string): void {
     this.localCp = uuid;
+    this.saveIdentity();
     this.reconcile();
   }
 
@@ -497,10 +559,22 @@ export class CpService implements MemberService {
   private onDiscover(d: MessageOf<'cpDiscover'>['body']): void {
     if (d.seed < this.seed) return;
     if (d.seed > this.seed) this.resetLocal(d.seed);
-    if (this.discovery !== null) return;
+    if (this.discovery !== null) {
+      const mine = this.discovery.members.map((m) => m.uuid).join(',');
+      if (this.restored && d.members.map((m) => m.uuid).join(',') !== mine && !this.conflictLogged) {
+        this.conflictLogged = true;
+        this.o.log.severe(
+          `CP persistence: this member restarted as CP member ${this.localCp ?? '?'} of seed ${this.seed}, but the cluster started a new CP subsystem with other CP members (${d.members.map((m) => m.address).join(', ')}); its directory is kept, not used. Restart the CP members within ${FRESH_DISCOVERY_GRACE_MS / 1000} s of each other, or reset the CP subsystem`,
+        );
+      }
+      return;
+    }
     this.discovery = { seed: d.seed, groupSize: d.groupSize, members: d.members.map((x) => ({ uuid: x.uuid, address: x.address, memberUuid: x.memberUuid })) };
     const me = d.members.find((x) => x.memberUuid === this.host.selfUuid);
-    if (me !== undefined) this.localCp = me.uuid;
+    if (me !== undefined) {
+      this.localCp = me.uuid;
+      this.saveIdentity();
+    }
     const metaMembers = d.members.slice(0, d.groupSize).map((x) => x.uuid);
     if (this.localCp !== null && metaMembers.includes(this.localCp) && !this.replicas.has(key(this.seed, 0))) {
       this.o.log.info(`CP discovery (seed ${this.seed}): ${d.members.length} CP members; this member is one, and starts METADATA with ${metaMembers.length}`);
@@ -536,13 +610,27 @@ export class CpService implements MemberService {
 
   /** The master names the CP members once per seed and repeats it (to joiners, and while METADATA is young). */
   private discover(now = false): void {
-    if (!this.host.isMaster() || !this.host.joined()) return;
+    if (!this.host.joined()) return;
+    if (!this.host.isMaster()) {
+      // Restarted on a CP directory: offer the discovery it took part in, until a view arrives.
+      if (this.restored && !this.view.isInitialized()) this.sendDiscovery(now);
+      return;
+    }
     if (this.discovery === null) {
       const data = this.host.dataMembers();
       if (data.length < this.o.config.cpMemberCount) return;
+      if (this.o.persistence !== null && this.o.persistence !== undefined) {
+        const t = this.o.clock.monotonicMs();
+        this.freshDiscoveryAtMs ??= t + FRESH_DISCOVERY_GRACE_MS;
+        if (t < this.freshDiscoveryAtMs) return;
+      }
       const members = data.slice(0, this.o.config.cpMemberCount).map((m) => ({ uuid: m.uuid, address: m.address, memberUuid: m.uuid }));
       this.onDiscover({ seed: this.seed, groupSize: this.o.config.groupSize, members });
     }
+    this.sendDiscovery(now);
+  }
+
+  private sendDiscovery(now: boolean): void {
     const d = this.discovery;
     if (d === null) return;
     const t = this.o.clock.monotonicMs();
@@ -557,6 +645,10 @@ export class CpService implements MemberService {
     for (const h of this.replicas.values()) h.replica.stop();
     this.replicas.clear();
     this.dirty.clear();
+    if (this.localCp !== null) this.o.persistence?.removeMember(this.localCp);
+    this.restoredStores.clear();
+    this.restored = false;
+    this.freshDiscoveryAtMs = null;
     this.seed = seed;
     this.discovery = null;
     this.localCp = null;
@@ -568,14 +660,17 @@ export class CpService implements MemberService {
   // ── replicas ──────────────────────────────────────────────────────────────────────────────────
 
   private createReplica(name: string, id: number, members: readonly string[]): Held {
-    const replica = new GroupReplica(
-      this.localCp as string,
-      { ...this.replicaOpts, seed: this.seed },
-      this.o.random,
-      { hardState: { term: 0, vote: null, commit: 0 }, snapshot: { index: 0, term: 0, members: [...members], data: new Uint8Array(0) }, entries: [] },
-      () => this.o.clock.nowMs(),
-    );
-    const held: Held = { name, id, seed: this.seed, replica, expiring: false, lastInactiveCheckMs: this.o.clock.monotonicMs(), leaderChanges: 0, lastLeader: null };
+    let restored: RaftRestored = { hardState: { term: 0, vote: null, commit: 0 }, snapshot: { index: 0, term: 0, members: [...members], data: new Uint8Array(0) }, entries: [] };
+    let store: RaftStore | null = null;
+    const p = this.o.persistence;
+    if (p !== null && p !== undefined && this.localCp !== null) {
+      const found = this.restoredStores.get(id);
+      this.restoredStores.delete(id);
+      store = found?.store ?? p.store(this.localCp, id);
+      restored = found?.restored ?? store.load() ?? store.init(members);
+    }
+    const replica = new GroupReplica(this.localCp as string, { ...this.replicaOpts, seed: this.seed }, this.o.random, restored, () => this.o.clock.nowMs());
+    const held: Held = { name, id, seed: this.seed, replica, store, expiring: false, lastInactiveCheckMs: this.o.clock.monotonicMs(), leaderChanges: 0, lastLeader: null };
     this.replicas.set(key(this.seed, id), held);
     this.o.log.fine(`CP group ${name} (id ${id}, seed ${this.seed}): this member holds a replica; members ${members.join(', ')}`);
     return held;
@@ -596,6 +691,7 @@ export class CpService implements MemberService {
       this.o.log.info(`CP group ${h.name} (id ${h.id}): this member no longer holds a replica (${g === undefined || g.id !== h.id ? 'the group was destroyed' : 'it left the group'})`);
       h.replica.stop();
       this.replicas.delete(k);
+      if (this.localCp !== null) this.o.persistence?.removeGroup(this.localCp, h.id);
     }
   }
 
@@ -633,11 +729,11 @@ export class CpService implements MemberService {
 
   private io(h: Held): ReplicaIo {
     return {
-      persist: (_ready, done) => done(null),
+      persist: (ready, done) => (h.store === null ? done(null) : h.store.persist(ready, done)),
       send: (messages) => {
         for (const m of messages) this.sendRaft(h, m);
       },
-      persistSnapshot: () => {},
+      persistSnapshot: (snapshot, kept) => h.store?.compact(snapshot, kept),
       failed: (e) => this.o.log.severe(`CP group ${h.name}: persisting failed, the replica stops: ${e.message}`),
     };
   }

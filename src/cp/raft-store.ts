@@ -16,9 +16,10 @@
 //               the entries after it; the old one is removed once the new one is durable.
 //
 // Torn tails: the shell persists one batch at a time and waits for its fsync, so only the last
-// batch can be torn by a crash. A bad batch within one maximum batch of the end is that tail and is
-// cut off; a bad batch with more than that after it is corruption, and loading stops the member
-// with the file and offset named.
+// batch can be torn by a crash. A bad last batch (it runs to or past the end of the file, or its
+// length is unreadable) within one maximum batch of the end is that tail and is cut off; a whole
+// batch that fails its checksum with more after it, or a bad one further from the end, is
+// corruption, and loading stops the member with the file and offset named.
 import { ByteReader, ByteWriter } from '../util/bytes.js';
 import { GridError } from '../util/errors.js';
 import { crc32c } from '../persistence/crc32c.js';
@@ -159,7 +160,9 @@ export class RaftStore {
     while (at < b.length) {
       const len = b.length - at >= 8 ? readLength(b, at) : 0;
       if (len < 8 || at + len > b.length || !checked(b, at)) {
-        if (b.length - at <= this.opts.batchBytesMax) {
+        // Only the last batch can be torn: a whole batch that fails its checksum with more after it is corruption.
+        const last = len < 8 || at + len >= b.length;
+        if (last && b.length - at <= this.opts.batchBytesMax) {
           this.disk.truncate(path, at); // the torn tail of the last batch
           return;
         }

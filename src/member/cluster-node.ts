@@ -34,6 +34,10 @@ import { MetadataKeeper } from '../recovery/metadata-keeper.js';
 import { HandBack } from '../merge/hand-back.js';
 import { CpService } from '../cp/cp-service.js';
 import { CpApi } from '../cp/cp-api.js';
+import { CpPersistence } from '../cp/cp-persistence.js';
+
+/** The largest ready batch a CP group writes at once (appends of up to 100 entries of a value each): a torn tail is at most this. */
+const CP_BATCH_BYTES_MAX = 64 * 1024 * 1024;
 import { DEFAULT_TIMINGS, type ClusterNodeOptions, type ClusterTimings } from './node-options.js';
 import { isSafe, nodeMetrics, ownedFlags, replicaWidth } from './node-figures.js';
 
@@ -384,6 +388,10 @@ export class ClusterNode implements TransportHandler {
         random: o.random,
         newUuid: o.newUuid,
         log: o.logger.component('cp'),
+        persistence:
+          o.cpPersistence === undefined
+            ? null
+            : new CpPersistence(o.cpPersistence.disk, o.cpPersistence.baseDir, () => addressOf(this.membership.self), { batchBytesMax: CP_BATCH_BYTES_MAX, dataBytesMax: MAP_VALUE_BYTES_MAX_DEFAULT + 4096 }),
       },
     );
     this.cpApi = new CpApi(this.cp, {

@@ -88,6 +88,8 @@ export interface MemberEnvironment {
   readonly openWanTransport?: ClusterNodeOptions['openWanTransport'];
   /** `<persistence enabled="true">`: the member's directory, chosen and locked (runtime). */
   readonly persistence?: ClusterNodeOptions['persistence'];
+  /** CP persistence's disk and base-dir (runtime). */
+  readonly cpPersistence?: ClusterNodeOptions['cpPersistence'];
 }
 
 /** A transport for a member that never talks to others. */
@@ -143,6 +145,7 @@ export class LocalMember implements MemberApi {
       onMemberListSet: (members, from) => this.takeMemberList(members, from),
       ...(env.openWanTransport === undefined ? {} : { openWanTransport: env.openWanTransport }),
       ...(env.persistence === undefined ? {} : { persistence: env.persistence }),
+      ...(env.cpPersistence === undefined ? {} : { cpPersistence: env.cpPersistence }),
     });
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;

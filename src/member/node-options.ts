@@ -34,6 +34,8 @@ export interface ClusterNodeOptions {
   readonly openWanTransport?: (publisher: WanBatchPublisherConfig, handler: TransportHandler) => Transport;
   /** `<persistence enabled="true">`: this member's directory (runtime: member-dir.ts). */
   readonly persistence?: PersistenceSetup;
+  /** `<cp-subsystem><persistence-enabled>`: the disk and the resolved base-dir of CP persistence. */
+  readonly cpPersistence?: { readonly disk: import('../persistence/disk.js').Disk; readonly baseDir: string };
   /** Persistence: start over as a new member (wiped data, new UUID): forceStart, stale data. */
   readonly onStartOver?: (reason: string) => void;
   /** Persistence: stale data that must not be removed (auto-remove-stale-data false): exit status 3. */

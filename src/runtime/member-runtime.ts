@@ -119,6 +119,7 @@ export class MemberRuntime {
       seed: Math.floor(Math.random() * 0x7fffffff),
       openWanTransport: (publisher, handler) => this.memberPort.openWanTransport(publisher, handler),
       ...(persistence === undefined ? {} : { persistence }),
+      ...(config.cpSubsystem.cpMemberCount > 0 && config.cpSubsystem.persistenceEnabled ? { cpPersistence: { disk: new FileDisk(), baseDir: path.resolve(process.cwd(), config.cpSubsystem.baseDir) } } : {}),
     });
     const member = this.member;
     this.memberPort.transport.setHandler({

@@ -63,6 +63,17 @@ test('a corrupt batch with data after it stops the load, naming the file and off
   assert.throws(() => new RaftStore(disk, DIR, { ...OPTS, batchBytesMax: 64 }).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT' && /log-1: offset \d+/.test(e.message));
 });
 
+test('a whole batch that fails its checksum with batches after it is corruption, even near the end', async () => {
+  const disk = new SimDisk({ seed: 4 });
+  const store = new RaftStore(disk, DIR, OPTS);
+  store.init(['a']);
+  for (let i = 1; i <= 3; i++) await persist(store, ready({ entries: [entry(i, 1, `value-${i}`)] }));
+  // The second of three small batches (well within batchBytesMax of the end): not a torn tail.
+  const size = disk.size(`${DIR}/log-1`);
+  disk.flipBit(`${DIR}/log-1`, size - 50, 1);
+  assert.throws(() => new RaftStore(disk, DIR, OPTS).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT' && /log-1: offset \d+/.test(e.message));
+});
+
 test('a snapshot starts a new generation; the group restarts from it with the kept entries', async () => {
   const disk = new SimDisk({ seed: 4 });
   const store = new RaftStore(disk, DIR, OPTS);
