@@ -3,7 +3,8 @@
 // member (cluster.ts). Then the rebalance benchmark (a 4th member joins 3 holding 1,000,000 entries,
 // cluster.ts), and the memory, micro, failover (kill -9 of one of 3 members, failover.ts) and WAN
 // (wan.ts: a cluster of 3 replicating to one of 2) and CP (cp.ts: AtomicLong on 3 members against
-// etcd 3.4) benchmarks, when their scripts exist.
+// etcd 3.4; cp-durable.ts: lock/unlock pairs, and CP persistence against etcd fsyncing to disk)
+// benchmarks, when their scripts exist.
 //
 // Flow: start the servers as child processes (bare-server.ts, net-server.ts (the node:net ceiling)
 // and `node dist/member.js`), wait for each to be ready, preload the 10,000 keys into bare and the
@@ -114,6 +115,7 @@ const usage = `usage: npm run bench -- [flags]
   --skip-persistence  do not run scripts/bench/persistence.ts (POST ratios with fsync off and on, restart time per GB, memory per entry)
   --skip-client     do not run scripts/bench/client.ts (the official Node client's map get/set against REST GET/POST on one member)
   --skip-cp         do not run scripts/bench/cp.ts (CP AtomicLong writes and reads on 3 members against etcd 3.4 on tmpfs)
+                    nor scripts/bench/cp-durable.ts (lock/unlock pairs; CP persistence against etcd fsyncing to disk)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
   --skip-rebalance  the 3-member HTTP runs, but not the rebalance (which takes a few minutes)
   --only-rebalance  only the rebalance (no HTTP runs, no memory, no micro)
@@ -506,7 +508,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client' | 'cp', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client' | 'cp' | 'cp-durable', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -590,6 +592,7 @@ async function main(): Promise<number> {
       ['persistence', flags.skipPersistence, ['--import', 'tsx']],
       ['client', flags.skipClient, ['--import', 'tsx']],
       ['cp', flags.skipCp, ['--import', 'tsx']],
+      ['cp-durable', flags.skipCp, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);
