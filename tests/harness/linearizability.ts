@@ -289,14 +289,15 @@ export const lockModel: Model<LockState, LockInput, LockOutput> = {
 };
 
 /**
- * A counting semaphore of `permits` (session-aware: a client releases only what it holds).
+ * A counting semaphore of `permits` (session-aware: a client releases only what it holds);
+ * `available` reads the free permits.
  * acquire: `acquired` true takes one permit (legal only when one is free), false (a tryAcquire
  * that did not wait) is legal only when none is free; release: `ok` true gives one back (legal
  * only when the client holds one), false (refused: 409) only when it holds none. No answer: the
  * call took effect as asked (when it could) or, the checker decides, never.
  */
-export type SemaphoreInput = { readonly op: 'acquire'; readonly client: number } | { readonly op: 'release'; readonly client: number };
-export type SemaphoreOutput = { readonly acquired: boolean } | { readonly ok: boolean };
+export type SemaphoreInput = { readonly op: 'acquire'; readonly client: number } | { readonly op: 'release'; readonly client: number } | { readonly op: 'available'; readonly client: number };
+export type SemaphoreOutput = { readonly acquired: boolean } | { readonly ok: boolean } | { readonly permits: number };
 interface SemaphoreState {
   readonly available: number;
   /** client → permits held, sorted by client (the memo key reads it). */
@@ -319,6 +320,7 @@ export function semaphoreModel(permits: number): Model<SemaphoreState, Semaphore
     init: () => ({ available: permits, held: [] }),
     key: (s) => `${s.available}|${s.held.map(([c, n]) => `${c}:${n}`).join(',')}`,
     step: (s, i, o) => {
+      if (i.op === 'available') return { ok: o === undefined || ('permits' in o && o.permits === s.available), state: s };
       if (i.op === 'acquire') {
         if (o === undefined) return s.available >= 1 ? { ok: true, state: withHeld(s, i.client, 1) } : { ok: true, state: s };
         if (!('acquired' in o)) return { ok: false, state: s };

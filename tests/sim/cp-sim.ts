@@ -16,8 +16,8 @@ import { RaftStore } from '../../src/cp/raft-store.js';
 import { SimDisk } from '../harness/sim-disk.js';
 import type { CpCommand, CpResult } from '../../src/cp/structures.js';
 import { SeededRandom } from '../../src/util/prng.js';
-import { atomicLongModel, atomicRefModel, checkHistory, lockModel } from '../harness/linearizability.js';
-import type { LockInput, LockOutput, LongInput, LongOutput, Operation, RefInput, RefOutput } from '../harness/linearizability.js';
+import { atomicLongModel, atomicRefModel, checkHistory, lockModel, semaphoreModel } from '../harness/linearizability.js';
+import type { LockInput, LockOutput, LongInput, LongOutput, Operation, RefInput, RefOutput, SemaphoreInput, SemaphoreOutput } from '../harness/linearizability.js';
 import { Heap } from './raft-sim.js';
 
 export interface CpSimOptions {
@@ -32,12 +32,32 @@ export interface CpSimReport {
   readonly acknowledged: number;
   readonly indeterminate: number;
   readonly attempts: number;
+  /** Sessions the leader expired under their clients (asleep past the TTL, or cut off). */
+  readonly sessionsExpired: number;
+  readonly lockOps: number;
+  readonly semaphoreOps: number;
 }
 
 const TICK_MS = 100;
 const CALL_TIMEOUT_MS = 10_000;
 const ATTEMPT_TIMEOUT_MS = 1500;
 const REF_VALUES = ['x', 'y', 'z'];
+const SESSION_TTL_MS = 4000;
+const SEMAPHORE_PERMITS = 2;
+
+interface Locker {
+  session: number;
+  /** Holds the lock (or may: a lock without an answer), as thread `thread`. */
+  holding: boolean;
+  thread: number;
+  /** Semaphore permits held: 0, 1, or -1 (a call without an answer: it releases to find out). */
+  permits: number;
+  /** When the last answered call of this session began (its expiry cannot come before). */
+  lastOkCallMs: number;
+  /** Threads of this session's locks without an answer, and its acquires without one (see releasedBySessionEnd). */
+  maybeThreads: Set<number>;
+  maybeAcquires: number;
+}
 
 export function runCpSim(o: CpSimOptions): CpSimReport {
   const rnd = new SeededRandom(o.seed * 104_729 + 3);
@@ -52,7 +72,15 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     if (o.verbose === true) console.log(`[${now}ms] ${s}`);
   };
   const raft = { ...RAFT_DEFAULTS, tickMs: TICK_MS, electionTimeoutMs: 1000, electionJitterMs: 1000, heartbeatPeriodMs: 1000, missedHeartbeatsMax: 3, uncommittedEntriesMax: 40, entriesKeptAfterSnapshot: 5, snapshotChunkBytes: 256 };
-  const replicaOpts = { raft, valueBytesMax: 1024, dedupeMs: 300_000, snapshotEveryEntries: 20 + rnd.nextInt(40) };
+  // Sessions live 4 s without a call (a client asleep longer loses them), a semaphore starts with 2 permits.
+  const replicaOpts = {
+    raft,
+    valueBytesMax: 1024,
+    dedupeMs: 300_000,
+    snapshotEveryEntries: 20 + rnd.nextInt(40),
+    sessionTimes: { ttlMs: SESSION_TTL_MS, heartbeatMs: 1000 },
+    blocking: { lockAcquireLimit: () => 0, semaphore: () => ({ jdkCompatible: false, initialPermits: SEMAPHORE_PERMITS }) },
+  };
   // Each member persists through RaftStore on a simulated disk whose fsync completes 1–3 ms (or up to 40 ms) later;
   // a machine crash loses what was not synced (and may tear the last write), a kill -9 keeps it.
   const disks = new Map<string, SimDisk>();
@@ -131,7 +159,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   }
 
   // ---- Calls: client → a member → the leader it knows, retried with the same invocation. ----
-  type Call = { kind: 'write'; command: CpCommand } | { kind: 'readLong'; name: string } | { kind: 'readRef'; name: string };
+  type Call = { kind: 'write'; command: CpCommand } | { kind: 'readLong'; name: string } | { kind: 'readRef'; name: string } | { kind: 'readSemaphore'; name: string };
   const counts = { operations: 0, acknowledged: 0, indeterminate: 0, attempts: 0 };
   let invocationSeq = 0;
   // Each member routes the calls it receives with its own CpRouter (src/cp/router.ts).
@@ -159,6 +187,7 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
               back(x.ok ? { ok: true, value: x.value, index: x.index as number } : { ok: false, failure: x.failure as CallFailure, leader: x.leader ?? null });
             if (call.kind === 'write') r.write(call.invocation, call.command, (o) => back(o.ok ? { ok: true, value: o.result, index: o.index } : o));
             else if (call.kind === 'readLong') r.read((st) => st.getLong(call.name).value, fromRead);
+            else if (call.kind === 'readSemaphore') r.read((st) => st.semaphores.available(call.name), fromRead);
             else r.read((st) => st.getRef(call.name).value, fromRead);
             run(target);
           });
@@ -226,7 +255,33 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   const longHistory: Operation<LongInput, LongOutput>[] = [];
   const refHistory: Operation<RefInput, RefOutput>[] = [];
   const lockHistory: Operation<LockInput, LockOutput>[] = [];
+  const semHistory: Operation<SemaphoreInput, SemaphoreOutput>[] = [];
   const endMs = 30_000;
+  let sessionsExpired = 0;
+  // A session closed under its client (expired by the leader): what it held went back at some
+  // point after the last call of that session that was answered (the expiry cannot be earlier than
+  // that call's application). Recorded as a release without an answer from then on; the checker
+  // places it anywhere after, or nowhere.
+  // A lock or an acquire without an answer may have been granted later (its wait went on), even
+  // after the client found it did not hold it: the session's end releases those too.
+  const releasedBySessionEnd = (c: number, me: Locker): void => {
+    for (const t of new Set([...(me.holding ? [me.thread] : []), ...me.maybeThreads])) lockHistory.push({ object: 'L', client: c, input: { op: 'unlock', client: t }, output: undefined, callMs: me.lastOkCallMs, returnMs: Infinity });
+    const permits = (me.permits !== 0 ? 1 : 0) + me.maybeAcquires;
+    for (let i = 0; i < permits; i++) semHistory.push({ object: 'S', client: c, input: { op: 'release', client: me.session }, output: undefined, callMs: me.lastOkCallMs, returnMs: Infinity });
+  };
+  const sessionLost = (c: number, me: Locker): void => {
+    sessionsExpired++;
+    releasedBySessionEnd(c, me);
+    me.session = 0;
+    me.holding = false;
+    me.permits = 0;
+    me.maybeThreads.clear();
+    me.maybeAcquires = 0;
+  };
+  const expiredAnswer = (out: { ok: true; value: unknown } | null): boolean => {
+    const r = out?.value as CpResult | undefined;
+    return r !== undefined && r.type === 'error' && r.code === 'session-expired';
+  };
   const client = (c: number): void => {
     if (now > endMs) return;
     const callMs = now;
@@ -234,12 +289,65 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     const invocation = rnd.next() < 0.5 ? `inv-${c}-${++invocationSeq}` : '';
     counts.operations++;
     const next = (): void => heap.push(now + rnd.nextInt(40), () => client(c));
-    const me = lockers.get(c) as { session: number; holding: boolean; thread: number };
+    const me = lockers.get(c) as Locker;
     if (me.session === 0) {
       // First a CP session (not part of any object's history).
       routeCall({ kind: 'write', command: { kind: 'session', op: 'create', endpoint: `client-${c}`, endpointType: 'CLIENT', endpointName: `c${c}` } }, invocation, (out) => {
         const r = out?.value as CpResult | undefined;
-        if (r !== undefined && r.type === 'session') me.session = r.id;
+        if (r !== undefined && r.type === 'session') {
+          me.session = r.id;
+          me.lastOkCallMs = callMs;
+          me.maybeThreads.clear();
+          me.maybeAcquires = 0;
+        }
+        next();
+      });
+      return;
+    }
+    if (rnd.next() < 0.01) {
+      // The client sleeps past its session's TTL (a paused process), maybe holding the lock or a permit.
+      counts.operations--;
+      heap.push(now + SESSION_TTL_MS + 500 + rnd.nextInt(3000), () => client(c));
+      return;
+    }
+    if (!me.holding && me.permits === 0 && rnd.next() < 0.05) {
+      // How many permits are free (a linearizable read): an extra or a missing permit shows here.
+      routeCall({ kind: 'readSemaphore', name: 'S' }, '', (out) => {
+        if (out === null) counts.indeterminate++;
+        else {
+          counts.acknowledged++;
+          semHistory.push({ object: 'S', client: -2 - c, input: { op: 'available', client: -1 }, output: { permits: out.value as number }, callMs, returnMs: now });
+        }
+        next();
+      });
+      return;
+    }
+    if (me.permits !== 0 || (!me.holding && rnd.next() < 0.15)) {
+      // Semaphore 'S' (2 permits, session-aware): acquire 1 (waiting up to 2 s, or not), release it on the next turn.
+      const input: SemaphoreInput = me.permits === 0 ? { op: 'acquire', client: me.session } : { op: 'release', client: me.session };
+      const wait = rnd.next() < 0.5;
+      const command: CpCommand = input.op === 'acquire' ? { kind: 'semaphore', op: 'acquire', name: 'S', session: me.session, permits: 1, timeoutMs: wait ? 2000 : 0 } : { kind: 'semaphore', op: 'release', name: 'S', session: me.session, permits: 1 };
+      routeCall({ kind: 'write', command }, invocation, (out) => {
+        if (expiredAnswer(out)) {
+          // It did nothing: the session was gone before it.
+          counts.acknowledged++;
+          sessionLost(c, me);
+          return next();
+        }
+        const r = out?.value as CpResult | undefined;
+        let output: SemaphoreOutput | undefined;
+        if (r !== undefined && r.type === 'acquired') output = { acquired: r.acquired };
+        else if (r !== undefined && r.type === 'permits') output = { ok: true };
+        else if (r !== undefined && r.type === 'error' && r.code === 'not-enough-permits') output = { ok: false };
+        if (out === null) counts.indeterminate++;
+        else {
+          counts.acknowledged++;
+          me.lastOkCallMs = callMs;
+        }
+        // Without an answer it may hold a permit: it releases to find out (200 or not-enough-permits).
+        if (input.op === 'acquire' && output === undefined) me.maybeAcquires++;
+        me.permits = input.op === 'acquire' ? (output === undefined ? -1 : 'acquired' in output && output.acquired ? 1 : 0) : output === undefined ? -1 : 0;
+        semHistory.push({ object: 'S', client: me.session, input, output, callMs, returnMs: out === null ? Infinity : now });
         next();
       });
       return;
@@ -255,13 +363,22 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
       const input: LockInput = me.holding ? { op: 'unlock', client: me.thread } : { op: 'lock', client: me.thread, wait: rnd.next() < 0.7 };
       const command: CpCommand = input.op === 'unlock' ? { kind: 'lock', op: 'unlock', name: 'L', session: me.session, thread: me.thread, fence: 0 } : { kind: 'lock', op: 'lock', name: 'L', session: me.session, thread: me.thread, timeoutMs: input.wait ? 3000 : 0 };
       routeCall({ kind: 'write', command }, invocation, (out) => {
+        if (expiredAnswer(out)) {
+          counts.acknowledged++;
+          sessionLost(c, me);
+          return next();
+        }
         const r = out?.value as CpResult | undefined;
         let output: LockOutput | undefined;
         if (r !== undefined && r.type === 'fence') output = { fence: r.fence };
         else if (r !== undefined && r.type === 'unlocked') output = { ok: true };
         else if (r !== undefined && r.type === 'error' && r.code === 'not-owner') output = { ok: false };
         if (out === null) counts.indeterminate++;
-        else counts.acknowledged++;
+        else {
+          counts.acknowledged++;
+          me.lastOkCallMs = callMs;
+        }
+        if (input.op === 'lock' && output === undefined) me.maybeThreads.add(me.thread);
         // After a lock whose outcome is unknown the client may hold it: it unlocks to find out.
         me.holding = input.op === 'lock' ? output === undefined || ('fence' in output && output.fence > 0) : output === undefined;
         lockHistory.push({ object: 'L', client: c, input, output, callMs, returnMs: out === null ? Infinity : now });
@@ -309,10 +426,28 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
     }
   };
   const clients = 3 + rnd.nextInt(4);
-  const lockers = new Map<number, { session: number; holding: boolean; thread: number }>();
-  for (let c = 0; c < clients; c++) lockers.set(c, { session: 0, holding: false, thread: 0 });
+  const lockers = new Map<number, Locker>();
+  for (let c = 0; c < clients; c++) lockers.set(c, { session: 0, holding: false, thread: 0, permits: 0, lastOkCallMs: 0, maybeThreads: new Set(), maybeAcquires: 0 });
   let threadSeq = 0;
   for (let c = 0; c < clients; c++) heap.push(1000 + rnd.nextInt(500), () => client(c));
+
+  // ---- The leader's session duty (as CpService runs it): every second, expire what is due. ----
+  const expiring = new Set<string>();
+  const duty = (): void => {
+    if (now > endMs + 20_000) return;
+    for (const id of ids) {
+      if (down.has(id) || paused.has(id) || expiring.has(id)) continue;
+      const r = replicas.get(id) as GroupReplica;
+      if (r.core.status().role !== 'leader') continue;
+      const due = r.structures.sessions.expired(now);
+      if (due.length === 0) continue;
+      expiring.add(id);
+      r.write('', { kind: 'session', op: 'expire', sessions: due }, () => void expiring.delete(id));
+      run(id);
+    }
+    heap.push(now + 1000, duty);
+  };
+  heap.push(1000, duty);
 
   // ---- Faults, one at a time. ----
   const fault = (): void => {
@@ -368,13 +503,18 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   if (v1.result !== 'ok') fail(`AtomicLong history not linearizable (${v1.result}) on ${v1.object}${v1.result === 'illegal' ? `: ${v1.detail}` : ''}`);
   const v2 = checkHistory(atomicRefModel, refHistory, 20_000);
   if (v2.result !== 'ok') fail(`AtomicReference history not linearizable (${v2.result})${v2.result === 'illegal' ? `: ${v2.detail}` : ''}`);
+  // Clients stop at the end holding what they hold; their sessions then expire and hand it on.
+  for (const [c, me] of lockers) if (me.session !== 0) releasedBySessionEnd(c, me);
   const v3 = checkHistory(lockModel, lockHistory, 20_000);
   if (v3.result !== 'ok' && process.env['CP_SIM_DUMP'] === '1') for (const x of [...lockHistory].sort((a, b) => a.callMs - b.callMs)) console.log(JSON.stringify(x));
   if (v3.result !== 'ok') fail(`FencedLock history not linearizable (${v3.result})${v3.result === 'illegal' ? `: ${v3.detail}` : ''}`);
+  const v4 = checkHistory(semaphoreModel(SEMAPHORE_PERMITS), semHistory, 20_000);
+  if (v4.result !== 'ok' && process.env['CP_SIM_DUMP'] === '1') for (const x of [...semHistory].sort((a, b) => a.callMs - b.callMs)) console.log(JSON.stringify(x));
+  if (v4.result !== 'ok') fail(`Semaphore history not linearizable (${v4.result})${v4.result === 'illegal' ? `: ${v4.detail}` : ''}`);
   if (counts.acknowledged < 50 && process.env['CP_SIM_DUMP'] === '1') {
     for (const x of [...longHistory, ...refHistory, ...lockHistory].sort((a, b) => a.callMs - b.callMs)) console.log(JSON.stringify(x, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)));
     for (const id of ids) console.log(id, JSON.stringify((replicas.get(id) as GroupReplica).core.status()), down.has(id));
   }
   if (counts.acknowledged < 50) fail(`only ${counts.acknowledged} calls answered`);
-  return { seed: o.seed, size, ...counts };
+  return { seed: o.seed, size, ...counts, sessionsExpired, lockOps: lockHistory.length, semaphoreOps: semHistory.length };
 }
