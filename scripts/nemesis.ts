@@ -286,7 +286,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
   const rnd = new SeededRandom(opts.seed);
   const loopSeeds = Array.from({ length: opts.clients }, () => rnd.nextInt(0x1_0000_0000));
   const schedule = new FaultSchedule(rnd, opts.members, opts.pauseMaster);
-  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicies: opts.registerPolicies, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds, logLevel: opts.logLevel, cp: opts.cpRate > 0 });
+  const fleet = new Fleet({ members: opts.members, port, runDir, pidFile: PID_FILE, registerPolicies: opts.registerPolicies, maxNoHeartbeatSeconds: opts.maxNoHeartbeatSeconds, logLevel: opts.logLevel, cp: opts.cpRate > 0, cpPersistence: opts.cpPersistence });
   fleetForCleanup = fleet;
   const address = (i: number): string => hosts[i] as string;
   const registerMaps = opts.registerPolicies.map(registerMap);
@@ -372,7 +372,8 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     if (recovered.ok) {
       rec.recoveredAtMs = Date.now();
       say(`fault ${spec.n} undone; recovered in ${((rec.recoveredAtMs - rec.undoneAtMs) / 1000).toFixed(1)} s`);
-      if (cp !== null) cpRepairs += await repairCp(fleet, say);
+      // With CP persistence a killed CP member comes back as itself: nothing to repair.
+      if (cp !== null && !opts.cpPersistence) cpRepairs += await repairCp(fleet, say);
     } else {
       rec.note = `not recovered within ${RECOVER_DEADLINE_MS / 1000} s: ${recovered.reason}`;
       say(`fault ${spec.n} undone; ${rec.note}`);
@@ -582,7 +583,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
 function printReplay(opts: NemesisOptions, records: readonly FaultRecord[], fleet: Fleet, at: (t: number) => string): void {
   const lines = [
     '',
-    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}${opts.pauseMaster ? ' --pause-master' : ''}${opts.cpRate === 60 ? '' : ` --cp-rate ${opts.cpRate}`}${opts.logLevel === 'INFO' ? '' : ` --log-level ${opts.logLevel}`}`,
+    `replay: npm run nemesis -- --seconds ${opts.seconds} --seed ${opts.seed}${opts.members === 5 ? '' : ` --members ${opts.members}`}${opts.rate === 200 ? '' : ` --rate ${opts.rate}`}${opts.clients === 10 ? '' : ` --clients ${opts.clients}`}${opts.maxNoHeartbeatSeconds === 10 ? '' : ` --max-no-heartbeat ${opts.maxNoHeartbeatSeconds}`}${opts.registerPolicies.length === MERGE_POLICIES.length ? '' : ` --register-policy ${opts.registerPolicies.join(',')}`}${opts.pauseMaster ? ' --pause-master' : ''}${opts.cpPersistence ? ' --cp-persistence' : ''}${opts.cpRate === 60 ? '' : ` --cp-rate ${opts.cpRate}`}${opts.logLevel === 'INFO' ? '' : ` --log-level ${opts.logLevel}`}`,
     'fault schedule (times since the nemesis started):',
     ...records.map((r) => `  ${at(r.startedAtMs)} fault ${r.spec.n} ${r.spec.kind}: ${r.text}; undone ${r.undoneAtMs === null ? 'never' : at(r.undoneAtMs)}; ${r.recoveredAtMs === null ? r.note || 'not recovered' : `recovered ${at(r.recoveredAtMs)}`}`),
     'member logs:',

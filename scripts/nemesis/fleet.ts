@@ -67,6 +67,8 @@ export interface FleetOptions {
   readonly logLevel: string;
   /** Run the CP subsystem (3 CP members, the first data members of the list). */
   readonly cp: boolean;
+  /** With CP persistence under `<runDir>/cp` (every member the same base-dir: each finds its directory by address). */
+  readonly cpPersistence: boolean;
 }
 
 export const memberHost = (i: number): string => `127.0.0.${11 + i}`;
@@ -117,7 +119,9 @@ export class Member {
         ...Object.fromEntries(this.fleet.options.registerPolicies.map((p) => [registerMap(p), { backupCount: 1, mergePolicy: p }])),
       },
       queues: { [QUEUE]: { backupCount: 1, mergePolicy: 'PutIfAbsentMergePolicy' } },
-      ...(this.fleet.options.cp ? { cpXml: '<cp-member-count>3</cp-member-count>' } : {}),
+      ...(this.fleet.options.cp
+        ? { cpXml: `<cp-member-count>3</cp-member-count>${this.fleet.options.cpPersistence ? `<persistence-enabled>true</persistence-enabled><base-dir>${path.join(this.fleet.options.runDir, 'cp')}</base-dir>` : ''}` }
+        : {}),
     });
     fs.writeFileSync(this.configFile, xml);
   }

@@ -48,6 +48,7 @@ export interface NemesisOptions {
   readonly logLevel: string;
   /** CP calls per second (cp-workload.ts); 0 runs the members without a CP subsystem. */
   readonly cpRate: number;
+  readonly cpPersistence: boolean;
   readonly help: boolean;
 }
 
@@ -77,6 +78,9 @@ paths printed); 2: bad options or a missing precondition; 130/143: interrupted.
   --cp-rate N              CP calls per second (AtomicLong CAS register, AtomicReference, unique ids
                            through every member, checked for linearizability), 0..2000 (default 60;
                            0: no CP subsystem on the members)
+  --cp-persistence         the CP members keep their Raft state on disk (<run dir>/cp): a CP member
+                           killed with -9 restarts on its directory as the same CP member, so the
+                           nemesis does not remove and promote CP members after a kill
   --pause-master           every pause stops the current master for 15-25 s, two pauses a round
   --log-level LEVEL        the members' log level: SEVERE WARNING INFO CONFIG FINE FINER FINEST
                            (default INFO; FINE logs every migration step, resync and hand-back)
@@ -128,6 +132,7 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
   let pauseMaster = false;
   let logLevel = 'INFO';
   let cpRate = 60;
+  let cpPersistence = false;
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     const eq = raw.indexOf('=');
@@ -159,6 +164,10 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
       case '--cp-rate':
         cpRate = integer(flag, value(), 0, 2000);
         break;
+      case '--cp-persistence':
+        if (inline !== undefined) throw new UsageError('--cp-persistence takes no value');
+        cpPersistence = true;
+        break;
       case '--pause-master':
         if (inline !== undefined) throw new UsageError('--pause-master takes no value');
         pauseMaster = true;
@@ -179,8 +188,8 @@ export function parseOptions(argv: readonly string[]): NemesisOptions {
         throw new UsageError(`unknown argument "${raw}" (see --help)`);
     }
   }
-  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, cpRate, help };
+  if (help) return { seconds: seconds ?? 0, seed: seed ?? 0, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, cpRate, cpPersistence, help };
   if (seconds === null) throw new UsageError('--seconds N is required (10..86400)');
   if (seed === null) throw new UsageError('--seed S is required (a u32 integer)');
-  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, cpRate, help };
+  return { seconds, seed, members, rate, clients, registerPolicies, maxNoHeartbeatSeconds, pauseMaster, logLevel, cpRate, cpPersistence, help };
 }

@@ -29,8 +29,11 @@ test('options: required, ranges, u32 seed, member count, policy names', () => {
     pauseMaster: false,
     logLevel: 'INFO',
     cpRate: 60,
+    cpPersistence: false,
     help: false,
   });
+  assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--cp-persistence']).cpPersistence, true);
+  assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--cp-persistence=1']), UsageError);
   assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--cp-rate', '0']).cpRate, 0, '0: no CP subsystem');
   assert.throws(() => parseOptions(['--seconds', '90', '--seed', '7', '--cp-rate', '2001']), UsageError);
   assert.equal(parseOptions(['--seconds', '90', '--seed', '7', '--log-level', 'fine']).logLevel, 'FINE');
