@@ -684,6 +684,9 @@ export class CpService implements MemberService {
       if (g.name === METADATA || !g.members.includes(me) || this.replicas.has(key(this.seed, g.id))) continue;
       this.markDirty(this.createReplica(g.name, g.id, g.members));
     }
+    // A directory the view does not list yet stays: the view may be older than the directory (a
+    // member restarted learns views from its own METADATA replica first). One of a group destroyed
+    // while this member was down is left on disk (the log says nothing of it; docs/cp.md).
     for (const [k, h] of [...this.replicas]) {
       const g = this.view.group(h.name);
       if (g !== undefined && g.id === h.id && g.members.includes(me)) continue;
