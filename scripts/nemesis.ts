@@ -51,6 +51,8 @@ const RESTART_TRIES = 5;
 const LOCK_WAIT_MS = 1_800_000;
 const CP_CLIENTS = 4;
 const CP_DISCOVERY_DEADLINE_MS = 60_000;
+/** With --cp-persistence: how long the CP workload runs again after every member was killed and restarted. */
+const CP_AFTER_RESTART_MS = 20_000;
 /** The linearizability checker's bound per kind of object; undecided is a failure. */
 const CP_CHECK_DEADLINE_MS = 120_000;
 const CP_SIZE = 3;
@@ -496,6 +498,33 @@ async function run(opts: NemesisOptions): Promise<Figures> {
       failures.push(`${outside.length} queue item(s) delivered more than once outside a split brain, e.g. ${outside.slice(0, 5).map((d) => `${d.item} x${d.count}, first via ${address(d.first.member)} at ${since(d.first.endMs)}`).join('; ')}`);
     }
   }
+  // With CP persistence: a kill -9 of every member at once, a restart of all, and the CP workload
+  // again on the same objects and sessions; its history continues the one checked below.
+  let cpWholeRestart = false;
+  if (cp !== null && opts.cpPersistence && healed.ok) {
+    say('CP persistence: kill -9 of every member at once');
+    for (const m of fleet.members) {
+      workload.markDown(m.index);
+      cp.markDown(m.index);
+    }
+    await Promise.all(fleet.members.map((m) => m.kill()));
+    await Promise.all(fleet.members.map((m) => restart(m).catch(() => undefined)));
+    const back = await waitHealthy(fleet, HEAL_DEADLINE_MS, (m) => restart(m).catch(() => undefined));
+    if (!back.ok) failures.push(`after a kill -9 of every member the cluster did not come back: ${back.reason}`);
+    else {
+      const t0 = Date.now();
+      try {
+        await waitCpDiscovery(fleet, CP_DISCOVERY_DEADLINE_MS);
+        say(`CP persistence: every member restarted; the CP subsystem answered ${((Date.now() - t0) / 1000).toFixed(1)} s after the cluster formed; CP workload for ${CP_AFTER_RESTART_MS / 1000} s`);
+        cp.start();
+        await sleep(CP_AFTER_RESTART_MS);
+        await cp.stop();
+        cpWholeRestart = true;
+      } catch (e) {
+        failures.push(`after a kill -9 of every member the CP subsystem did not come back: ${(e as Error).message}`);
+      }
+    }
+  }
   let cpVerdict: CpVerdict | null = null;
   if (cp !== null) {
     say(`checking ${cp.longOps.length + cp.refOps.length + cp.idCalls.length + cp.lockOps.length + cp.semOps.length} CP operation(s) for linearizability (${cp.lockOps.length} FencedLock, ${cp.semOps.length} Semaphore)`);
@@ -562,6 +591,7 @@ async function run(opts: NemesisOptions): Promise<Figures> {
     cpVerdict: cpVerdict === null ? 'off' : cpVerdict.problems.length === 0 ? 'linearizable' : 'NOT linearizable or undecided',
     cpCheckSeconds: cpVerdict?.checkSeconds ?? 0,
     cpRepairs,
+    cpWholeRestart,
     splitBrain: windows.length > 0,
     splitBrainWindows: windows.length,
     crashes: fleet.crashes.length,

@@ -60,6 +60,8 @@ export interface Figures {
   readonly cpCheckSeconds: number;
   /** CP members removed and promoted by the nemesis after kill -9 restarts (an operator's part). */
   readonly cpRepairs: number;
+  /** --cp-persistence: every member was killed at once, restarted, and the CP workload ran again. */
+  readonly cpWholeRestart: boolean;
   readonly splitBrain: boolean;
   readonly splitBrainWindows: number;
   readonly crashes: number;
@@ -112,6 +114,7 @@ export function summaryTable(f: Figures): string {
       ['CP calls (AtomicLong CAS register, AtomicReference, unique ids, FencedLock, Semaphore)', `${f.cpOperations}: ${f.cpAcknowledged} answered, ${f.cpIndeterminate} writes without an answer, ${f.cpReadsUnanswered} reads without one`],
       ['CP operations checked for linearizability', `${f.cpChecked} in ${f.cpCheckSeconds.toFixed(1)} s: ${f.cpVerdict}`],
       ['CP members removed and promoted after restarts', String(f.cpRepairs)],
+      ['kill -9 of every member at once, CP back from disk (--cp-persistence)', f.cpWholeRestart ? 'yes: the CP history goes on across it' : 'no'],
       ['split brain', f.splitBrain ? `yes (${f.splitBrainWindows} window(s))` : 'no'],
       ['member crashes', String(f.crashes)],
       ['member errors (exceptions on stderr, unexpected failures)', String(f.memberErrors)],

@@ -70,16 +70,23 @@ export abstract class PacedLoops {
   private stopping = false;
   private running: Promise<void>[] = [];
   private readonly clients: KeepAliveClient[][] = [];
+  /** Starts so far: a later start's loops draw other numbers and count their steps on from 1,000,000 × it. */
+  private epoch = 0;
 
   constructor(private readonly pace: { readonly hosts: readonly string[]; readonly port: number; readonly clients: number; readonly rate: number; readonly seeds: readonly number[]; readonly requestDeadlineMs: number }) {}
 
   /** One step of loop `loop` through `member` (its connection `client`): the `seq`-th of the loop. */
   protected abstract step(loop: number, member: number, client: KeepAliveClient, seq: number, rnd: SeededRandom): Promise<void>;
 
+  /** Starts the loops (again after a stop: a later phase of the run). */
   start(): void {
+    this.stopping = false;
+    this.running = [];
+    this.clients.length = 0;
+    const base = this.epoch++ * 1_000_000;
     for (let i = 0; i < this.pace.clients; i++) {
       this.clients.push(this.pace.hosts.map((h) => new KeepAliveClient(this.pace.port, this.pace.requestDeadlineMs, h)));
-      this.running.push(this.loop(i));
+      this.running.push(this.loop(i, base));
     }
   }
 
@@ -99,12 +106,12 @@ export abstract class PacedLoops {
     for (const row of this.clients) for (const c of row) c.close();
   }
 
-  private async loop(i: number): Promise<void> {
-    const rnd = new SeededRandom(this.pace.seeds[i] ?? i);
+  private async loop(i: number, base: number): Promise<void> {
+    const rnd = new SeededRandom(((this.pace.seeds[i] ?? i) + base) >>> 0);
     const n = this.pace.hosts.length;
     const intervalMs = (this.pace.clients * 1000) / this.pace.rate;
     let turn = i;
-    let seq = 0;
+    let seq = base;
     let nextAt = Date.now();
     while (!this.stopping) {
       const now = Date.now();
