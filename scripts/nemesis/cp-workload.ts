@@ -10,8 +10,9 @@
 //   lock      FencedLock nemesis-lock through a REST session per loop: tryLock without waiting,
 //             then unlock with the fence; checked as a mutex whose fences rise across owners (the
 //             owner is the session). After a call without an answer the loop reads the lock's
-//             owner (not part of the history) to know whether it holds it: a tryLock that does not
-//             wait leaves no waiter behind that could be granted later;
+//             owner (not part of the history) to know whether it holds it, once the member that
+//             took the call can no longer be retrying it: a tryLock that does not wait leaves no
+//             waiter behind that could be granted later;
 //   semaphore Semaphore nemesis-sem of 2 permits (init once): tryAcquire 1 without waiting, then
 //             release 1; checked as a counting semaphore (never three holders, a release only of a
 //             permit held). After a call without an answer the loop releases: 200 or 409 says which.
@@ -34,11 +35,19 @@ export const IDS_OBJECT = 'nemesis-ids';
 export const LOCK_OBJECT = 'nemesis-lock';
 export const SEMAPHORE_OBJECT = 'nemesis-sem';
 export const SEMAPHORE_PERMITS = 2;
+/**
+ * A lock call without an answer may still be applied while the member that took it retries it (up
+ * to grid.cp.call.timeout.millis, 10 s): the loop reads the owner only after that, or a late grant
+ * would look like a second, re-entrant acquisition of the session's own lock.
+ */
+const LOCK_PROBE_AFTER_MS = 15_000;
 
 /** One loop's CP session and what it holds (null fence: not holding; 'unknown': to find out). */
 interface Holder {
   session: number;
   lock: number | null | 'unknown';
+  /** When the lock call without an answer was given up (its owner is read only after LOCK_PROBE_AFTER_MS). */
+  unknownSinceMs: number;
   /** Permits held: 0, 1, or -1 when a call without an answer left it unknown (release finds out). */
   permits: number;
 }
@@ -115,7 +124,7 @@ export class CpWorkload extends PacedLoops {
     if (r === null || r.status >= 500) return null;
     const m = r.status === 201 ? /"sessionId":(\d+)/.exec(r.text) : null;
     if (m === null) return void this.wrong('create session', r), null;
-    const made: Holder = { session: Number(m[1]), lock: null, permits: 0 };
+    const made: Holder = { session: Number(m[1]), lock: null, unknownSinceMs: 0, permits: 0 };
     this.holders.set(loop, made);
     return made;
   }
@@ -133,6 +142,7 @@ export class CpWorkload extends PacedLoops {
     if (h === null) return;
     const base = `/grid/rest/cp/locks/${LOCK_OBJECT}`;
     if (h.lock === 'unknown') {
+      if (Date.now() - h.unknownSinceMs < LOCK_PROBE_AFTER_MS) return;
       // A call without an answer: read who holds it (a linearizable read, not part of the history).
       const r = await this.call(c, 'GET', base, null);
       if (r === null || r.status >= 500) return;
@@ -149,6 +159,7 @@ export class CpWorkload extends PacedLoops {
         this.counts.indeterminate++;
         this.lockOps.push({ object: LOCK_OBJECT, client: h.session, input, output: undefined, callMs, returnMs: Infinity });
         h.lock = 'unknown';
+        h.unknownSinceMs = Date.now();
         return;
       }
       if (r.status === 404) return this.lost(h);

@@ -155,6 +155,7 @@ export class CpService implements MemberService {
   private restored = false;
   private freshDiscoveryAtMs: number | null = null;
   private conflictLogged = false;
+  private conflicted = false;
   /** The CP members and groups as METADATA last told (or as this member's METADATA replica holds them). */
   private view = new CpMetadata(0);
   private viewIndex = 0;
@@ -491,7 +492,7 @@ export class CpService implements MemberService {
       case 'cpAnswer':
         return this.onAnswer(m);
       case 'cpDiscover':
-        return this.onDiscover(m.body);
+        return this.onDiscover(m.body, from.uuid);
       case 'cpView':
         return this.onView(m.body);
       case 'cpReset':
@@ -556,13 +557,29 @@ export class CpService implements MemberService {
     p.answer({ ok: true, value, index: b.index });
   }
 
-  private onDiscover(d: MessageOf<'cpDiscover'>['body']): void {
-    if (d.seed < this.seed) return;
-    if (d.seed > this.seed) this.resetLocal(d.seed);
+  private onDiscover(d: MessageOf<'cpDiscover'>['body'], from: string | null = null): void {
+    if (d.seed < this.seed) {
+      if (this.restored && !this.conflictLogged && (from === null || from === this.host.masterUuid())) {
+        this.conflictLogged = true;
+        this.o.log.severe(`CP persistence: this member restarted as CP member ${this.localCp ?? '?'} of seed ${this.seed}, but the cluster runs the CP subsystem of an older seed ${d.seed}; its directory is kept, not used. Reset the CP subsystem, or restart the cluster with this member among the first`);
+      }
+      return;
+    }
+    if (d.seed > this.seed) {
+      // A higher seed is a reset, and a reset removes this member's CP directories: only the
+      // master's word does that. A restarted member's offer of its old discovery is taken only by a
+      // member that has none (a whole cluster restarted).
+      const fromMaster = from === null || from === this.host.masterUuid();
+      if (!fromMaster && (this.discovery !== null || this.restored)) return;
+      this.resetLocal(d.seed);
+    }
     if (this.discovery !== null) {
       const mine = this.discovery.members.map((m) => m.uuid).join(',');
       if (this.restored && d.members.map((m) => m.uuid).join(',') !== mine && !this.conflictLogged) {
         this.conflictLogged = true;
+        // Views of the other CP subsystem are not taken either: they would drop this member's
+        // replicas and remove their directories.
+        this.conflicted = true;
         this.o.log.severe(
           `CP persistence: this member restarted as CP member ${this.localCp ?? '?'} of seed ${this.seed}, but the cluster started a new CP subsystem with other CP members (${d.members.map((m) => m.address).join(', ')}); its directory is kept, not used. Restart the CP members within ${FRESH_DISCOVERY_GRACE_MS / 1000} s of each other, or reset the CP subsystem`,
         );
@@ -585,7 +602,7 @@ export class CpService implements MemberService {
   }
 
   private onView(v: MessageOf<'cpView'>['body']): void {
-    if (v.seed !== this.seed) return;
+    if (v.seed !== this.seed || this.conflicted) return;
     if (v.index <= this.viewIndex) return;
     this.adoptView(v.metadata, v.index);
   }

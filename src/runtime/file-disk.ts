@@ -128,6 +128,10 @@ export class FileDisk implements Disk {
 
   remove(path: string): void {
     this.close(path);
+    // A directory goes with the files in it: their handles go too (a file written through a handle
+    // kept for a removed path would be a deleted file, and its bytes lost).
+    const under = path.endsWith('/') ? path : `${path}/`;
+    for (const p of [...this.handles.keys()]) if (p.startsWith(under)) this.close(p);
     try {
       fs.rmSync(path, { recursive: true, force: true });
     } catch (e) {

@@ -264,10 +264,13 @@ export function runCpSim(o: CpSimOptions): CpSimReport {
   // places it anywhere after, or nowhere.
   // A lock or an acquire without an answer may have been granted later (its wait went on), even
   // after the client found it did not hold it: the session's end releases those too.
+  // The expiry comes no sooner than one TTL after the last call the session was heard in (its
+  // heartbeat was applied at or after that call began): that is where the release may start.
   const releasedBySessionEnd = (c: number, me: Locker): void => {
-    for (const t of new Set([...(me.holding ? [me.thread] : []), ...me.maybeThreads])) lockHistory.push({ object: 'L', client: c, input: { op: 'unlock', client: t }, output: undefined, callMs: me.lastOkCallMs, returnMs: Infinity });
+    const from = me.lastOkCallMs + SESSION_TTL_MS;
+    for (const t of new Set([...(me.holding ? [me.thread] : []), ...me.maybeThreads])) lockHistory.push({ object: 'L', client: c, input: { op: 'unlock', client: t }, output: undefined, callMs: from, returnMs: Infinity });
     const permits = (me.permits !== 0 ? 1 : 0) + me.maybeAcquires;
-    for (let i = 0; i < permits; i++) semHistory.push({ object: 'S', client: c, input: { op: 'release', client: me.session }, output: undefined, callMs: me.lastOkCallMs, returnMs: Infinity });
+    for (let i = 0; i < permits; i++) semHistory.push({ object: 'S', client: c, input: { op: 'release', client: me.session }, output: undefined, callMs: from, returnMs: Infinity });
   };
   const sessionLost = (c: number, me: Locker): void => {
     sessionsExpired++;

@@ -68,6 +68,25 @@ test('FileDisk sync reports completion; append into a missing directory names th
   }
 });
 
+test('a removed directory takes its files handles with it: a file made again there is written', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-disk-rm-'));
+  try {
+    for (const disk of [new FileDisk(), new SimDisk({ seed: 5 })] as Disk[]) {
+      const dir = `${root}/${disk instanceof FileDisk ? 'file' : 'sim'}/g`;
+      disk.makeDir(dir);
+      disk.append(`${dir}/log-1`, Buffer.from('old'));
+      disk.syncNow(`${dir}/log-1`);
+      disk.remove(dir.slice(0, dir.lastIndexOf('/')));
+      disk.makeDir(dir);
+      disk.append(`${dir}/log-1`, Buffer.from('new'));
+      disk.syncNow(`${dir}/log-1`);
+      assert.equal(Buffer.from(disk.readFile(`${dir}/log-1`)).toString(), 'new', 'the bytes are in the file the name now has');
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('FileDisk lock: held by a running process, taken over from a dead one, released', async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'grid-lock-'));
   const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
