@@ -15,6 +15,7 @@ import { joinPath } from '../persistence/disk.js';
 import type { Disk } from '../persistence/disk.js';
 import { RaftStore } from './raft-store.js';
 import type { CpMember } from './metadata.js';
+import type { RaftRestored } from './raft/core.js';
 
 export interface CpIdentity {
   readonly cpUuid: string;
@@ -56,6 +57,22 @@ export class CpPersistence {
     }
     if (found.length > 1) throw new GridError('ERR_PERSISTENCE_CORRUPT', `${this.baseDir}: ${found.length} CP member directories record the address ${this.address()} (${found.map((f) => f.cpUuid).join(', ')}); keep one`);
     return found[0] ?? null;
+  }
+
+  /**
+   * This member's identity and every group directory it holds, read and checked (a malformed one
+   * throws, naming the file and offset); null when this member has no CP directory.
+   */
+  restore(): { readonly identity: CpIdentity; readonly groups: Map<number, { store: RaftStore; restored: RaftRestored }> } | null {
+    const identity = this.load();
+    if (identity === null) return null;
+    const groups = new Map<number, { store: RaftStore; restored: RaftRestored }>();
+    for (const gid of this.groupIds(identity.cpUuid)) {
+      const store = this.store(identity.cpUuid, gid);
+      const restored = store.load();
+      if (restored !== null) groups.set(gid, { store, restored });
+    }
+    return { identity, groups };
   }
 
   /** Records the identity durably (before this member acts as that CP member). */

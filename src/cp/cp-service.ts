@@ -33,10 +33,9 @@ import type { CpSubsystemConfig } from '../config/types.js';
 import type { Clock, Random, TimerHandle, Timers } from '../util/clock.js';
 import type { ComponentLogger } from '../util/logger.js';
 import { GroupReplica } from './group-replica.js';
-import type { CallFailure, ReplicaIo, ReplicaOptions, WriteOutcome } from './group-replica.js';
+import type { CallFailure, ReplicaIo, ReplicaOptions } from './group-replica.js';
 import { CpMetadata, METADATA } from './metadata.js';
 import type { CpGroupInfo, CpMember, MetadataCommand } from './metadata.js';
-import { RAFT_DEFAULTS } from './raft/types.js';
 import type { RaftMessage } from './raft/types.js';
 import { decodeRaftMessage, encodeRaftMessage } from './raft/wire.js';
 import { CpRouter } from './router.js';
@@ -45,8 +44,11 @@ import type { RaftStore } from './raft-store.js';
 import type { RaftRestored } from './raft/core.js';
 import type { AttemptAnswer, RouteOutcome } from './router.js';
 import { CallStats, structureOf } from './call-stats.js';
+import { replicaFigures, replicaOptionsOf, runOnReplica, sessionDuty, waitOf } from './replica-calls.js';
+import type { CpGroupFigures } from './replica-calls.js';
+export type { CpGroupFigures } from './replica-calls.js';
 import { MetadataDuties } from './metadata-duties.js';
-import { decodeCallPayload, encodeCallPayload, packJson, runQuery, unpackJson } from './call-wire.js';
+import { decodeCallPayload, encodeCallPayload, packJson, unpackJson } from './call-wire.js';
 import type { CallPayload } from './call-wire.js';
 
 export interface CpHost extends MemberContext {
@@ -114,25 +116,6 @@ const ATTEMPT_TIMEOUT_MS = 3000;
 const CALL_FAILURES: ReadonlySet<string> = new Set<CallFailure>(['not-leader', 'back-pressure', 'transferring', 'membership-change', 'not-ready', 'lost', 'indeterminate']);
 const RAFT_LIMITS = { dataBytesMax: 64 * 1024 * 1024, entriesMax: 100_000 };
 
-/** One CP group's replica on this member, for the metrics call (spec/cp.md "Metrics"). */
-export interface CpGroupFigures {
-  readonly group: string;
-  readonly role: 'leader' | 'follower' | 'candidate';
-  readonly term: number;
-  readonly commitIndex: number;
-  readonly appliedIndex: number;
-  readonly logEntries: number;
-  readonly logBytes: number;
-  readonly snapshotIndex: number;
-  readonly leaderChanges: number;
-  readonly electionsStarted: number;
-  readonly appendBatches: number;
-  readonly appendEntries: number;
-  readonly refusedWrites: number;
-  readonly sessions: number;
-  readonly waitingCalls: number;
-}
-
 /** What a routed call yields: the state machine's answer and the log index it was produced at. */
 export interface CpCallResult {
   readonly value: unknown;
@@ -186,26 +169,7 @@ export class CpService implements MemberService {
   ) {
     const c = o.config;
     const ra = c.raftAlgorithm;
-    this.replicaOpts = {
-      raft: {
-        ...RAFT_DEFAULTS,
-        tickMs: TICK_MS,
-        electionTimeoutMs: ra.leaderElectionTimeoutInMillis,
-        heartbeatPeriodMs: ra.leaderHeartbeatPeriodInMillis,
-        missedHeartbeatsMax: ra.maxMissedLeaderHeartbeatCount,
-        appendEntriesMax: ra.appendRequestMaxEntryCount,
-        uncommittedEntriesMax: ra.uncommittedEntryCountToRejectNewAppends,
-        appendBackoffMs: ra.appendRequestBackoffTimeoutInMillis,
-      },
-      valueBytesMax: o.valueBytesMax,
-      dedupeMs: o.dedupeMs,
-      snapshotEveryEntries: ra.commitIndexAdvanceCountToSnapshot,
-      sessionTimes: { ttlMs: c.sessionTimeToLiveSeconds * 1000, heartbeatMs: c.sessionHeartbeatIntervalSeconds * 1000 },
-      blocking: {
-        lockAcquireLimit: (name) => c.locks.find((l) => l.name === name)?.lockAcquireLimit ?? 0,
-        semaphore: (name) => c.semaphores.find((s) => s.name === name) ?? { jdkCompatible: false, initialPermits: 0 },
-      },
-    };
+    this.replicaOpts = replicaOptionsOf(c, TICK_MS, o.valueBytesMax, o.dedupeMs);
     this.router = new CpRouter(
       { callTimeoutMs: o.callTimeoutMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, backoffMs: ra.appendRequestBackoffTimeoutInMillis, failOnIndeterminate: c.failOnIndeterminateOperationState },
       {
@@ -284,14 +248,10 @@ export class CpService implements MemberService {
    */
   private restore(): void {
     const p = this.o.persistence;
-    if (p === null || p === undefined) return;
-    const id = p.load();
-    if (id === null) return;
-    for (const gid of p.groupIds(id.cpUuid)) {
-      const store = p.store(id.cpUuid, gid);
-      const restored = store.load();
-      if (restored !== null) this.restoredStores.set(gid, { store, restored });
-    }
+    const found = p === null || p === undefined ? null : p.restore();
+    if (p === null || p === undefined || found === null) return;
+    const id = found.identity;
+    for (const [gid, g] of found.groups) this.restoredStores.set(gid, g);
     this.seed = id.seed;
     this.view = new CpMetadata(id.seed);
     this.localCp = id.cpUuid;
@@ -353,30 +313,7 @@ export class CpService implements MemberService {
 
   /** The replicas this member holds, for the metrics call. */
   figures(): CpGroupFigures[] {
-    return [...this.replicas.values()].map((h) => {
-      const core = h.replica.core;
-      const st = core.status();
-      let logBytes = 0;
-      for (let i = st.firstIndex; i <= st.lastIndex; i++) logBytes += core.entryAt(i)?.data.length ?? 0;
-      const s = h.replica.structures;
-      return {
-        group: h.name,
-        role: st.role === 'leader' ? 'leader' : st.role === 'follower' ? 'follower' : 'candidate',
-        term: st.term,
-        commitIndex: st.commit,
-        appliedIndex: st.applied,
-        logEntries: Math.max(0, st.lastIndex - st.firstIndex + 1),
-        logBytes,
-        snapshotIndex: st.snapshotIndex,
-        leaderChanges: h.leaderChanges,
-        electionsStarted: core.counters.electionsStarted,
-        appendBatches: core.counters.appendBatches,
-        appendEntries: core.counters.appendEntries,
-        refusedWrites: core.counters.refusedProposals,
-        sessions: s.sessions.list().length,
-        waitingCalls: s.counts().waiters,
-      };
-    });
+    return [...this.replicas.values()].map((h) => replicaFigures(h.name, h.replica, h.leaderChanges));
   }
 
   /**
@@ -809,30 +746,7 @@ export class CpService implements MemberService {
   }
 
   private runLocal(held: Held, payload: CallPayload, invocation: string, answer: (a: AttemptAnswer<unknown>) => void): void {
-    const r = held.replica;
-    const fromWrite = (o: WriteOutcome): void => answer(o.ok ? { ok: true, value: o.result, index: o.index } : { ok: false, failure: o.failure, leader: o.leader });
-    switch (payload.kind) {
-      case 'write':
-        r.write(invocation, payload.command, fromWrite);
-        break;
-      case 'read':
-        r.read(
-          (s) => {
-            const st = r.core.status();
-            return runQuery(payload.query, s, { term: st.term, commit: st.commit, leader: st.leader, members: st.members });
-          },
-          (o) => answer(o.ok ? { ok: true, value: o.value, index: o.index } : { ok: false, failure: o.failure, leader: o.leader }),
-        );
-        break;
-      case 'change':
-        if ('lead' in payload.change) {
-          const o = r.transferLeadership(payload.change.lead);
-          answer(o.ok ? { ok: true, value: { members: [...r.core.status().members] }, index: 0 } : { ok: false, failure: o.failure, leader: o.leader });
-          break;
-        }
-        r.changeMembers(payload.change, (o) => answer(o.ok ? { ok: true, value: { members: [...r.core.status().members] }, index: o.index } : { ok: false, failure: o.failure, leader: o.leader }));
-        break;
-    }
+    runOnReplica(held.replica, payload, invocation, answer);
     this.markDirty(held);
   }
 
@@ -858,21 +772,7 @@ export class CpService implements MemberService {
   }
 
   private sessionDuties(h: Held, now: number): void {
-    if (h.expiring) return;
-    const s = h.replica.structures;
-    const expired = s.sessions.expired(this.o.clock.nowMs());
-    if (expired.length > 0) {
-      h.expiring = true;
-      h.replica.write('', { kind: 'session', op: 'expire', sessions: expired }, () => (h.expiring = false));
-      this.markDirty(h);
-      return;
-    }
-    if (now - h.lastInactiveCheckMs >= INACTIVE_CHECK_MS) {
-      h.lastInactiveCheckMs = now;
-      h.expiring = true;
-      h.replica.write('', { kind: 'session', op: 'closeInactive' }, () => (h.expiring = false));
-      this.markDirty(h);
-    }
+    if (sessionDuty(h, this.o.clock.nowMs(), now, INACTIVE_CHECK_MS)) this.markDirty(h);
   }
 
   private metadataDuties(h: Held, now: number): void {
@@ -888,12 +788,4 @@ export class CpService implements MemberService {
 
 function key(seed: number, id: number): string {
   return `${seed}.${id}`;
-}
-
-/** How long a write may block at the leader (a latch await, a lock or an acquire with a timeout). */
-function waitOf(p: CallPayload & { kind: 'write' }): number {
-  const c = p.command;
-  if (c.kind === 'latch' && c.op === 'await') return c.timeoutMs;
-  if ((c.kind === 'lock' && c.op === 'lock') || (c.kind === 'semaphore' && c.op === 'acquire')) return c.timeoutMs < 0 ? 0x7fff_ffff : c.timeoutMs;
-  return 0;
 }
