@@ -13,7 +13,6 @@
 //   npm run build && node --import tsx scripts/bench/cp-durable.ts [--rounds N] [--seconds S]
 //
 // The last line is JSON: {"bench":"cp-durable",...}.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -23,6 +22,7 @@ import { freePorts, killAll as killMembers, startClusterMembers, until, waitSett
 import type { MemberProcess } from '../../tests/harness/member-process.js';
 import { delay, host, killAll as killTracked, median, round, say, track } from './common.js';
 import { ensureWrk, findOnPath, runWrk, type WrkResult } from './wrk.js';
+import { startEtcd, stopEtcd, type Etcd } from './etcd.js';
 
 const CONNECTIONS = 32;
 const DURABLE_TARGET = 1.5;
@@ -122,43 +122,6 @@ async function clientLocks(ports: readonly number[], seconds: number): Promise<{
   }
 }
 
-interface Etcd {
-  readonly children: ReturnType<typeof spawn>[];
-  readonly dir: string;
-  readonly leaderPort: number;
-}
-
-/** Three etcd 3.4 members with their data under `dir` (on disk: etcd fsyncs every batch). */
-async function startEtcd(etcdPath: string, dir: string): Promise<Etcd> {
-  const ports = await freePorts(6);
-  const peer = (i: number): number => ports[3 + i] as number;
-  const cluster = [0, 1, 2].map((i) => `e${i}=http://127.0.0.1:${peer(i)}`).join(',');
-  const children: ReturnType<typeof spawn>[] = [];
-  for (let i = 0; i < 3; i++) {
-    const child = spawn(
-      etcdPath,
-      [
-        '--name', `e${i}`, '--data-dir', path.join(dir, `e${i}`),
-        '--listen-client-urls', `http://127.0.0.1:${ports[i]}`, '--advertise-client-urls', `http://127.0.0.1:${ports[i]}`,
-        '--listen-peer-urls', `http://127.0.0.1:${peer(i)}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer(i)}`,
-        '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--log-level', 'error',
-      ],
-      { stdio: 'ignore' },
-    );
-    track(child);
-    children.push(child);
-  }
-  const leaderPort = await until('etcd elected a leader', 30_000, async () => {
-    for (const p of ports.slice(0, 3)) {
-      const r = await fetch(`http://127.0.0.1:${p}/v3/maintenance/status`, { method: 'POST', body: '{}' });
-      const s = (await r.json()) as { header?: { member_id?: string }; leader?: string };
-      if (s.leader !== undefined && s.leader !== '0' && s.header?.member_id === s.leader) return p;
-    }
-    return null;
-  });
-  return { children, dir, leaderPort };
-}
-
 async function wrk(wrkPath: string, dir: string, port: number, urlPath: string, body: string | null, seconds: number): Promise<WrkResult> {
   const script = path.join(dir, `s-${port}-${urlPath.replace(/\W/g, '_')}.lua`);
   writeFileSync(script, `wrk.method = "POST"\nwrk.path = "${urlPath}"\n${body === null ? '' : `wrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`}`);
@@ -251,8 +214,7 @@ async function main(): Promise<number> {
     await killMembers(members);
     killTracked('SIGKILL');
     if (etcd !== null) {
-      for (const c of etcd.children) c.kill('SIGKILL');
-      await Promise.all(etcd.children.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+      await stopEtcd(etcd);
     }
     rmSync(dir, { recursive: true, force: true });
   }

@@ -16,14 +16,14 @@
 //   npm run build && node --import tsx scripts/bench/cp.ts [--rounds N] [--seconds S]
 //
 // The last line is JSON: {"bench":"cp",...}.
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { freePorts, killAll as killMembers, startClusterMembers, until, waitSettled } from '../../tests/harness/cluster.js';
 import type { MemberProcess } from '../../tests/harness/member-process.js';
 import { delay, host, killAll as killTracked, median, round, say, track } from './common.js';
-import { ensureWrk, findOnPath, runWrk, type WrkResult } from './wrk.js';
+import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
+import { ensureEtcd, startEtcd, stopEtcd, type Etcd } from './etcd.js';
 
 const CONNECTIONS = 32;
 const WRITE_TARGET = 2.5;
@@ -36,67 +36,11 @@ function option(name: string, fallback: number): number {
   return v;
 }
 
-function ensureEtcd(): string | null {
-  const found = findOnPath('etcd');
-  if (found !== null) return found;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!isRoot || findOnPath('apt-get') === null) return null;
-  for (const args of [['install', '-y', 'etcd-server'], ['update'], ['install', '-y', 'etcd-server']]) {
-    say(`cp: apt-get ${args.join(' ')}`);
-    const r = spawnSync('apt-get', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, stdio: 'ignore', timeout: 300_000 });
-    if (r.status === 0 && args[0] === 'install') break;
-  }
-  const installed = findOnPath('etcd');
-  // The package starts a system etcd on 2379: stop it, the bench runs its own.
-  if (installed !== null) spawnSync('systemctl', ['stop', 'etcd'], { stdio: 'ignore' });
-  return installed;
-}
-
 /** One wrk run against a fixed method, path and body. */
 async function wrk(wrkPath: string, dir: string, port: number, method: string, urlPath: string, body: string | null, seconds: number): Promise<WrkResult> {
   const script = path.join(dir, `s-${method}-${port}-${urlPath.replace(/\W/g, '_')}.lua`);
   writeFileSync(script, `wrk.method = "${method}"\nwrk.path = "${urlPath}"\n${body === null ? '' : `wrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`}`);
   return runWrk({ wrkPath, scriptPath: script, host, port, threads: 1, connections: CONNECTIONS, durationS: seconds, timeoutS: 10 }, track);
-}
-
-interface Etcd {
-  readonly children: ReturnType<typeof spawn>[];
-  readonly clientPorts: number[];
-  readonly dir: string;
-  readonly leaderPort: number;
-}
-
-async function startEtcd(etcdPath: string): Promise<Etcd> {
-  const dir = mkdtempSync('/dev/shm/grid-bench-etcd-');
-  const ports = await freePorts(6);
-  const peer = (i: number): number => ports[3 + i] as number;
-  const cluster = [0, 1, 2].map((i) => `e${i}=http://127.0.0.1:${peer(i)}`).join(',');
-  const children: ReturnType<typeof spawn>[] = [];
-  for (let i = 0; i < 3; i++) {
-    const child = spawn(
-      etcdPath,
-      [
-        '--name', `e${i}`, '--data-dir', path.join(dir, `e${i}`),
-        '--listen-client-urls', `http://127.0.0.1:${ports[i]}`, '--advertise-client-urls', `http://127.0.0.1:${ports[i]}`,
-        '--listen-peer-urls', `http://127.0.0.1:${peer(i)}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer(i)}`,
-        '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--log-level', 'error',
-      ],
-      { stdio: 'ignore' },
-    );
-    track(child);
-    children.push(child);
-  }
-  const clientPorts = ports.slice(0, 3);
-  const leaderPort = await until('etcd elected a leader', 30_000, async () => {
-    for (const p of clientPorts) {
-      const r = await fetch(`http://127.0.0.1:${p}/v3/maintenance/status`, { method: 'POST', body: '{}' });
-      const s = (await r.json()) as { header?: { member_id?: string }; leader?: string };
-      if (s.leader !== undefined && s.leader !== '0' && s.header?.member_id === s.leader) return p;
-    }
-    return null;
-  });
-  await fetch(`http://127.0.0.1:${leaderPort}/v3/kv/put`, { method: 'POST', body: '{"key":"YmVuY2g=","value":"MQ=="}' });
-  return { children, clientPorts, dir, leaderPort };
 }
 
 interface HzClient {
@@ -153,7 +97,7 @@ async function main(): Promise<number> {
     say(`cp: Grid default leader on ${leader}, another member ${other}`);
     if (etcdPath === null) say('cp: etcd is not installed and cannot be (not root with apt-get): Grid figures only');
     else {
-      etcd = await startEtcd(etcdPath);
+      etcd = await startEtcd(etcdPath, mkdtempSync('/dev/shm/grid-bench-etcd-'));
       say(`cp: etcd 3.4 leader on ${etcd.leaderPort} (data on tmpfs ${etcd.dir})`);
     }
     const runs: Record<string, WrkResult[]> = {};
@@ -227,8 +171,7 @@ async function main(): Promise<number> {
     await killMembers(members);
     killTracked('SIGKILL');
     if (etcd !== null) {
-      for (const c of etcd.children) c.kill('SIGKILL');
-      await Promise.all(etcd.children.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+      await stopEtcd(etcd);
       rmSync(etcd.dir, { recursive: true, force: true });
     }
     rmSync(dir, { recursive: true, force: true });
