@@ -32,6 +32,8 @@ export class MastershipClaim {
   private acceptedClaimant: string | null = null;
   /** This member's table version when it accepted that claim (its answer carried that table). */
   private acceptedTableVersion = -1;
+  /** When it accepted that claim (monotonic ms). */
+  private acceptedAtMs = 0;
 
   constructor(
     private readonly h: ClaimHost,
@@ -95,8 +97,23 @@ export class MastershipClaim {
     if (accepted) {
       this.acceptedClaimant = m.body.candidateUuid;
       this.acceptedTableVersion = this.h.tableVersion();
+      this.acceptedAtMs = now;
     }
     this.transport.send(from.address, message('claimAnswer', { accepted, view }, m.callId));
+  }
+
+  /**
+   * Whether this member is claiming mastership, or accepted another member's claim and its view may
+   * still come (twice the claim timeout: the claimant takes over at most one timeout after asking).
+   * Meanwhile it confirms no move of its old master: the claimant's table is built from the table
+   * this member answered with, and a move committed after it would give a partition to replicas
+   * that claimant never hears of, while its own table keeps the old owner that it removes (seed
+   * 2077691 with --overlap: a master paused 9.6 s woke, took a write as the only replica of a
+   * partition, moved it to two members that had answered the claim, and the claimer, finding no
+   * replica left, started the partition empty).
+   */
+  claimPending(now: number): boolean {
+    return this.claim !== null || (this.acceptedClaimant !== null && now - this.acceptedAtMs < 2 * this.timeoutMs);
   }
 
   isAcceptedClaimant(uuid: string): boolean {

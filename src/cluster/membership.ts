@@ -206,6 +206,10 @@ export class Membership implements MemberService {
   get isMaster(): boolean {
     return this.joinedFlag && this.members[0]?.uuid === this.opts.self.uuid;
   }
+  /** Whether a mastership claim is under way here or awaited from a claimant this member accepted (MastershipClaim.claimPending). */
+  get claimPending(): boolean {
+    return this.claims.claimPending(this.clock.monotonicMs());
+  }
   member(uuid: string): MemberWire | undefined {
     return this.members.find((m) => m.uuid === uuid);
   }

@@ -253,6 +253,7 @@ export class ClusterNode implements TransportHandler {
         selfUuid: self,
         isMaster: () => this.membership.isMaster,
         masterUuid,
+        claimPending: () => this.membership.claimPending,
         membersVersion: () => this.membership.version,
         heardFrom: (u) => this.membership.heardFrom(u),
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),

@@ -40,6 +40,8 @@ export interface PartitionServiceHost {
   isMaster(): boolean;
   /** The uuid of the member this one takes as master (null while not joined). */
   masterUuid(): string | null;
+  /** Whether this member claims mastership or awaits a claimant's view: it confirms no move of its current master meanwhile. */
+  claimPending(): boolean;
   /** The version of the member list this member holds (a table from the master is applied only under it). */
   membersVersion(): number;
   /** A message that proves a listed member alive, as a heartbeat does (membership). */
@@ -220,7 +222,10 @@ export class PartitionService implements MemberService {
         this.store.dropPartition(p);
         this.replicator.dropPartition(p);
       }
-      if (after[0] === me && before[0] !== me) this.store.jumpVersion(p);
+      if (after[0] === me && before[0] !== me) {
+        this.store.jumpVersion(p);
+        this.replicator.followOwnStream(p);
+      }
       if (!after.includes(me) && before.includes(me)) {
         // Dropped later, not now: a table can arrive after a snapshot that made this member a
         // holder again (tables and chunks travel on different connections) and still not show the
@@ -665,7 +670,7 @@ export class PartitionService implements MemberService {
     const s = this.sources.get(b.partitionId);
     if (s !== undefined && s.id === b.migrationId && from.uuid === s.master) {
       // Asked as the source: yes only while the writes are still held at the reported version.
-      const ok = s.phase === 'reported' && from.uuid === this.host.masterUuid() && this.store.version(b.partitionId) === b.version;
+      const ok = s.phase === 'reported' && from.uuid === this.host.masterUuid() && !this.host.claimPending() && this.store.version(b.partitionId) === b.version;
       if (ok) {
         s.phase = 'committed';
         s.heldAtMs = this.clock.monotonicMs();
@@ -683,7 +688,7 @@ export class PartitionService implements MemberService {
     // Only our own master commits a move here: after a split the other side's master can take this
     // member for one of its own (it answered that master's join too) and would drop its replica on
     // the strength of a copy that this member's cluster treats as stale.
-    if (from.uuid !== this.host.masterUuid()) {
+    if (from.uuid !== this.host.masterUuid() || this.host.claimPending()) {
       this.host.send(from.uuid, message('migrateCommitAck', { migrationId: b.migrationId, ok: false }));
       return;
     }

@@ -688,6 +688,17 @@ export class Replicator implements MemberService {
     return this.lineage.get(partitionId);
   }
 
+  /**
+   * This member became the partition's owner: from now on its copy follows its own stream. The
+   * lineage must not keep naming the owner it last had a write from: when that member later starts
+   * the partition again (it lost every replica) at versions this member's own stream used, this
+   * copy would pass for a newer copy of its stream, keep itself over every snapshot it sends and
+   * never confirm a move (seed 2078324 with --overlap never settled).
+   */
+  followOwnStream(partitionId: number): void {
+    this.lineage.set(partitionId, this.host.selfUuid);
+  }
+
   /** Forgets receive state for a partition this member does not hold any more. */
   dropPartition(partitionId: number): void {
     this.lineage.delete(partitionId);

@@ -126,3 +126,20 @@ test('an owner that dropped its copy and starts the partition again never reuses
   assert.equal(store.version(1), owner.version(1));
   assert.equal(store.maps.peek('m', Buffer.from('k77'), 1, 1_700_000_000_000)?.value.toString(), 'v77', 'the new life\'s write is held');
 });
+
+test('a copy that went on as its own owner\'s stream is no longer taken for the stream it followed before (seed 2078324)', () => {
+  const { replicator, store } = backupMember();
+  replicator.handle(OWNER, chunk(1, 2_097_155, 0, true, [entry('k1', 'v1')]));
+  assert.equal(replicator.lineageOf(1), 'x');
+  // b became the owner, jumped its version and took writes of its own.
+  store.jumpVersion(1);
+  replicator.followOwnStream(1);
+  for (let i = 0; i < 4; i++) store.applyBackup(1, store.version(1) + 1, put(`b${i}`, 'mine'));
+  const mine = store.version(1);
+  // Later x owns the partition again, started afresh at versions b's stream used (every replica
+  // was lost): its snapshot is the copy to hold, not an older snapshot of the stream b follows.
+  replicator.handle(OWNER, chunk(2, mine - 2, 0, true, [entry('k9', 'new')]));
+  assert.equal(store.version(1), mine - 2);
+  assert.equal(store.maps.peek('m', Buffer.from('k9'), 1, 1_700_000_000_000)?.value.toString(), 'new');
+  assert.equal(replicator.lineageOf(1), 'x');
+});
