@@ -66,6 +66,8 @@ interface SemaphoreState {
   /** The log index of the entry that last changed its permits (REST ETag). */
   index: number;
   initialized: boolean;
+  /** Session-aware (not jdk-compatible), fixed when the semaphore is made, from the entry that made it. */
+  readonly aware: boolean;
   available: number;
   /** Session → permits it holds (session-aware semaphores only). */
   held: Map<number, number>;
@@ -74,9 +76,22 @@ interface SemaphoreState {
 
 export const NOT_LOCKED: BlockingResult = { type: 'ownership', fence: 0, lockCount: 0, sessionId: -1, threadId: -1 };
 
+/** A semaphore's configuration (`<semaphore>`). */
+export interface SemaphoreSettings {
+  readonly jdkCompatible: boolean;
+  readonly initialPermits: number;
+}
+
+/**
+ * The member's `<cp-subsystem>` configuration of locks and semaphores. The leader stamps it into
+ * each lock and semaphore entry (GroupReplica.write), and applying uses the entry's values, so
+ * replicas whose members were configured differently (a rolling configuration change) still apply
+ * the same log to the same state. The configuration is read at apply time only for entries written
+ * before they carried it.
+ */
 export interface BlockingConfig {
   lockAcquireLimit(name: string): number;
-  semaphore(name: string): { readonly jdkCompatible: boolean; readonly initialPermits: number };
+  semaphore(name: string): SemaphoreSettings;
 }
 
 export class LockRegistry {
@@ -96,7 +111,7 @@ export class LockRegistry {
   }
 
   /** lock / tryLock: timeoutMs -1 waits for ever, 0 does not wait. */
-  lock(index: number, nowMs: number, name: string, session: number, thread: number, invocation: string, timeoutMs: number): BlockingResult {
+  lock(index: number, nowMs: number, name: string, session: number, thread: number, invocation: string, timeoutMs: number, limitInEntry?: number): BlockingResult {
     const s = this.state(name);
     if (s.owner === null) {
       s.owner = { session, thread };
@@ -106,7 +121,7 @@ export class LockRegistry {
       return { type: 'fence', fence: index };
     }
     if (s.owner.session === session && s.owner.thread === thread) {
-      const limit = this.config.lockAcquireLimit(name);
+      const limit = limitInEntry ?? this.config.lockAcquireLimit(name);
       if (limit > 0 && s.count >= limit) return { type: 'fence', fence: 0, limitReached: true };
       s.count++;
       s.index = index;
@@ -215,23 +230,19 @@ export class SemaphoreRegistry {
 
   constructor(private readonly config: BlockingConfig) {}
 
-  private state(name: string): SemaphoreState {
+  private state(name: string, settings: SemaphoreSettings | undefined): SemaphoreState {
     let s = this.sems.get(name);
     if (s === undefined) {
-      const initial = this.config.semaphore(name).initialPermits;
-      s = { index: 0, initialized: initial > 0, available: initial, held: new Map(), waiters: [] };
+      const { initialPermits, jdkCompatible } = settings ?? this.config.semaphore(name);
+      s = { index: 0, initialized: initialPermits > 0, aware: !jdkCompatible, available: initialPermits, held: new Map(), waiters: [] };
       this.sems.set(name, s);
     }
     return s;
   }
 
-  private sessionAware(name: string): boolean {
-    return !this.config.semaphore(name).jdkCompatible;
-  }
-
-  init(name: string, permits: number): BlockingResult {
+  init(name: string, permits: number, settings?: SemaphoreSettings): BlockingResult {
     if (!Number.isSafeInteger(permits) || permits < 0) return { type: 'error', code: 'illegal-argument', message: `permits must be >= 0, not ${permits}` };
-    const s = this.state(name);
+    const s = this.state(name, settings);
     if (s.initialized) return { type: 'bool', result: false };
     s.initialized = true;
     s.available = permits;
@@ -240,11 +251,11 @@ export class SemaphoreRegistry {
   }
 
   /** acquire / tryAcquire: timeoutMs -1 waits for ever, 0 does not wait. */
-  acquire(nowMs: number, name: string, session: number, invocation: string, permits: number, timeoutMs: number): BlockingResult {
+  acquire(nowMs: number, name: string, session: number, invocation: string, permits: number, timeoutMs: number, settings?: SemaphoreSettings): BlockingResult {
     if (!Number.isSafeInteger(permits) || permits <= 0) return { type: 'error', code: 'illegal-argument', message: `permits must be positive, not ${permits}` };
-    const s = this.state(name);
+    const s = this.state(name, settings);
     if (s.waiters.length === 0 && s.available >= permits) {
-      this.take(name, s, session, permits);
+      this.take(s, session, permits);
       return { type: 'acquired', acquired: true };
     }
     if (timeoutMs === 0) return { type: 'acquired', acquired: false };
@@ -252,16 +263,16 @@ export class SemaphoreRegistry {
     return { type: 'waiting' };
   }
 
-  private take(name: string, s: SemaphoreState, session: number, permits: number): void {
+  private take(s: SemaphoreState, session: number, permits: number): void {
     s.available -= permits;
     s.index = this.at;
-    if (this.sessionAware(name)) s.held.set(session, (s.held.get(session) ?? 0) + permits);
+    if (s.aware) s.held.set(session, (s.held.get(session) ?? 0) + permits);
   }
 
-  release(name: string, session: number, permits: number, out: CompletionSink): BlockingResult {
+  release(name: string, session: number, permits: number, out: CompletionSink, settings?: SemaphoreSettings): BlockingResult {
     if (!Number.isSafeInteger(permits) || permits <= 0) return { type: 'error', code: 'illegal-argument', message: `permits must be positive, not ${permits}` };
-    const s = this.state(name);
-    if (this.sessionAware(name)) {
+    const s = this.state(name, settings);
+    if (s.aware) {
       const held = s.held.get(session) ?? 0;
       if (held < permits) return { type: 'error', code: 'not-enough-permits', message: `Could not release ${permits} permits of Semaphore[${name}]: the caller has acquired ${held}` };
       if (held === permits) s.held.delete(session);
@@ -269,32 +280,32 @@ export class SemaphoreRegistry {
     }
     s.available += permits;
     s.index = this.at;
-    this.grant(name, s, out);
+    this.grant(s, out);
     return { type: 'permits', permits };
   }
 
-  drain(name: string, session: number): BlockingResult {
-    const s = this.state(name);
+  drain(name: string, session: number, settings?: SemaphoreSettings): BlockingResult {
+    const s = this.state(name, settings);
     const n = Math.max(0, s.available);
-    if (n > 0) this.take(name, s, session, n);
+    if (n > 0) this.take(s, session, n);
     return { type: 'permits', permits: n };
   }
 
   /** increasePermits / reducePermits (the count may go below zero, as the reference allows). */
-  change(name: string, delta: number, out: CompletionSink): BlockingResult {
+  change(name: string, delta: number, out: CompletionSink, settings?: SemaphoreSettings): BlockingResult {
     if (!Number.isSafeInteger(delta)) return { type: 'error', code: 'illegal-argument', message: `delta must be an integer, not ${delta}` };
-    const s = this.state(name);
+    const s = this.state(name, settings);
     s.available += delta;
     s.initialized = true;
     s.index = this.at;
-    if (delta > 0) this.grant(name, s, out);
+    if (delta > 0) this.grant(s, out);
     return { type: 'bool', result: true };
   }
 
-  private grant(name: string, s: SemaphoreState, out: CompletionSink): void {
+  private grant(s: SemaphoreState, out: CompletionSink): void {
     while (s.waiters.length > 0 && s.available >= (s.waiters[0] as SemaphoreWaiter).permits) {
       const w = s.waiters.shift() as SemaphoreWaiter;
-      this.take(name, s, w.session, w.permits);
+      this.take(s, w.session, w.permits);
       out.push({ invocation: w.invocation, result: { type: 'acquired', acquired: true } });
     }
   }
@@ -309,7 +320,7 @@ export class SemaphoreRegistry {
   }
 
   sessionClosed(session: number, out: CompletionSink): void {
-    for (const [name, s] of this.sems) {
+    for (const s of this.sems.values()) {
       for (const w of s.waiters.filter((x) => x.session === session)) out.push({ invocation: w.invocation, result: expired(session) });
       s.waiters = s.waiters.filter((x) => x.session !== session);
       const held = s.held.get(session);
@@ -317,7 +328,7 @@ export class SemaphoreRegistry {
         s.held.delete(session);
         s.available += held;
         s.index = this.at;
-        this.grant(name, s, out);
+        this.grant(s, out);
       }
     }
   }
@@ -329,12 +340,12 @@ export class SemaphoreRegistry {
   }
 
   expire(invocations: ReadonlySet<string>, out: CompletionSink): void {
-    for (const [name, s] of this.sems) {
+    for (const s of this.sems.values()) {
       const before = s.waiters.length;
       for (const w of s.waiters) if (invocations.has(w.invocation)) out.push({ invocation: w.invocation, result: { type: 'acquired', acquired: false } });
       s.waiters = s.waiters.filter((w) => !invocations.has(w.invocation));
       // A waiter that left the head may let the next ones through.
-      if (s.waiters.length !== before) this.grant(name, s, out);
+      if (s.waiters.length !== before) this.grant(s, out);
     }
   }
 
@@ -356,13 +367,13 @@ export class SemaphoreRegistry {
   }
 
   snapshot(): unknown {
-    return [...this.sems].map(([n, s]) => [n, s.initialized, s.available, [...s.held], s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs })), s.index]);
+    return [...this.sems].map(([n, s]) => [n, s.initialized, s.available, [...s.held], s.waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs === Infinity ? -1 : w.deadlineMs })), s.index, s.aware]);
   }
 
   restore(state: unknown): void {
     this.sems.clear();
-    for (const [n, initialized, available, held, waiters, index] of (state ?? []) as [string, boolean, number, [number, number][], SemaphoreWaiter[], number?][]) {
-      this.sems.set(n, { index: index ?? 0, initialized, available, held: new Map(held), waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
+    for (const [n, initialized, available, held, waiters, index, aware] of (state ?? []) as [string, boolean, number, [number, number][], SemaphoreWaiter[], number?, boolean?][]) {
+      this.sems.set(n, { index: index ?? 0, initialized, aware: aware ?? !this.config.semaphore(n).jdkCompatible, available, held: new Map(held), waiters: waiters.map((w) => ({ ...w, deadlineMs: w.deadlineMs < 0 ? Infinity : w.deadlineMs })) });
     }
   }
 }

@@ -16,6 +16,10 @@
 //   7 lock:        u8 op (1 lock, 2 unlock) | str name | f64 session | f64 thread | f64 timeoutMs / fence
 //   8 semaphore:   u8 op (1 init, 2 acquire, 3 release, 4 drain, 5 change) | str name | f64 session |
 //                  f64 permits / delta (init: permits; drain: 0) | f64 timeoutMs (acquire only)
+//  10 lock with its configuration: a 7 | f64 lock-acquire-limit
+//  11 semaphore with its configuration: an 8 | u8 jdk-compatible | f64 initial-permits
+//                  10 and 11 carry the leader's configuration (BlockingConfig), so every replica
+//                  applies the same; 7 and 8 are entries written before, applied with the member's.
 //   9 meta:        u8 op (1 init, 2 createGroup, 3 destroyGroup, 4 addMember, 5 removeMember, 6 groupMembers) |
 //                  member = str uuid | str address | str memberUuid; init: u32 n | n × member | u8 groupSize;
 //                  createGroup, destroyGroup: str name; addMember: member; removeMember: str uuid; groupMembers: str name | f64 id | u32 n | n × str uuid
@@ -74,12 +78,14 @@ export function encodeEnvelope(e: Envelope, valueBytesMax: number): Buffer {
       }
       break;
     case 'lock':
-      w.u8(7).u8(c.op === 'lock' ? 1 : 2).string(c.name, NAME_BYTES_MAX).f64(c.session).f64(c.thread).f64(c.op === 'lock' ? c.timeoutMs : c.fence);
+      w.u8(c.op === 'lock' && c.limit !== undefined ? 10 : 7).u8(c.op === 'lock' ? 1 : 2).string(c.name, NAME_BYTES_MAX).f64(c.session).f64(c.thread).f64(c.op === 'lock' ? c.timeoutMs : c.fence);
+      if (c.op === 'lock' && c.limit !== undefined) w.f64(c.limit);
       break;
     case 'semaphore':
-      w.u8(8).u8(SEMAPHORE_OPS.indexOf(c.op) + 1).string(c.name, NAME_BYTES_MAX).f64(c.op === 'init' ? 0 : c.session);
+      w.u8(c.config === undefined ? 8 : 11).u8(SEMAPHORE_OPS.indexOf(c.op) + 1).string(c.name, NAME_BYTES_MAX).f64(c.op === 'init' ? 0 : c.session);
       w.f64(c.op === 'init' || c.op === 'acquire' || c.op === 'release' ? c.permits : c.op === 'change' ? c.delta : 0);
       if (c.op === 'acquire') w.f64(c.timeoutMs);
+      if (c.config !== undefined) w.bool(c.config.jdkCompatible).f64(c.config.initialPermits);
       break;
     case 'meta':
       w.u8(9);
@@ -195,26 +201,35 @@ export function decodeEnvelope(buf: Uint8Array, valueBytesMax: number): Envelope
     case 6:
       command = readSession(r);
       break;
-    case 7: {
+    case 7:
+    case 10: {
       const op = r.u8();
       if (op !== 1 && op !== 2) r.fail(`unknown FencedLock operation ${op}`);
       const name = r.string(NAME_BYTES_MAX, 'name');
       const session = readInt(r, 'session');
       const thread = readInt(r, 'thread');
       const n = readInt(r, op === 1 ? 'timeout' : 'fence');
-      command = op === 1 ? { kind: 'lock', op: 'lock', name, session, thread, timeoutMs: n } : { kind: 'lock', op: 'unlock', name, session, thread, fence: n };
+      if (kind === 10 && op !== 1) r.fail('only a lock carries lock-acquire-limit');
+      if (op === 1) {
+        const limit = kind === 10 ? readCount(r, 'lock-acquire-limit') : undefined;
+        command = limit === undefined ? { kind: 'lock', op: 'lock', name, session, thread, timeoutMs: n } : { kind: 'lock', op: 'lock', name, session, thread, timeoutMs: n, limit };
+      } else command = { kind: 'lock', op: 'unlock', name, session, thread, fence: n };
       break;
     }
-    case 8: {
+    case 8:
+    case 11: {
       const op = SEMAPHORE_OPS[r.u8() - 1] ?? r.fail('unknown Semaphore operation');
       const name = r.string(NAME_BYTES_MAX, 'name');
       const session = readInt(r, 'session');
       const n = readInt(r, 'permits');
-      if (op === 'init') command = { kind: 'semaphore', op, name, permits: n };
-      else if (op === 'acquire') command = { kind: 'semaphore', op, name, session, permits: n, timeoutMs: readInt(r, 'timeout') };
-      else if (op === 'release') command = { kind: 'semaphore', op, name, session, permits: n };
-      else if (op === 'drain') command = { kind: 'semaphore', op, name, session };
-      else command = { kind: 'semaphore', op, name, session, delta: n };
+      const timeoutMs = op === 'acquire' ? readInt(r, 'timeout') : 0;
+      const config = kind === 11 ? { jdkCompatible: r.bool(), initialPermits: readCount(r, 'initial-permits') } : undefined;
+      const withConfig = config === undefined ? {} : { config };
+      if (op === 'init') command = { kind: 'semaphore', op, name, permits: n, ...withConfig };
+      else if (op === 'acquire') command = { kind: 'semaphore', op, name, session, permits: n, timeoutMs, ...withConfig };
+      else if (op === 'release') command = { kind: 'semaphore', op, name, session, permits: n, ...withConfig };
+      else if (op === 'drain') command = { kind: 'semaphore', op, name, session, ...withConfig };
+      else command = { kind: 'semaphore', op, name, session, delta: n, ...withConfig };
       if (op === 'init' && !Object.is(session, 0)) r.fail('init carries no session');
       if (op === 'drain' && !Object.is(n, 0)) r.fail('drain carries no permits');
       break;
@@ -247,6 +262,12 @@ function readRef(r: ByteReader, valueBytesMax: number): RefValue | null {
 function readInt(r: ByteReader, what: string): number {
   const v = r.f64();
   if (!Number.isSafeInteger(v)) r.fail(`${what} is not an integer: ${v}`);
+  return v;
+}
+
+function readCount(r: ByteReader, what: string): number {
+  const v = readInt(r, what);
+  if (v < 0) r.fail(`${what} is negative: ${v}`);
   return v;
 }
 

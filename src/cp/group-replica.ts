@@ -88,7 +88,7 @@ export class GroupReplica {
   write(invocation: string, command: Envelope['command'], done: (o: WriteOutcome) => void): void {
     if (this.persisting) return void this.queued.push(() => this.write(invocation, command, done));
     if (this.stopped) return done({ ok: false, failure: 'not-leader', leader: null });
-    const envelope: Envelope = { invocation, nowMs: this.nowMs(), command };
+    const envelope: Envelope = { invocation, nowMs: this.nowMs(), command: withSettings(command, this.opts.blocking) };
     const r = this.core.propose(encodeEnvelope(envelope, this.opts.valueBytesMax));
     if (!r.ok) return done({ ok: false, failure: r.code, leader: r.leader });
     this.pending.set(r.index, { term: r.term, invocation, done, envelope });
@@ -300,4 +300,15 @@ export class GroupReplica {
     for (let i = this.applied + 1; i <= this.core.status().lastIndex; i++) kept.push(this.core.entryAt(i) as Entry);
     io.persistSnapshot(snapshot, kept);
   }
+}
+
+/** The command with this member's lock or semaphore configuration in it (BlockingConfig: the log carries it, so every replica applies the same). */
+export function withSettings(c: Envelope['command'], config: BlockingConfig | undefined): Envelope['command'] {
+  if (config === undefined) return c;
+  if (c.kind === 'lock' && c.op === 'lock' && c.limit === undefined) return { ...c, limit: config.lockAcquireLimit(c.name) };
+  if (c.kind === 'semaphore' && c.config === undefined) {
+    const { jdkCompatible, initialPermits } = config.semaphore(c.name);
+    return { ...c, config: { jdkCompatible, initialPermits } };
+  }
+  return c;
 }

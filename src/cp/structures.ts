@@ -21,7 +21,7 @@
 // - destroy removes an object; the name can be used again (the reference keeps tombstones forever).
 import { assert } from '../util/assert.js';
 import { LockRegistry, SemaphoreRegistry } from './blocking.js';
-import type { BlockingConfig, BlockingResult } from './blocking.js';
+import type { BlockingConfig, BlockingResult, SemaphoreSettings } from './blocking.js';
 import { CpSessions } from './sessions.js';
 import { CpMetadata } from './metadata.js';
 import { packJson, unpackJson } from './tagged-json.js';
@@ -59,14 +59,14 @@ export type CpCommand =
   /** Leader: these sessions' expiry passed at these versions. */
   | { readonly kind: 'session'; readonly op: 'expire'; readonly sessions: readonly { readonly id: number; readonly version: number }[] }
   /** timeoutMs: -1 waits for ever, 0 does not wait. */
-  | { readonly kind: 'lock'; readonly op: 'lock'; readonly name: string; readonly session: number; readonly thread: number; readonly timeoutMs: number }
+  | { readonly kind: 'lock'; readonly op: 'lock'; readonly name: string; readonly session: number; readonly thread: number; readonly timeoutMs: number; readonly limit?: number }
   /** fence 0: any (the clients); REST names the fence it holds. */
   | { readonly kind: 'lock'; readonly op: 'unlock'; readonly name: string; readonly session: number; readonly thread: number; readonly fence: number }
-  | { readonly kind: 'semaphore'; readonly op: 'init'; readonly name: string; readonly permits: number }
-  | { readonly kind: 'semaphore'; readonly op: 'acquire'; readonly name: string; readonly session: number; readonly permits: number; readonly timeoutMs: number }
-  | { readonly kind: 'semaphore'; readonly op: 'release'; readonly name: string; readonly session: number; readonly permits: number }
-  | { readonly kind: 'semaphore'; readonly op: 'drain'; readonly name: string; readonly session: number }
-  | { readonly kind: 'semaphore'; readonly op: 'change'; readonly name: string; readonly session: number; readonly delta: number }
+  | { readonly kind: 'semaphore'; readonly op: 'init'; readonly name: string; readonly permits: number; readonly config?: SemaphoreSettings }
+  | { readonly kind: 'semaphore'; readonly op: 'acquire'; readonly name: string; readonly session: number; readonly permits: number; readonly timeoutMs: number; readonly config?: SemaphoreSettings }
+  | { readonly kind: 'semaphore'; readonly op: 'release'; readonly name: string; readonly session: number; readonly permits: number; readonly config?: SemaphoreSettings }
+  | { readonly kind: 'semaphore'; readonly op: 'drain'; readonly name: string; readonly session: number; readonly config?: SemaphoreSettings }
+  | { readonly kind: 'semaphore'; readonly op: 'change'; readonly name: string; readonly session: number; readonly delta: number; readonly config?: SemaphoreSettings }
   /** Leader: these waits passed their deadlines. */
   | { readonly kind: 'expireWaits'; readonly invocations: readonly string[] }
   /** The METADATA group's own commands (metadata.ts). */
@@ -382,23 +382,23 @@ export class CpStructures {
 
   private applyLock(index: number, invocation: string, c: Extract<CpCommand, { kind: 'lock' }>, completions: Completion[]): CpResult {
     if (!this.touch(c.session) || c.session === -1) return sessionGone(c.session);
-    if (c.op === 'lock') return this.locks.lock(index, this.clockMs, c.name, c.session, c.thread, invocation === '' ? `#${index}` : invocation, c.timeoutMs);
+    if (c.op === 'lock') return this.locks.lock(index, this.clockMs, c.name, c.session, c.thread, invocation === '' ? `#${index}` : invocation, c.timeoutMs, c.limit);
     return this.locks.unlock(c.name, c.session, c.thread, c.fence, completions);
   }
 
   private applySemaphore(index: number, c: Extract<CpCommand, { kind: 'semaphore' }>, invocation: string, completions: Completion[]): CpResult {
-    if (c.op === 'init') return this.semaphores.init(c.name, c.permits);
+    if (c.op === 'init') return this.semaphores.init(c.name, c.permits, c.config);
     if (!this.touch(c.session)) return sessionGone(c.session);
     const out = completions;
     switch (c.op) {
       case 'acquire':
-        return this.semaphores.acquire(this.clockMs, c.name, c.session, invocation === '' ? `#${index}` : invocation, c.permits, c.timeoutMs);
+        return this.semaphores.acquire(this.clockMs, c.name, c.session, invocation === '' ? `#${index}` : invocation, c.permits, c.timeoutMs, c.config);
       case 'release':
-        return this.semaphores.release(c.name, c.session, c.permits, out);
+        return this.semaphores.release(c.name, c.session, c.permits, out, c.config);
       case 'drain':
-        return this.semaphores.drain(c.name, c.session);
+        return this.semaphores.drain(c.name, c.session, c.config);
       case 'change':
-        return this.semaphores.change(c.name, c.delta, out);
+        return this.semaphores.change(c.name, c.delta, out, c.config);
     }
   }
 

@@ -24,6 +24,11 @@ function ref(rnd: SeededRandom): RefValue | null {
   return { value, contentType: rnd.next() < 0.5 ? null : 'text/plain; charset=utf-8' };
 }
 
+/** A semaphore's configuration as the leader stamps it, or none (an entry written before it was carried). */
+function settings(rnd: SeededRandom): { config?: { jdkCompatible: boolean; initialPermits: number } } {
+  return rnd.next() < 0.3 ? {} : { config: { jdkCompatible: rnd.next() < 0.5, initialPermits: rnd.nextInt(5) } };
+}
+
 function command(rnd: SeededRandom): CpCommand {
   const name = rnd.next() < 0.2 ? 'näme@group' : `n${rnd.nextInt(100)}`;
   const n = (): number => rnd.nextInt(1000) - 1;
@@ -35,15 +40,17 @@ function command(rnd: SeededRandom): CpCommand {
     case 9:
       return { kind: 'session', op: 'expire', sessions: [{ id: n(), version: n() }] };
     case 10:
-      return rnd.next() < 0.5 ? { kind: 'lock', op: 'lock', name, session: n(), thread: n(), timeoutMs: n() } : { kind: 'lock', op: 'unlock', name, session: n(), thread: n(), fence: n() };
+      if (rnd.next() < 0.5) return { kind: 'lock', op: 'unlock', name, session: n(), thread: n(), fence: n() };
+      // With the leader's lock-acquire-limit (what members write) or without (entries written before it was carried).
+      return rnd.next() < 0.5 ? { kind: 'lock', op: 'lock', name, session: n(), thread: n(), timeoutMs: n() } : { kind: 'lock', op: 'lock', name, session: n(), thread: n(), timeoutMs: n(), limit: rnd.nextInt(10) };
     case 11:
-      return { kind: 'semaphore', op: 'acquire', name, session: n(), permits: n(), timeoutMs: n() };
+      return { kind: 'semaphore', op: 'acquire', name, session: n(), permits: n(), timeoutMs: n(), ...settings(rnd) };
     case 12: {
       const k = rnd.nextInt(4);
-      if (k === 0) return { kind: 'semaphore', op: 'init', name, permits: n() };
-      if (k === 1) return { kind: 'semaphore', op: 'release', name, session: n(), permits: n() };
-      if (k === 2) return { kind: 'semaphore', op: 'drain', name, session: n() };
-      return { kind: 'semaphore', op: 'change', name, session: n(), delta: n() };
+      if (k === 0) return { kind: 'semaphore', op: 'init', name, permits: n(), ...settings(rnd) };
+      if (k === 1) return { kind: 'semaphore', op: 'release', name, session: n(), permits: n(), ...settings(rnd) };
+      if (k === 2) return { kind: 'semaphore', op: 'drain', name, session: n(), ...settings(rnd) };
+      return { kind: 'semaphore', op: 'change', name, session: n(), delta: n(), ...settings(rnd) };
     }
     case 0:
       return { kind: 'long', op: (['set', 'getAndSet', 'addAndGet', 'getAndAdd', 'compareAndSet'] as const)[rnd.nextInt(5)] as 'set', name, a: long(rnd), b: long(rnd) };

@@ -127,3 +127,32 @@ test('snapshots restore locks, semaphores and their waiters', () => {
   assert.deepEqual(out, [{ invocation: 'a2', result: { type: 'acquired', acquired: true } }]);
   assert.equal(s2.isWaiting('a2'), false);
 });
+
+test('replicas configured differently apply the same lock and semaphore entries alike: the leader stamps its configuration', async () => {
+  const { CpStructures } = await import('../../src/cp/structures.js');
+  const { withSettings } = await import('../../src/cp/group-replica.js');
+  const { decodeEnvelope, encodeEnvelope } = await import('../../src/cp/commands.js');
+  const leaderConfig = { lockAcquireLimit: () => 1, semaphore: () => ({ jdkCompatible: true, initialPermits: 2 }) };
+  const otherConfig = { lockAcquireLimit: () => 0, semaphore: () => ({ jdkCompatible: false, initialPermits: 0 }) };
+  const times = { ttlMs: 300_000, heartbeatMs: 5000 };
+  const leader = new CpStructures(300_000, times, leaderConfig);
+  const follower = new CpStructures(300_000, times, otherConfig);
+  const commands = [
+    { kind: 'session', op: 'create', endpoint: 'a:1', endpointType: 'SERVER', endpointName: 'a' },
+    { kind: 'lock', op: 'lock', name: 'l', session: 1, thread: 1, timeoutMs: -1 },
+    { kind: 'lock', op: 'lock', name: 'l', session: 1, thread: 1, timeoutMs: -1 },
+    { kind: 'semaphore', op: 'acquire', name: 's', session: 1, permits: 2, timeoutMs: 0 },
+    { kind: 'semaphore', op: 'release', name: 's', session: -1, permits: 1 },
+  ] as const;
+  const answers: unknown[][] = [[], []];
+  commands.forEach((c, i) => {
+    // As the log carries it: stamped by the leader, encoded, decoded on each replica.
+    const entry = decodeEnvelope(encodeEnvelope({ invocation: `inv-${i}`, nowMs: 1000 + i, command: withSettings(c, leaderConfig) }, 1024), 1024);
+    answers[0]?.push(leader.apply(i + 1, entry).result);
+    answers[1]?.push(follower.apply(i + 1, entry).result);
+  });
+  assert.deepEqual(answers[1], answers[0]);
+  assert.deepEqual(answers[0]?.[2], { type: 'fence', fence: 0, limitReached: true }, "the leader's lock-acquire-limit 1, not the follower's 0 (no limit)");
+  assert.deepEqual(answers[0]?.[4], { type: 'permits', permits: 1 }, 'a jdk-compatible semaphore: any caller releases');
+  assert.deepEqual(JSON.stringify(follower.snapshot()), JSON.stringify(leader.snapshot()));
+});
