@@ -1,5 +1,6 @@
 // Membership's shapes: its options, what it asks of its host (the member's cluster node), and the
 // address and log-line helpers the other rooms share.
+import type { EventSink } from '../util/timeline.js';
 import type { MemberWire, TableWire, ViewWire } from './messages.js';
 
 export interface MembershipOptions {
@@ -27,6 +28,8 @@ export interface MembershipOptions {
 }
 
 export interface MembershipHost {
+  /** Where membership events go on the cluster's timeline (src/util/timeline.ts); none when absent. */
+  readonly events?: EventSink;
   tableWire(): TableWire;
   migrationQueue(): number;
   clusterStateCode(): number;
@@ -64,4 +67,13 @@ export function rank(address: string, uuid: string): string {
   const host = address.slice(0, i);
   const port = Number(address.slice(i + 1));
   return `${host}:${String(port).padStart(5, '0')}/${uuid}`;
+}
+
+/** Puts each removed member on the timeline as `member-left`, with why (membership.ts: removals and take-overs). */
+export function recordRemoved(events: EventSink | undefined, previous: readonly MemberWire[], removed: Iterable<string>, why: string): void {
+  if (events === undefined) return;
+  for (const u of removed) {
+    const x = previous.find((p) => p.uuid === u);
+    events.record('member-left', `${x === undefined ? u : addressOf(x)} ${why}`, { member: u });
+  }
 }

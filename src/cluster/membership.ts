@@ -23,7 +23,7 @@ import type { MemberService } from './service.js';
 import { RefusalWatch } from './refusal-watch.js';
 import { MastershipClaim } from './mastership-claim.js';
 import { MergeProbes, type ClusterInfo } from './merge-probes.js';
-import { addressOf, formatMembersLine, rank, type Joiner, type MembershipHost, type MembershipOptions } from './membership-types.js';
+import { addressOf, formatMembersLine, rank, recordRemoved, type Joiner, type MembershipHost, type MembershipOptions } from './membership-types.js';
 
 export { addressOf, formatMembersLine, type MembershipHost, type MembershipOptions } from './membership-types.js';
 
@@ -70,7 +70,7 @@ export class Membership implements MemberService {
   private admittingMaster: string | null = null;
   /** When a member of a cluster (any, master or not) last answered this unjoined member. */
   private clusterHeardAtMs = Number.NEGATIVE_INFINITY;
-  private readonly claims: MastershipClaim;
+  readonly claims: MastershipClaim;
   private readonly unreachable = new Map<string, number>();
   /** Refused reconnects per member (the second failure detector). */
   private readonly refusals: RefusalWatch;
@@ -205,10 +205,6 @@ export class Membership implements MemberService {
   }
   get isMaster(): boolean {
     return this.joinedFlag && this.members[0]?.uuid === this.opts.self.uuid;
-  }
-  /** Whether a mastership claim is under way here or awaited from a claimant this member accepted (MastershipClaim.claimPending). */
-  get claimPending(): boolean {
-    return this.claims.claimPending(this.clock.monotonicMs());
   }
   member(uuid: string): MemberWire | undefined {
     return this.members.find((m) => m.uuid === uuid);
@@ -360,6 +356,7 @@ export class Membership implements MemberService {
     this.counters.refusalSuspicions++;
     this.suspects.add(x.uuid);
     this.log.warning(`member ${addressOf(x)} (${x.uuid}) suspected: ${why}`);
+    this.host.events?.record('member-suspected', `${addressOf(x)} suspected by ${addressOf(this.opts.self)}: ${why}`, { member: x.uuid });
     if (this.isMaster) {
       this.removeMembers([x.uuid], 'reconnects refused');
       return;
@@ -532,6 +529,7 @@ export class Membership implements MemberService {
       this.seenAddresses.add(addressOf(a));
     }
     this.log.info(`admitting ${admitted.map((a) => `${addressOf(a)}`).join(', ')}`);
+    for (const a of admitted) this.host.events?.record('member-joined', `${addressOf(a)} joined (admitted by the master ${addressOf(this.opts.self)}; ${this.members.length} members)`, { member: a.uuid });
     // Publish first: the migrations onView plans name the new members, and every member must know
     // their addresses before a move request reaches it (same connection, so the view arrives first).
     this.publish();
@@ -632,6 +630,7 @@ export class Membership implements MemberService {
     this.admittingMaster = null;
     this.resetSinceJoin = true;
     this.log.warning(`left the cluster: ${reason}; joining again`);
+    this.host.events?.record('member-left', `${addressOf(this.opts.self)} left its cluster: ${reason}`);
     this.joinedFlag = false;
     this.members = [];
     this.membersVersion = 0;
@@ -702,6 +701,7 @@ export class Membership implements MemberService {
       if (now - heard > this.opts.maxNoHeartbeatMs) {
         this.suspects.add(x.uuid);
         this.log.warning(`member ${addressOf(x)} (${x.uuid}) suspected: no heartbeat for ${now - heard} ms`);
+        this.host.events?.record('member-suspected', `${addressOf(x)} suspected by ${addressOf(this.opts.self)}: no heartbeat for ${now - heard} ms`, { member: x.uuid });
       }
     }
     if (this.isMaster) {
@@ -730,6 +730,7 @@ export class Membership implements MemberService {
       this.refusals.forget(u);
     }
     this.log.info(`removed ${[...drop].join(', ')} (${reason})`);
+    recordRemoved(this.host.events, previous, drop, `removed by the master ${addressOf(this.opts.self)}: ${reason}`);
     this.host.onMembersRemoved([...drop]);
     // Publish before planning: members take tables only from their master, so the view naming this
     // master's list must reach them before any migration request that relies on the new table.
@@ -783,16 +784,16 @@ export class Membership implements MemberService {
       this.lastHeard.delete(u);
     }
     this.log.info(`took over as master with ${this.members.length} member(s); removed ${removed.join(', ') || 'none'}`);
+    this.host.events?.record('master-changed', `${addressOf(this.opts.self)} took over as master with ${this.members.length} member(s)`);
+    recordRemoved(this.host.events, previous, removed, `removed by ${addressOf(this.opts.self)} taking over as master: it did not accept the claim`);
     this.host.onClaimed([this.currentView(), ...views]);
     this.host.onMembersRemoved(removed);
     this.publish(); // before planning, as in removeMembers
     this.host.onView(this.currentView(), previous);
   }
 
-  /** Text of the member list for the log, like `Members {size:3, ver:5} [...]`. */
   /** `Members {size:2, ver:2} [ Member [h]:p - uuid this, Member … ]`, one line (config.md, "Logging"). */
   membersLine(): string {
     return formatMembersLine(this.membersVersion, this.members.map((x) => ({ host: x.host, port: x.port, uuid: x.uuid, self: x.uuid === this.opts.self.uuid, lite: x.lite })));
   }
-
 }

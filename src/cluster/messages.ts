@@ -282,6 +282,13 @@ export const MESSAGE_SCHEMAS = {
   cpView: { seed: 'u53', term: 'u53', index: 'u53', metadata: 'bytes' },
   /** CP reset, the master → every member: drop every CP group, session and structure; discovery runs again with `seed`. */
   cpReset: { seed: 'u53' },
+  /**
+   * Console views (spec/console.md): one member asks another for its part of a cluster-wide view
+   * (`view` names it, `query` is its JSON parameters). Answered by viewAnswer.
+   */
+  viewAsk: { view: 'str', query: 'str' },
+  /** A view's part as UTF-8 JSON in `body`; ok false: the reason, as text. */
+  viewAnswer: { ok: 'bool', body: 'bytes' },
 } as const satisfies Record<string, Schema>;
 
 export type MessageKind = keyof typeof MESSAGE_SCHEMAS;
@@ -361,6 +368,8 @@ export const MESSAGE_TYPES: Readonly<Record<MessageKind, number>> = {
   cpDiscover: 59,
   cpView: 60,
   cpReset: 61,
+  viewAsk: 62,
+  viewAnswer: 63,
 };
 
 const KIND_BY_TYPE = new Map<number, MessageKind>(Object.entries(MESSAGE_TYPES).map(([k, v]) => [v, k as MessageKind]));

@@ -25,6 +25,7 @@
 //
 // Without CP persistence (part 2 of the CP subsystem) replicas keep their logs in memory: a
 // member that restarts is a new member and not a CP member.
+import type { EventSink } from '../util/timeline.js';
 import { message } from '../cluster/messages.js';
 import type { Message, MessageKind, MessageOf } from '../cluster/messages.js';
 import type { MemberContext, MemberService } from '../cluster/service.js';
@@ -75,6 +76,8 @@ export interface CpServiceOptions {
   readonly random: Random;
   readonly newUuid: () => string;
   readonly log: ComponentLogger;
+  /** The cluster's timeline: leader changes of the groups this member comes to lead. */
+  readonly events?: EventSink;
   /** CP persistence (`<cp-subsystem><persistence-enabled>`), or null. */
   readonly persistence?: CpPersistence | null;
 }
@@ -680,6 +683,7 @@ export class CpService implements MemberService {
       h.leaderChanges++;
       h.lastLeader = leader;
       this.o.log.fine(`CP group ${h.name}: leader ${this.addressOfCp(leader) ?? leader} in term ${h.replica.core.status().term}`);
+      if (leader === this.localCp) this.o.events?.record('cp-leader-changed', `CP group ${h.name}: ${this.addressOfCp(leader) ?? leader} leads in term ${h.replica.core.status().term}`);
     }
     if (h.id === 0) this.afterMetadata(h);
   }

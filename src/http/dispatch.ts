@@ -66,13 +66,24 @@ export class Dispatcher {
   /** Runs a routed request: a reply now when the handler answers synchronously; never throws or rejects. */
   run(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): HttpReply | Promise<HttpReply> {
     const dataCall = prepared.route.dataCall;
+    const audited = isManagementCall(prepared.group, request.method);
     try {
       const out = prepared.route.handler(request, this.api);
-      if (!(out instanceof Promise)) return out;
-      return out.catch((e: unknown) => this.errorReply(dataCall, e, request.method, request.segments.join('/')));
+      if (!(out instanceof Promise)) return audited ? this.audit(request, out) : out;
+      const answered = out.catch((e: unknown) => this.errorReply(dataCall, e, request.method, request.segments.join('/')));
+      return audited ? answered.then((r) => this.audit(request, r)) : answered;
     } catch (e) {
-      return this.errorReply(dataCall, e, request.method, request.segments.join('/'));
+      const r = this.errorReply(dataCall, e, request.method, request.segments.join('/'));
+      return audited ? this.audit(request, r) : r;
     }
+  }
+
+  /** A management call goes on the timeline with its answer's status and who made it. */
+  private audit(request: HttpRequest, reply: HttpReply): HttpReply {
+    const user = basicUser(request.header('authorization'));
+    const actor = `${user === null ? '' : `'${user}' `}from ${request.remoteAddress === '' ? 'an unknown address' : request.remoteAddress}`;
+    this.api.recordEvent('management-call', `${request.method} /${request.segments.join('/')}: ${reply.status}`, { actor });
+    return reply;
   }
 
   errorReply(dataCall: boolean, e: unknown, method: string, target: string): HttpReply {
@@ -96,6 +107,20 @@ export class Dispatcher {
 }
 
 const DATA_TARGET = /^\/grid\/rest\/(maps|queues)\//;
+
+/** Calls that change the cluster (every group but data, health and reads), as the timeline records them. */
+function isManagementCall(group: EndpointGroup | null, method: string): boolean {
+  if (method === 'GET' || method === 'HEAD') return false;
+  return group === 'CLUSTER_WRITE' || group === 'PERSISTENCE' || group === 'WAN' || group === 'CP';
+}
+
+/** The user name of an `Authorization: Basic` header, or null. */
+function basicUser(header: string | undefined): string | null {
+  if (header === undefined || !/^basic /i.test(header)) return null;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon <= 0 ? null : decoded.slice(0, Math.min(colon, 128));
+}
 
 /** `/grid/health`, anything under it, with or without a query. */
 function isHealthTarget(target: string): boolean {

@@ -28,6 +28,9 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
       return n >= 4 ? 'CP' : null;
     case 'cluster':
     case 'instance':
+    // The console's cluster views (spec/console.md).
+    case 'events':
+    case 'partitions':
       return n === 3 && m === 'GET' ? 'CLUSTER_READ' : null;
     case 'metrics':
       // `/metrics/prometheus` is this project's addition: the same figures in the Prometheus text format.

@@ -15,4 +15,6 @@ export interface HttpRequest {
   readonly body: Buffer | null;
   readonly remoteAddress: string;
   readonly client: ClientLiveness;
+  /** The raw query after `?` (not decoded), or null when the target has none. */
+  queryString?(): string | null;
 }

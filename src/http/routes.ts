@@ -14,6 +14,7 @@ import * as info from './handlers/info.js';
 import * as mgmt from './handlers/management.js';
 import * as wancp from './handlers/wan-cp.js';
 import * as cp from './handlers/cp.js';
+import * as views from './handlers/views.js';
 
 export type Handler = (req: HttpRequest, api: MemberApi) => HttpReply | Promise<HttpReply>;
 
@@ -70,6 +71,9 @@ export function buildRoutes(): RouteTable {
 
   const INFO = KIND.CLUSTER_INFO;
   route(['GET'], '/grid/rest/cluster', info.cluster, INFO);
+  // Cluster views for the console and operators (spec/console.md), gathered from every member.
+  route(['GET'], '/grid/rest/events', views.events, INFO);
+  route(['GET'], '/grid/rest/partitions', views.partitions, INFO);
   route(['GET'], '/grid/rest/instance', info.instance, INFO);
   route(['GET'], '/grid/rest/metrics', info.metrics, INFO);
   route(['GET'], '/grid/rest/metrics/prometheus', info.prometheusMetrics, INFO);

@@ -35,6 +35,8 @@ import { HandBack } from '../merge/hand-back.js';
 import { CpService } from '../cp/cp-service.js';
 import { CpApi } from '../cp/cp-api.js';
 import { CpPersistence } from '../cp/cp-persistence.js';
+import { EventRing } from '../console/event-ring.js';
+import { ViewsService } from '../console/views-service.js';
 
 /** The largest ready batch a CP group writes at once (appends of up to 100 entries of a value each): a torn tail is at most this. */
 const CP_BATCH_BYTES_MAX = 64 * 1024 * 1024;
@@ -72,6 +74,10 @@ export class ClusterNode implements TransportHandler {
   /** The CP subsystem on this member (idle while `cp-member-count` is 0), and its calls. */
   readonly cp: CpService;
   readonly cpApi: CpApi;
+  /** This member's part of the cluster's event timeline (spec/console.md). */
+  readonly events: EventRing;
+  /** Cluster-wide views gathered by this member (spec/console.md "The views it reads"). */
+  readonly views: ViewsService;
   /** The persistence of this member, or null when `<persistence>` is off. */
   readonly persistence: NodePersistence | null;
   /** Who owns which message kind, and who hears which membership event, in which order. */
@@ -93,6 +99,7 @@ export class ClusterNode implements TransportHandler {
     const self = o.uuid;
     this.t = { ...DEFAULT_TIMINGS, ...o.timings };
     this.log = o.logger.component('cluster');
+    this.events = new EventRing(self, o.clock);
     this.width = replicaWidth(c);
     this.store = new ReplicaStore({
       partitionCount: c.properties.partitionCount,
@@ -126,6 +133,7 @@ export class ClusterNode implements TransportHandler {
         onChanged: (s) => {
           // Members that left in FROZEN or PASSIVE kept their partitions; now their backups take over.
           this.partitions.promoteDeparted();
+          if (this.membership.isMaster) this.events.record('state-changed', `the cluster state is ${s} (a two-phase change committed on every member)`);
           this.services.emit('stateChanged', s);
         },
       },
@@ -193,6 +201,7 @@ export class ClusterNode implements TransportHandler {
         newClusterId: o.newUuid,
       },
       {
+        events: this.events,
         tableWire: () => this.partitions.tableWire(),
         migrationQueue: () => this.partitions.migrationQueueSize,
         clusterStateCode: () => STATE_CODES[this.stateChange.state],
@@ -253,7 +262,7 @@ export class ClusterNode implements TransportHandler {
         selfUuid: self,
         isMaster: () => this.membership.isMaster,
         masterUuid,
-        claimPending: () => this.membership.claimPending,
+        claimPending: () => this.membership.claims.claimPending(o.clock.monotonicMs()),
         membersVersion: () => this.membership.version,
         heardFrom: (u) => this.membership.heardFrom(u),
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
@@ -389,6 +398,7 @@ export class ClusterNode implements TransportHandler {
         random: o.random,
         newUuid: o.newUuid,
         log: o.logger.component('cp'),
+        events: this.events,
         persistence:
           o.cpPersistence === undefined
             ? null
@@ -399,6 +409,17 @@ export class ClusterNode implements TransportHandler {
       isMaster: () => this.membership.isMaster,
       masterAddress: () => (this.membership.master === null ? null : addressOf(this.membership.master)),
       isLite: () => c.liteMember,
+    });
+    this.views = new ViewsService({ selfUuid: self, memberUuids, send }, o.timers, {
+      events: (q) => {
+        const { since, limit } = q as { since: string | null; limit: number };
+        return this.events.list(since, limit);
+      },
+      partitions: () => {
+        const t = this.partitions.table;
+        const master = this.membership.isMaster;
+        return { master, version: t.version, replicas: t.replicas, migrating: master ? this.partitions.migratingPartitions : [], planned: this.partitions.migrationQueueSize, completed: this.partitions.counters.migrationsCommitted };
+      },
     });
     this.registerServices();
   }
@@ -424,6 +445,7 @@ export class ClusterNode implements TransportHandler {
     s.register(this.metadata);
     s.register(this.handBack);
     s.register(this.cp);
+    s.register(this.views);
   }
 
   // ── life cycle ───────────────────────────────────────────────────────────────────────────────

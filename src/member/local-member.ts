@@ -2,6 +2,8 @@
 // node and cluster states, credentials checks and the run-time tcp-ip member list. Time comes from
 // the injected clock; timers for waiting polls come from the injected timer service, so the member
 // can be driven by a simulated clock in tests.
+import type { EventDetails, EventKind } from '../util/timeline.js';
+import { gatherEvents, gatherPartitions, type EventsAnswer, type EventsQuery, type PartitionsAnswer } from '../console/cluster-views.js';
 import { randomUUID } from 'node:crypto';
 import type { Config, EndpointGroup, LogLevel } from '../config/types.js';
 import type { Clock } from '../util/clock.js';
@@ -588,6 +590,18 @@ export class LocalMember implements MemberApi {
   nodesText(): string {
     const list = this.clusterInfo().members.map((m) => `Member [${m.host}]:${m.port} - ${m.uuid}${m.localMember ? ' this' : ''}`);
     return `[${list.join(', ')}]\n${PRODUCT_NAME} ${MEMBER_VERSION}\nNode.js ${process.versions.node}`;
+  }
+
+  recordEvent(kind: EventKind, message: string, details?: EventDetails): void {
+    this.node.events.record(kind, message, details);
+  }
+
+  events(query: EventsQuery): Promise<EventsAnswer> {
+    return gatherEvents(this.node.views, query);
+  }
+
+  partitionsView(): Promise<PartitionsAnswer> {
+    return gatherPartitions(this.node.views, this.uuid);
   }
 
   metricsSnapshot(): MetricsSnapshot {

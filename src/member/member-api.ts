@@ -5,6 +5,8 @@ import type { EndpointGroup, LogLevel } from '../config/types.js';
 import type { MetricsSnapshot } from './metrics-snapshot.js';
 import type { ClusterState, NodeState } from './states.js';
 import type { CpApi } from '../cp/cp-api.js';
+import type { EventDetails, EventKind } from '../util/timeline.js';
+import type { EventsAnswer, EventsQuery, PartitionsAnswer } from '../console/cluster-views.js';
 
 /** Who made a management call: the user (or cluster name) it carried and where it came from. */
 export interface Actor {
@@ -169,6 +171,12 @@ export interface MemberApi {
   persistenceStatus(): { readonly enabled: boolean; readonly recovering: boolean; readonly policy: string; readonly backupDir: string };
   /** Every figure of the metrics call at this moment (metrics-snapshot.ts). */
   metricsSnapshot(): MetricsSnapshot;
+  /** Puts an event on this member's part of the timeline (management calls, logins). */
+  recordEvent(kind: EventKind, message: string, details?: EventDetails): void;
+  /** The cluster's event timeline, merged from every member that answered (spec/console.md). */
+  events(query: EventsQuery): Promise<EventsAnswer>;
+  /** The partition table and its migrations, as the master holds them when it answers (spec/console.md). */
+  partitionsView(): Promise<PartitionsAnswer>;
 
   // Security and groups.
   restEnabled(): boolean;

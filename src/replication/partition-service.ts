@@ -163,6 +163,10 @@ export class PartitionService implements MemberService {
   get activeMigrations(): number {
     return this.active.size + this.sources.size;
   }
+  /** Master: the partitions with a migration under way (the console's partition view). */
+  get migratingPartitions(): number[] {
+    return [...this.active.keys()];
+  }
 
   start(): void {
     const tick = (): void => {

@@ -43,6 +43,7 @@ import { CLOSE_TAIL, CONTINUE_HEAD, keepAliveTail, responseHead } from '../http/
 import { KIND, RequestStats, resolveKind } from '../http/request-stats.js';
 import { jsonError, type HttpReply } from '../http/reply.js';
 import type { HttpRequest } from '../http/request.js';
+import { splitTarget } from '../http/path.js';
 import type { ClientLiveness } from '../member/member-api.js';
 import { GridError } from '../util/errors.js';
 import type { ComponentLogger } from '../util/logger.js';
@@ -105,6 +106,10 @@ class Request implements HttpRequest {
 
   header(lowerName: string): string | undefined {
     return this.head.header(lowerName);
+  }
+
+  queryString(): string | null {
+    return splitTarget(this.head.target).query;
   }
 }
 

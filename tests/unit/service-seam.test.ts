@@ -15,7 +15,7 @@ import { SimWorld } from '../harness/sim-world.js';
 
 const SRC = path.join(REPO_ROOT, 'src');
 /** Rooms whose code is a member service (or several): each works on its own. */
-const SERVICE_ROOMS = ['replication', 'wan', 'operations', 'lifecycle', 'recovery', 'merge', 'cp'];
+const SERVICE_ROOMS = ['replication', 'wan', 'operations', 'lifecycle', 'recovery', 'merge', 'cp', 'console'];
 /** Rooms every service may build on (and the member room, which only wires, imports them all). */
 const SHARED_ROOMS = ['util', 'config', 'cluster', 'partition', 'data', 'persistence', 'invocation'];
 
@@ -28,7 +28,7 @@ test('every message kind has exactly one owner in a member, and the owners are t
   assert.deepEqual(unowned, [], 'message kinds no service owns');
   assert.deepEqual(
     [...node.services.names],
-    ['membership', 'migration', 'cluster-state', 'hot-backup', 'invocation', 'replication', 'wan', 'operations', 'leave', 'cluster-commands', 'recovery', 'metadata', 'hand-back', 'cp'],
+    ['membership', 'migration', 'cluster-state', 'hot-backup', 'invocation', 'replication', 'wan', 'operations', 'leave', 'cluster-commands', 'recovery', 'metadata', 'hand-back', 'cp', 'console-views'],
     'the registration order is the order events reach the services (cluster/service.ts)',
   );
   assert.equal(node.services.ownerOf('invoke'), 'operations');

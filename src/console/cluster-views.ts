@@ -1,0 +1,83 @@
+// The read-only cluster views of spec/console.md as REST answers (docs/rest.md "Cluster views"):
+// the event timeline merged across members, and the partition table with its migrations. The
+// member asked gathers the other members' parts through the ViewsService; these functions check
+// the query, merge the parts and shape the JSON.
+import { GridError } from '../util/errors.js';
+import { EVENTS_LIMIT_MAX, eventIdTime, mergeEvents, type GridEvent } from './event-ring.js';
+import type { ViewsService } from './views-service.js';
+
+/** Events an answer carries when the query names no limit. */
+export const EVENTS_LIMIT_DEFAULT = 100;
+
+export interface EventsQuery {
+  readonly since: string | null;
+  readonly limit: number;
+}
+
+/** `?since=<event id>&limit=<1..1000>`; anything else is 400 naming the parameter. */
+export function parseEventsQuery(raw: string | null): EventsQuery {
+  const q = new URLSearchParams(raw ?? '');
+  for (const k of q.keys()) if (k !== 'since' && k !== 'limit') throw new GridError('ERR_HTTP_BAD_REQUEST', `unknown parameter ${JSON.stringify(k)}: the events view takes since and limit`);
+  const since = q.get('since');
+  if (since !== null && eventIdTime(since) === null) throw new GridError('ERR_HTTP_BAD_REQUEST', `since must be an event id (as the events view answers it), not ${JSON.stringify(since.slice(0, 200))}`);
+  const rawLimit = q.get('limit');
+  let limit = EVENTS_LIMIT_DEFAULT;
+  if (rawLimit !== null) {
+    limit = /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
+    if (!(limit >= 1 && limit <= EVENTS_LIMIT_MAX)) throw new GridError('ERR_HTTP_BAD_REQUEST', `limit must be an integer from 1 to ${EVENTS_LIMIT_MAX}, not ${JSON.stringify(rawLimit.slice(0, 40))}`);
+  }
+  return { since, limit };
+}
+
+export interface EventsAnswer {
+  readonly answered: number;
+  readonly of: number;
+  readonly missing: readonly string[];
+  readonly events: readonly GridEvent[];
+}
+
+export async function gatherEvents(views: ViewsService, q: EventsQuery): Promise<EventsAnswer> {
+  const g = await views.gather('events', q);
+  const lists = [...g.parts.values()].filter((p): p is GridEvent[] => Array.isArray(p));
+  return { answered: g.parts.size, of: g.of, missing: g.missing, events: mergeEvents(lists, q.since, q.limit) };
+}
+
+/** A member's part of the partitions view (the master's is the one used: it knows the migrations). */
+export interface PartitionsPart {
+  readonly master: boolean;
+  readonly version: number;
+  readonly replicas: readonly (readonly (string | null)[])[];
+  /** Partitions with a migration under way (the master's part only). */
+  readonly migrating: readonly number[];
+  readonly planned: number;
+  readonly completed: number;
+}
+
+export interface PartitionsAnswer {
+  readonly version: number;
+  /** The member whose table this is: the master when it answered, else the member asked. */
+  readonly from: string;
+  readonly partitions: readonly { readonly id: number; readonly replicas: readonly (string | null)[]; readonly migrating: boolean }[];
+  readonly migrations: { readonly planned: number; readonly completed: number };
+}
+
+export async function gatherPartitions(views: ViewsService, selfUuid: string): Promise<PartitionsAnswer> {
+  const g = await views.gather('partitions', null);
+  let from = selfUuid;
+  let part = g.parts.get(selfUuid) as PartitionsPart;
+  for (const [u, p] of g.parts) {
+    const pp = p as PartitionsPart;
+    if (pp !== null && typeof pp === 'object' && pp.master === true && Array.isArray(pp.replicas)) {
+      from = u;
+      part = pp;
+      break;
+    }
+  }
+  const migrating = new Set(part.migrating);
+  return {
+    version: part.version,
+    from,
+    partitions: part.replicas.map((replicas, id) => ({ id, replicas, migrating: migrating.has(id) })),
+    migrations: { planned: part.planned, completed: part.completed },
+  };
+}

@@ -1,0 +1,26 @@
+// The read-only cluster views the console reads (spec/console.md "The views it reads"; docs/rest.md
+// "Cluster views"), group CLUSTER_READ, gathered by the member asked from every member.
+import type { MemberApi } from '../../member/member-api.js';
+import { parseEventsQuery } from '../../console/cluster-views.js';
+import { GridError } from '../../util/errors.js';
+import { json, type HttpReply } from '../reply.js';
+import type { HttpRequest } from '../request.js';
+import { requireHeaderCredentialsWhenSecure } from './info.js';
+
+/** `GET /grid/rest/events?since=<id>&limit=<n>`: newest first, with who answered. */
+export async function events(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+  // With security on they need credentials: they name every member, map and action.
+  requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/events');
+  const q = parseEventsQuery(req.queryString?.() ?? null);
+  const a = await api.events(q);
+  return json(200, { answered: a.answered, of: a.of, missing: a.missing, events: a.events });
+}
+
+/** `GET /grid/rest/partitions`: every partition's replicas (UUIDs), and the migrations. */
+export async function partitions(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+  requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/partitions');
+  const raw = req.queryString?.() ?? null;
+  if (raw !== null && raw !== '') throw new GridError('ERR_HTTP_BAD_REQUEST', 'the partitions view takes no parameters');
+  const a = await api.partitionsView();
+  return json(200, { version: a.version, from: a.from, partitions: a.partitions, migrations: a.migrations });
+}

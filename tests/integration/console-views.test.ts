@@ -1,0 +1,85 @@
+// The console's cluster views on a real 3-member cluster (spec/console.md "The views it reads",
+// docs/rest.md "Cluster views"): the event timeline merged from every member (joins as the master
+// admitted them, a management call with who made it, a kill -9 seen as suspected and then removed,
+// `since` and `limit`, "k of n" when a member does not answer), and the partition table as the
+// master holds it. Heartbeats 1 s, suspicion after 3 s; every wait is bounded.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freePorts, killAll, startClusterMembers, until, waitSettled } from '../harness/cluster.js';
+import type { MemberProcess } from '../harness/member-process.js';
+import { request } from '../harness/raw-http.js';
+
+interface Ev { id: string; timeMs: number; member: string; kind: string; message: string; actor: string | null }
+interface Events { answered: number; of: number; missing: string[]; events: Ev[] }
+
+const events = async (port: number, query = ''): Promise<Events> => {
+  const r = await request(port, 'GET', `/grid/rest/events${query}`);
+  assert.equal(r.status, 200, r.text());
+  return r.json() as Events;
+};
+
+describe('cluster views', () => {
+  let members: MemberProcess[] = [];
+  after(() => killAll(members));
+
+  test('the timeline and the partition table, gathered from every member', async () => {
+    const ports = await freePorts(3);
+    members = await startClusterMembers(ports, { properties: { 'grid.max.no.heartbeat.seconds': 3 } });
+    await waitSettled(ports, 3, 30_000);
+    const [a, b, c] = ports as [number, number, number];
+    const cluster = (await request(a, 'GET', '/grid/rest/cluster')).json() as { members: { address: string; uuid: string }[] };
+    const uuidOf = (port: number): string => cluster.members.find((m) => m.address.endsWith(`:${port}`))?.uuid as string;
+
+    // Joins: recorded once, by the master that admitted them, and seen through any member.
+    const first = await events(b);
+    assert.equal(first.answered, 3);
+    assert.equal(first.of, 3);
+    assert.deepEqual(first.missing, []);
+    const joined = first.events.filter((e) => e.kind === 'member-joined').map((e) => e.member).sort();
+    assert.deepEqual(joined, [uuidOf(b), uuidOf(c)].sort(), JSON.stringify(first.events));
+    for (let i = 1; i < first.events.length; i++) assert.ok((first.events[i - 1] as Ev).timeMs >= (first.events[i] as Ev).timeMs, 'newest first');
+
+    // A management call through c: on the timeline with its answer and who made it.
+    const set = await request(c, 'POST', '/grid/rest/log-level', { body: 'dev&&FINE' });
+    assert.equal(set.status, 200, set.text());
+    const afterCall = await events(a, `?since=${encodeURIComponent(first.events[0]?.id as string)}`);
+    const call = afterCall.events.find((e) => e.kind === 'management-call');
+    assert.ok(call !== undefined, JSON.stringify(afterCall));
+    assert.equal(call.member, uuidOf(c));
+    assert.match(call.message, /POST \/grid\/rest\/log-level: 200/);
+    assert.match(call.actor ?? '', /from 127\.0\.0\.1/);
+    assert.ok(afterCall.events.every((e) => !first.events.some((f) => f.id === e.id)), 'since: only newer events');
+    assert.equal((await events(a, '?limit=1')).events.length, 1);
+    for (const bad of ['?limit=0', '?since=x', '?other=1']) assert.equal((await request(a, 'GET', `/grid/rest/events${bad}`)).status, 400, bad);
+
+    // The partition table as the master holds it: 271 partitions, owner and backup on members.
+    const pr = await request(b, 'GET', '/grid/rest/partitions');
+    assert.equal(pr.status, 200, pr.text());
+    const parts = pr.json() as { version: number; from: string; partitions: { id: number; replicas: (string | null)[]; migrating: boolean }[]; migrations: { planned: number; completed: number } };
+    assert.equal(parts.partitions.length, 271);
+    assert.equal(parts.from, uuidOf(a), 'the master answered');
+    const uuids = new Set(cluster.members.map((m) => m.uuid));
+    for (const p of parts.partitions) {
+      assert.ok(uuids.has(p.replicas[0] as string) && uuids.has(p.replicas[1] as string) && p.replicas[0] !== p.replicas[1], JSON.stringify(p));
+    }
+    assert.equal(parts.migrations.planned, 0);
+    assert.ok(parts.migrations.completed > 0);
+
+    // c stops (SIGSTOP): the views answer after their 2 s deadline, without it, and name it.
+    const gone = uuidOf(c);
+    members[2]?.child.kill('SIGSTOP');
+    const partial = await events(a);
+    assert.equal(partial.answered, 2);
+    assert.equal(partial.of, 3);
+    assert.deepEqual(partial.missing, [gone]);
+    // kill -9 of c: suspected, then removed by the master.
+    members[2]?.child.kill('SIGKILL');
+    const left = await until('c removed on the timeline', 30_000, async () => {
+      const e = await events(a);
+      return e.events.some((x) => x.kind === 'member-left' && x.member === gone) ? e : null;
+    });
+    assert.ok(left.events.some((x) => x.kind === 'member-suspected' && x.member === gone), JSON.stringify(left.events.slice(0, 6)));
+    assert.match(left.events.find((x) => x.kind === 'member-left' && x.member === gone)?.message ?? '', /removed by the master/);
+    assert.equal(left.of, 2, 'asked of the members of the list');
+  });
+});

@@ -1,0 +1,111 @@
+// The console's cluster views without sockets (src/console/): the event ring keeps the newest within
+// its bounds, gives ids that carry their time and answers `since` from any member's id; the merge
+// keeps each event once, newest first; the events query is checked; a gathered view says who
+// answered and lists the rest as missing after the deadline or when a member leaves.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { compareNewestFirst, EventRing, eventIdTime, mergeEvents } from '../../src/console/event-ring.js';
+import { parseEventsQuery } from '../../src/console/cluster-views.js';
+import { ViewsService } from '../../src/console/views-service.js';
+import { message, type Message } from '../../src/cluster/messages.js';
+import { GridError } from '../../src/util/errors.js';
+import { FakeTime } from '../harness/fake-time.js';
+
+const clockAt = (t: { now: number }): { nowMs: () => number; monotonicMs: () => number } => ({ nowMs: () => t.now, monotonicMs: () => t.now });
+
+test('the ring: ids carry their time, newest first, since answers only newer events, the oldest go at the bounds', () => {
+  const t = { now: 1_000 };
+  const ring = new EventRing('uuid-a', clockAt(t), 3);
+  ring.record('member-joined', 'b joined', { member: 'uuid-b' });
+  t.now = 2_000;
+  ring.record('management-call', 'POST /grid/rest/log-level: 200', { actor: "'admin' from 10.0.0.9:5555" });
+  t.now = 2_000;
+  ring.record('member-left', 'b left');
+  const all = ring.list(null, 10);
+  assert.deepEqual(all.map((e) => e.kind), ['member-left', 'management-call', 'member-joined']);
+  assert.equal(all[2]?.member, 'uuid-b');
+  assert.equal(all[0]?.member, 'uuid-a', 'by default the member recording it');
+  assert.equal(all[1]?.actor, "'admin' from 10.0.0.9:5555");
+  assert.equal(eventIdTime(all[2]?.id as string), 1_000);
+  assert.deepEqual(ring.list(all[1]?.id as string, 10).map((e) => e.kind), ['member-left'], 'since: newer than that event only');
+  assert.deepEqual(ring.list(null, 1).map((e) => e.kind), ['member-left'], 'limit keeps the newest');
+  t.now = 3_000;
+  ring.record('master-changed', 'a took over');
+  assert.equal(ring.size, 3);
+  assert.deepEqual(ring.list(null, 10).map((e) => e.kind), ['master-changed', 'member-left', 'management-call'], 'the oldest left the ring');
+  assert.equal(ring.counters.dropped, 1);
+});
+
+test('the ring is bounded in bytes too, and one long message cannot fill it', () => {
+  const ring = new EventRing('u', clockAt({ now: 5 }), 10_000, 20_000);
+  for (let i = 0; i < 500; i++) ring.record('member-suspected', 'x'.repeat(100));
+  assert.ok(ring.bytes <= 20_000, `${ring.bytes} bytes`);
+  ring.record('management-call', 'y'.repeat(100_000));
+  const e = ring.list(null, 1)[0];
+  assert.ok((e?.message.length ?? 0) <= 1024 && e?.message.endsWith('…'));
+  assert.ok(ring.bytes <= 20_000);
+});
+
+test('the merge keeps each event once, newest first, after since, at most limit', () => {
+  const a = new EventRing('a', clockAt({ now: 10 }));
+  const b = new EventRing('b', clockAt({ now: 20 }));
+  a.record('member-joined', 'one');
+  b.record('member-left', 'two');
+  b.record('member-left', 'three');
+  const la = a.list(null, 10);
+  const lb = b.list(null, 10);
+  const merged = mergeEvents([la, lb, la], null, 10);
+  assert.deepEqual(merged.map((e) => e.message), ['three', 'two', 'one']);
+  assert.deepEqual(mergeEvents([la, lb], merged[1]?.id ?? null, 10).map((e) => e.message), ['three'], 'since an id of another member');
+  assert.deepEqual(mergeEvents([la, lb], null, 2).map((e) => e.message), ['three', 'two']);
+  for (let i = 1; i < merged.length; i++) assert.ok(compareNewestFirst(merged[i - 1] as never, merged[i] as never) < 0);
+});
+
+test('the events query: since is an event id, limit 1 to 1000, nothing else', () => {
+  assert.deepEqual(parseEventsQuery(null), { since: null, limit: 100 });
+  assert.deepEqual(parseEventsQuery('limit=5'), { since: null, limit: 5 });
+  const id = '1700000000000-0d6f-0000000007';
+  assert.deepEqual(parseEventsQuery(`since=${id}&limit=1000`), { since: id, limit: 1000 });
+  for (const bad of ['limit=0', 'limit=1001', 'limit=x', 'limit=-1', 'since=yesterday', 'sort=asc']) {
+    assert.throws(() => parseEventsQuery(bad), (e: unknown) => e instanceof GridError && e.code === 'ERR_HTTP_BAD_REQUEST', bad);
+  }
+});
+
+function gatherer(members: string[]): { svc: ViewsService; sent: { to: string; m: Message }[]; time: FakeTime } {
+  const time = new FakeTime();
+  const sent: { to: string; m: Message }[] = [];
+  const svc = new ViewsService({ selfUuid: 'a', memberUuids: () => members, send: (to, m) => void sent.push({ to, m }) }, time, { count: (q) => ({ self: 'a', q }) }, 2000);
+  return { svc, sent, time };
+}
+
+test('a gathered view: every member answers, or is missing after the deadline; answers from others are ignored', async () => {
+  const { svc, sent, time } = gatherer(['a', 'b', 'c']);
+  const p = svc.gather('count', { n: 1 });
+  assert.deepEqual(sent.map((s) => [s.to, s.m.kind]), [['b', 'viewAsk'], ['c', 'viewAsk']]);
+  const toB = sent[0]?.m as Message;
+  // c answers b's call id: not its own, ignored.
+  svc.handle({ uuid: 'c', address: 'c:1' }, message('viewAnswer', { ok: true, body: Buffer.from('{"x":1}') }, toB.callId));
+  svc.handle({ uuid: 'b', address: 'b:1' }, message('viewAnswer', { ok: true, body: Buffer.from('{"self":"b"}') }, toB.callId));
+  time.advance(2000);
+  const g = await p;
+  assert.deepEqual([...g.parts.keys()], ['a', 'b']);
+  assert.deepEqual(g.parts.get('a'), { self: 'a', q: { n: 1 } });
+  assert.equal(g.of, 3);
+  assert.deepEqual(g.missing, ['c']);
+});
+
+test('a member that leaves is not waited for; a member asked answers its part, or why not', async () => {
+  const { svc, sent } = gatherer(['a', 'b']);
+  const p = svc.gather('count', null);
+  svc.memberRemoved('b');
+  const g = await p;
+  assert.deepEqual(g.missing, ['b']);
+  sent.length = 0;
+  svc.handle({ uuid: 'b', address: 'b:1' }, message('viewAsk', { view: 'count', query: '{"k":2}' }, 77));
+  svc.handle({ uuid: 'b', address: 'b:1' }, message('viewAsk', { view: 'nothing', query: 'null' }, 78));
+  const [ok, no] = sent.map((s) => s.m as Message & { kind: 'viewAnswer' });
+  assert.equal(ok?.callId, 77);
+  assert.deepEqual(JSON.parse(Buffer.from(ok?.body.body as Uint8Array).toString()), { self: 'a', q: { k: 2 } });
+  assert.equal(no?.body.ok, false);
+  assert.match(Buffer.from(no?.body.body as Uint8Array).toString(), /no view nothing/);
+});
