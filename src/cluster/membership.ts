@@ -44,7 +44,7 @@ export class Membership implements MemberService {
   private joinedFlag = false;
   /** Left a cluster (and dropped its data) since it last joined one: said in join requests. */
   private resetSinceJoin = false;
-  private readonly lastHeard = new Map<string, number>();
+  readonly lastHeard = new Map<string, number>(); // monotonic ms; read (never written) by the console views
   /** Members that sent a heartbeat since they were admitted (they took the view that admitted them). */
   private readonly heardSinceAdmitted = new Set<string>();
   /** Listed members that asked this non-master to join after its master was suspected: since when. */

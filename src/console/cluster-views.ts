@@ -5,6 +5,31 @@
 import { GridError } from '../util/errors.js';
 import { EVENTS_LIMIT_MAX, eventIdTime, mergeEvents, type GridEvent } from './event-ring.js';
 import type { ViewsService } from './views-service.js';
+import { clusterView, type ClusterViewAnswer } from './member-part.js';
+
+/** The views as the REST handlers call them (MemberApi.clusterViews). */
+export class ClusterViews {
+  constructor(
+    private readonly views: ViewsService,
+    private readonly selfUuid: string,
+    private readonly clusterName: string,
+  ) {}
+
+  /** The cluster's event timeline, merged from every member that answered. */
+  events(q: EventsQuery): Promise<EventsAnswer> {
+    return gatherEvents(this.views, q);
+  }
+
+  /** The partition table and its migrations, as the master holds them when it answers. */
+  partitions(): Promise<PartitionsAnswer> {
+    return gatherPartitions(this.views, this.selfUuid);
+  }
+
+  /** Every member's row: state, partitions, process, heartbeat ages. */
+  async cluster(): Promise<ClusterViewAnswer> {
+    return clusterView(this.clusterName, this.selfUuid, await this.views.gather('member', null));
+  }
+}
 
 /** Events an answer carries when the query names no limit. */
 export const EVENTS_LIMIT_DEFAULT = 100;

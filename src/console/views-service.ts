@@ -27,7 +27,7 @@ export interface ViewsHost {
 export type LocalView = (query: unknown) => unknown;
 
 export interface Gathered {
-  /** Each answering member's part, by UUID (this member's first). */
+  /** Each answering member's part, by UUID, in member-list order. */
   readonly parts: ReadonlyMap<string, unknown>;
   /** The members asked (this one included). */
   readonly of: number;
@@ -54,9 +54,14 @@ export class ViewsService implements MemberService {
   constructor(
     private readonly host: ViewsHost,
     private readonly timers: Timers,
-    private readonly views: Readonly<Record<string, LocalView>>,
+    private readonly views: Record<string, LocalView>,
     private readonly deadlineMs = VIEW_DEADLINE_MS,
   ) {}
+
+  /** Adds a view (the composition root, for parts only the runtime can state). */
+  register(view: string, part: LocalView): void {
+    this.views[view] = part;
+  }
 
   /** This member's own part of `view`. */
   local(view: string, query: unknown): unknown {
@@ -98,11 +103,9 @@ export class ViewsService implements MemberService {
     for (const id of w.callIds.keys()) this.waiting.delete(id);
     const missing = w.order.filter((u) => !w.parts.has(u));
     this.counters.partsMissing += missing.length;
-    // In list order, this member first.
+    // In list order (the master first).
     const parts = new Map<string, unknown>();
-    const self = this.host.selfUuid;
-    if (w.parts.has(self)) parts.set(self, w.parts.get(self));
-    for (const u of w.order) if (u !== self && w.parts.has(u)) parts.set(u, w.parts.get(u));
+    for (const u of w.order) if (w.parts.has(u)) parts.set(u, w.parts.get(u));
     w.done({ parts, of: w.order.length, missing });
   }
 

@@ -28,10 +28,10 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
       return n >= 4 ? 'CP' : null;
     case 'cluster':
     case 'instance':
-    // The console's cluster views (spec/console.md).
+    // The console's cluster views (spec/console.md), `/cluster/view` among them.
     case 'events':
     case 'partitions':
-      return n === 3 && m === 'GET' ? 'CLUSTER_READ' : null;
+      return (n === 3 || (n === 4 && what === 'cluster' && s[3] === 'view')) && m === 'GET' ? 'CLUSTER_READ' : null;
     case 'metrics':
       // `/metrics/prometheus` is this project's addition: the same figures in the Prometheus text format.
       return m === 'GET' && (n === 3 || (n === 4 && s[3] === 'prometheus')) ? 'CLUSTER_READ' : null;

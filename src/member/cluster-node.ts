@@ -37,6 +37,7 @@ import { CpApi } from '../cp/cp-api.js';
 import { CpPersistence } from '../cp/cp-persistence.js';
 import { EventRing } from '../console/event-ring.js';
 import { ViewsService } from '../console/views-service.js';
+import { memberPart } from '../console/member-part.js';
 
 /** The largest ready batch a CP group writes at once (appends of up to 100 entries of a value each): a torn tail is at most this. */
 const CP_BATCH_BYTES_MAX = 64 * 1024 * 1024;
@@ -421,6 +422,15 @@ export class ClusterNode implements TransportHandler {
         return { master, version: t.version, replicas: t.replicas, migrating: master ? this.partitions.migratingPartitions : [], planned: this.partitions.migrationQueueSize, completed: this.partitions.counters.migrationsCommitted };
       },
     });
+    const startedMs = o.clock.monotonicMs();
+    this.views.register('member', () =>
+      memberPart({
+        ...{ uuid: self, master: this.membership.isMaster, lite: c.liteMember, cpMember: this.cp.localCpUuid !== null, version: o.memberVersion },
+        ...{ uptimeMs: o.clock.monotonicMs() - startedMs, replicas: this.partitions.table.replicas, members: memberUuids(), lastHeard: this.membership.lastHeard, nowMs: o.clock.monotonicMs() },
+        figures: o.memberFigures?.() ?? { member: addressOf(this.membership.self), nodeState: 'ACTIVE', clusterState: this.stateChange.state, flat: {} },
+        migrationsInProgress: this.partitions.activeMigrations,
+      }),
+    );
     this.registerServices();
   }
 

@@ -3,7 +3,7 @@
 // the injected clock; timers for waiting polls come from the injected timer service, so the member
 // can be driven by a simulated clock in tests.
 import type { EventDetails, EventKind } from '../util/timeline.js';
-import { gatherEvents, gatherPartitions, type EventsAnswer, type EventsQuery, type PartitionsAnswer } from '../console/cluster-views.js';
+import { ClusterViews } from '../console/cluster-views.js';
 import { randomUUID } from 'node:crypto';
 import type { Config, EndpointGroup, LogLevel } from '../config/types.js';
 import type { Clock } from '../util/clock.js';
@@ -112,6 +112,7 @@ export class LocalMember implements MemberApi {
   readonly node: ClusterNode;
   private host = '127.0.0.1';
   private port = 0;
+  readonly clusterViews: ClusterViews;
   /** The member's own life cycle; the reported node state also follows the cluster (nodeState()). */
   private phase: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
   private tcpIpMembers: string[] | null;
@@ -148,9 +149,11 @@ export class LocalMember implements MemberApi {
       ...(env.openWanTransport === undefined ? {} : { openWanTransport: env.openWanTransport }),
       ...(env.persistence === undefined ? {} : { persistence: env.persistence }),
       ...(env.cpPersistence === undefined ? {} : { cpPersistence: env.cpPersistence }),
+      memberFigures: () => this.metricsSnapshot(),
     });
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
+    this.clusterViews = new ClusterViews(this.node.views, this.uuid, config.clusterName);
     this.audit = env.logger.component('audit');
     this.log = env.logger.component('member');
   }
@@ -594,14 +597,6 @@ export class LocalMember implements MemberApi {
 
   recordEvent(kind: EventKind, message: string, details?: EventDetails): void {
     this.node.events.record(kind, message, details);
-  }
-
-  events(query: EventsQuery): Promise<EventsAnswer> {
-    return gatherEvents(this.node.views, query);
-  }
-
-  partitionsView(): Promise<PartitionsAnswer> {
-    return gatherPartitions(this.node.views, this.uuid);
   }
 
   metricsSnapshot(): MetricsSnapshot {

@@ -6,7 +6,7 @@ import type { MetricsSnapshot } from './metrics-snapshot.js';
 import type { ClusterState, NodeState } from './states.js';
 import type { CpApi } from '../cp/cp-api.js';
 import type { EventDetails, EventKind } from '../util/timeline.js';
-import type { EventsAnswer, EventsQuery, PartitionsAnswer } from '../console/cluster-views.js';
+import type { ClusterViews } from '../console/cluster-views.js';
 
 /** Who made a management call: the user (or cluster name) it carried and where it came from. */
 export interface Actor {
@@ -173,10 +173,8 @@ export interface MemberApi {
   metricsSnapshot(): MetricsSnapshot;
   /** Puts an event on this member's part of the timeline (management calls, logins). */
   recordEvent(kind: EventKind, message: string, details?: EventDetails): void;
-  /** The cluster's event timeline, merged from every member that answered (spec/console.md). */
-  events(query: EventsQuery): Promise<EventsAnswer>;
-  /** The partition table and its migrations, as the master holds them when it answers (spec/console.md). */
-  partitionsView(): Promise<PartitionsAnswer>;
+  /** The cluster-wide views of spec/console.md, gathered by this member from every member. */
+  readonly clusterViews: ClusterViews;
 
   // Security and groups.
   restEnabled(): boolean;

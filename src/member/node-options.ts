@@ -36,6 +36,8 @@ export interface ClusterNodeOptions {
   readonly persistence?: PersistenceSetup;
   /** `<cp-subsystem><persistence-enabled>`: the disk and the resolved base-dir of CP persistence. */
   readonly cpPersistence?: { readonly disk: import('../persistence/disk.js').Disk; readonly baseDir: string };
+  /** The member's metrics as its runtime states them (process memory, event-loop delay, node state), for the console's cluster view. */
+  readonly memberFigures?: () => import('../console/member-part.js').MemberFigures;
   /** Persistence: start over as a new member (wiped data, new UUID): forceStart, stale data. */
   readonly onStartOver?: (reason: string) => void;
   /** Persistence: stale data that must not be removed (auto-remove-stale-data false): exit status 3. */

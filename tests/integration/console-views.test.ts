@@ -65,6 +65,27 @@ describe('cluster views', () => {
     assert.equal(parts.migrations.planned, 0);
     assert.ok(parts.migrations.completed > 0);
 
+    // Every member's row through a non-master: partitions add up, heartbeats are fresh, the process is measured.
+    interface Row { uuid: string; address: string; master: boolean; state: string; ownedPartitions: number; backupPartitions: number; rssBytes: number; heapUsedBytes: number; eventLoopDelayP99Ms: number; uptimeMs: number; heartbeatAgeMs: Record<string, number> }
+    interface View { clusterName: string; answered: number; of: number; missing: string[]; members: Row[]; clusterState: string; clusterSafe: boolean; migrationsInProgress: number }
+    const view = await until('a cluster-safe view', 20_000, async () => {
+      const v = (await request(b, 'GET', '/grid/rest/cluster/view')).json() as View;
+      return v.clusterSafe ? v : null;
+    });
+    assert.equal(view.clusterName, 'dev');
+    assert.deepEqual([view.answered, view.of, view.missing], [3, 3, []]);
+    assert.deepEqual(view.members.map((m) => m.uuid), cluster.members.map((m) => m.uuid), 'in member-list order');
+    assert.deepEqual(view.members.map((m) => m.master), [true, false, false]);
+    assert.equal(view.members.reduce((n, m) => n + m.ownedPartitions, 0), 271);
+    assert.equal(view.members.reduce((n, m) => n + m.backupPartitions, 0), 271);
+    for (const m of view.members) {
+      assert.equal(m.state, 'ACTIVE');
+      assert.ok(m.rssBytes > 0 && m.heapUsedBytes > 0 && m.uptimeMs > 0, JSON.stringify(m));
+      assert.deepEqual(Object.keys(m.heartbeatAgeMs).sort(), view.members.filter((x) => x.uuid !== m.uuid).map((x) => x.uuid).sort());
+      for (const age of Object.values(m.heartbeatAgeMs)) assert.ok(age < 3000, `heartbeat age ${age} ms`);
+    }
+    assert.deepEqual([view.clusterState, view.migrationsInProgress], ['ACTIVE', 0]);
+
     // c stops (SIGSTOP): the views answer after their 2 s deadline, without it, and name it.
     const gone = uuidOf(c);
     members[2]?.child.kill('SIGSTOP');
@@ -72,6 +93,8 @@ describe('cluster views', () => {
     assert.equal(partial.answered, 2);
     assert.equal(partial.of, 3);
     assert.deepEqual(partial.missing, [gone]);
+    const partialView = (await request(a, 'GET', '/grid/rest/cluster/view')).json() as View;
+    assert.deepEqual([partialView.answered, partialView.of, partialView.missing, partialView.clusterSafe], [2, 3, [gone], false]);
     // kill -9 of c: suspected, then removed by the master.
     members[2]?.child.kill('SIGKILL');
     const left = await until('c removed on the timeline', 30_000, async () => {

@@ -109,3 +109,21 @@ test('a member that leaves is not waited for; a member asked answers its part, o
   assert.equal(no?.body.ok, false);
   assert.match(Buffer.from(no?.body.body as Uint8Array).toString(), /no view nothing/);
 });
+
+test('a member row counts its partitions and heartbeat ages; the view is not safe while a member is missing', async () => {
+  const { memberPart, clusterView } = await import('../../src/console/member-part.js');
+  const row = memberPart({
+    uuid: 'a', master: true, lite: false, cpMember: false, version: '0.1.0', uptimeMs: 1234.4,
+    replicas: [['a', 'b'], ['b', 'a'], ['b', 'c'], ['a', null]], members: ['a', 'b', 'c'],
+    lastHeard: new Map([['b', 900], ['c', 400]]), nowMs: 1000,
+    figures: { member: '[127.0.0.1]:5701', nodeState: 'ACTIVE', clusterState: 'ACTIVE', flat: { clusterSafe: 1, residentMemoryBytes: 5e7, heapUsedBytes: 2e7, eventLoopDelayP99Seconds: 0.0123 } },
+    migrationsInProgress: 2,
+  });
+  assert.deepEqual([row.address, row.ownedPartitions, row.backupPartitions, row.eventLoopDelayP99Ms, row.uptimeMs], ['127.0.0.1:5701', 2, 1, 12.3, 1234]);
+  assert.deepEqual(row.heartbeatAgeMs, { b: 100, c: 600 });
+  const whole = clusterView('dev', 'a', { parts: new Map([['a', row]]), of: 1, missing: [] });
+  assert.deepEqual([whole.clusterSafe, whole.migrationsInProgress, whole.members.length], [true, 2, 1]);
+  assert.equal('clusterSafe' in (whole.members[0] as object), false, 'per-member figures of the cluster stay out of the rows');
+  const partial = clusterView('dev', 'a', { parts: new Map([['a', row]]), of: 2, missing: ['b'] });
+  assert.equal(partial.clusterSafe, false, 'a member that did not answer may be what is unsafe');
+});

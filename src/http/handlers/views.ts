@@ -12,7 +12,7 @@ export async function events(req: HttpRequest, api: MemberApi): Promise<HttpRepl
   // With security on they need credentials: they name every member, map and action.
   requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/events');
   const q = parseEventsQuery(req.queryString?.() ?? null);
-  const a = await api.events(q);
+  const a = await api.clusterViews.events(q);
   return json(200, { answered: a.answered, of: a.of, missing: a.missing, events: a.events });
 }
 
@@ -21,6 +21,14 @@ export async function partitions(req: HttpRequest, api: MemberApi): Promise<Http
   requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/partitions');
   const raw = req.queryString?.() ?? null;
   if (raw !== null && raw !== '') throw new GridError('ERR_HTTP_BAD_REQUEST', 'the partitions view takes no parameters');
-  const a = await api.partitionsView();
+  const a = await api.clusterViews.partitions();
   return json(200, { version: a.version, from: a.from, partitions: a.partitions, migrations: a.migrations });
+}
+
+/** `GET /grid/rest/cluster/view`: every member's row, and the cluster as the member asked sees it. */
+export async function clusterView(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+  requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/cluster/view');
+  const raw = req.queryString?.() ?? null;
+  if (raw !== null && raw !== '') throw new GridError('ERR_HTTP_BAD_REQUEST', 'the cluster view takes no parameters');
+  return json(200, await api.clusterViews.cluster());
 }
