@@ -6,14 +6,34 @@ import { GridError } from '../util/errors.js';
 import { EVENTS_LIMIT_MAX, eventIdTime, mergeEvents, type GridEvent } from './event-ring.js';
 import type { ViewsService } from './views-service.js';
 import { clusterView, type ClusterViewAnswer } from './member-part.js';
+import { HISTORY_SERIES, isSeries, MetricsHistory, type SampledFigures, type SeriesName } from './metrics-history.js';
 
 /** The views as the REST handlers call them (MemberApi.clusterViews). */
 export class ClusterViews {
+  /** This member's recent figures (the runtime samples them every HISTORY_STEP_MS). */
+  readonly history = new MetricsHistory();
+
   constructor(
     private readonly views: ViewsService,
     private readonly selfUuid: string,
     private readonly clusterName: string,
-  ) {}
+  ) {
+    views.register('history', (q) => this.history.series((q as { series: SeriesName }).series));
+  }
+
+  /** The runtime's timer: one sample of this member's metrics. */
+  sampleHistory(timeMs: number, figures: SampledFigures): void {
+    this.history.sample(timeMs, figures);
+  }
+
+  /** One series of every member that answered: `[timeMs, value]` pairs, oldest first. */
+  async metricsHistory(rawQuery: string | null): Promise<HistoryAnswer> {
+    const series = parseHistoryQuery(rawQuery);
+    const g = await this.views.gather('history', { series });
+    const members: Record<string, [number, number][]> = {};
+    for (const [u, p] of g.parts) if (Array.isArray(p)) members[u] = p as [number, number][];
+    return { stepMs: this.history.stepMs, series, answered: g.parts.size, of: g.of, missing: g.missing, members };
+  }
 
   /** The cluster's event timeline, merged from every member that answered. */
   events(q: EventsQuery): Promise<EventsAnswer> {
@@ -105,4 +125,24 @@ export async function gatherPartitions(views: ViewsService, selfUuid: string): P
     partitions: part.replicas.map((replicas, id) => ({ id, replicas, migrating: migrating.has(id) })),
     migrations: { planned: part.planned, completed: part.completed },
   };
+}
+
+export interface HistoryAnswer {
+  readonly stepMs: number;
+  readonly series: SeriesName;
+  readonly answered: number;
+  readonly of: number;
+  readonly missing: readonly string[];
+  readonly members: Readonly<Record<string, [number, number][]>>;
+}
+
+/** `?series=<name>`, one of HISTORY_SERIES; anything else is 400 listing them. */
+export function parseHistoryQuery(raw: string | null): SeriesName {
+  const q = new URLSearchParams(raw ?? '');
+  const series = q.get('series');
+  const extra = [...q.keys()].find((k) => k !== 'series');
+  if (series === null || !isSeries(series) || extra !== undefined || q.getAll('series').length > 1) {
+    throw new GridError('ERR_HTTP_BAD_REQUEST', `series must be one of ${HISTORY_SERIES.join(', ')}${extra === undefined ? '' : ` (and no other parameter: ${JSON.stringify(extra)})`}`);
+  }
+  return series;
 }

@@ -34,7 +34,8 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
       return (n === 3 || (n === 4 && what === 'cluster' && s[3] === 'view')) && m === 'GET' ? 'CLUSTER_READ' : null;
     case 'metrics':
       // `/metrics/prometheus` is this project's addition: the same figures in the Prometheus text format.
-      return m === 'GET' && (n === 3 || (n === 4 && s[3] === 'prometheus')) ? 'CLUSTER_READ' : null;
+      // `/metrics/history` is the console's (spec/console.md).
+      return m === 'GET' && (n === 3 || (n === 4 && (s[3] === 'prometheus' || s[3] === 'history'))) ? 'CLUSTER_READ' : null;
     case 'license':
     case 'log-level':
       if (n === 3 && m === 'GET') return 'CLUSTER_READ';

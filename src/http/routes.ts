@@ -75,6 +75,7 @@ export function buildRoutes(): RouteTable {
   route(['GET'], '/grid/rest/events', views.events, INFO);
   route(['GET'], '/grid/rest/partitions', views.partitions, INFO);
   route(['GET'], '/grid/rest/cluster/view', views.clusterView, INFO);
+  route(['GET'], '/grid/rest/metrics/history', views.metricsHistory, INFO);
   route(['GET'], '/grid/rest/instance', info.instance, INFO);
   route(['GET'], '/grid/rest/metrics', info.metrics, INFO);
   route(['GET'], '/grid/rest/metrics/prometheus', info.prometheusMetrics, INFO);

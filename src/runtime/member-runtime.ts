@@ -1,6 +1,7 @@
 // Assembles a running member from a validated Config: logger, member, HTTP server, listeners, the
 // member-protocol port, the expiry sweep, and graceful stop. The only place (with member.ts) where
 // sockets, timers and process signals meet the member.
+import { HISTORY_STEP_MS } from '../console/metrics-history.js';
 import { randomUUID } from 'node:crypto';
 import { BIND_ANY_HOST, type AddressChoice } from '../config/bind-address.js';
 import type { Config, SslConfig } from '../config/types.js';
@@ -42,6 +43,8 @@ export class MemberRuntime {
   private readonly tlsListeners: { listener: Listener; ssl: SslConfig }[] = [];
   private readonly log: ComponentLogger;
   private sweepTimer: NodeJS.Timeout | null = null;
+  /** Samples the member's figures for the console's charts (console/metrics-history.ts). */
+  private historyTimer: NodeJS.Timeout | null = null;
   private readonly processMetrics = new ProcessMetrics();
   private stopPromise: Promise<void> | null = null;
   /** Where the member listens once started (a reincarnated member takes it over). */
@@ -240,6 +243,8 @@ export class MemberRuntime {
     this.log.info(this.member.membersLine());
     this.sweepTimer = setInterval(() => this.member.sweep(SWEEP_BUDGET_RECORDS), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
+    this.historyTimer = setInterval(() => this.member.clusterViews.sampleHistory(Date.now(), this.member.metricsSnapshot()), HISTORY_STEP_MS);
+    this.historyTimer.unref();
     this.processMetrics.start();
   }
 
@@ -374,6 +379,7 @@ export class MemberRuntime {
       // Between the hand-off and leaving the list, the clients take the table without this member.
       await this.member.beginShutdown(() => this.clients?.awaitRoutedAway(DEPART_WAIT_MS / 2) ?? Promise.resolve());
       if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
+      if (this.historyTimer !== null) clearInterval(this.historyTimer);
       this.processMetrics.stop();
       const closing = this.listeners.map((l) => l.close());
       const inflightWaitMs = this.config.properties.shutdownInflightWaitSeconds * 1000;

@@ -86,6 +86,21 @@ describe('cluster views', () => {
     }
     assert.deepEqual([view.clusterState, view.migrationsInProgress], ['ACTIVE', 0]);
 
+    // The charts' history: puts through every member show as a rate on the members that served them.
+    for (let i = 0; i < 60; i++) assert.equal((await request(ports[i % 3] as number, 'POST', `/grid/rest/maps/m/k${i}`, { body: 'v' })).status, 200);
+    const history = await until('put rates in the history', 20_000, async () => {
+      const r = await request(a, 'GET', '/grid/rest/metrics/history?series=mapPutsPerSecond');
+      assert.equal(r.status, 200, r.text());
+      const h = r.json() as { stepMs: number; answered: number; members: Record<string, [number, number][]> };
+      const served = Object.values(h.members).filter((points) => points.some(([, v]) => v > 0)).length;
+      return served === 3 ? h : null;
+    });
+    assert.equal(history.stepMs, 2000);
+    assert.deepEqual(Object.keys(history.members).sort(), [...uuids].sort());
+    const bad = await request(a, 'GET', '/grid/rest/metrics/history?series=nope');
+    assert.equal(bad.status, 400);
+    assert.match(bad.text(), /mapGetsPerSecond/);
+
     // c stops (SIGSTOP): the views answer after their 2 s deadline, without it, and name it.
     const gone = uuidOf(c);
     members[2]?.child.kill('SIGSTOP');

@@ -127,3 +127,32 @@ test('a member row counts its partitions and heartbeat ages; the view is not saf
   const partial = clusterView('dev', 'a', { parts: new Map([['a', row]]), of: 2, missing: ['b'] });
   assert.equal(partial.clusterSafe, false, 'a member that did not answer may be what is unsafe');
 });
+
+test('the metrics history: counters become rates over the step, p99 from the buckets, a ring of the last window', async () => {
+  const { MetricsHistory, p99FromBuckets } = await import('../../src/console/metrics-history.js');
+  const { parseHistoryQuery } = await import('../../src/console/cluster-views.js');
+  const bounds = [0.001, 0.01, 0.1];
+  const figures = (gets: number, buckets: number[], rss: number) => ({
+    flat: { clientCalls: gets * 2, cpCalls: 0, mapEntries: 7, residentMemoryBytes: rss, heapUsedBytes: 1, eventLoopDelayP99Seconds: 0.002 },
+    runtime: { latencyBoundsSeconds: bounds, requestKinds: [{ kind: 'map_get', count: gets, cumulativeBuckets: buckets }] },
+  });
+  const h = new MetricsHistory(2000, 6000);
+  assert.equal(h.capacity, 3);
+  h.sample(10_000, figures(0, [0, 0, 0, 0], 100));
+  assert.deepEqual(h.series('mapGetsPerSecond'), [], 'the first sample only sets the base');
+  h.sample(12_000, figures(200, [50, 199, 200, 200], 110));
+  assert.deepEqual(h.series('mapGetsPerSecond'), [[12_000, 100]]);
+  assert.deepEqual(h.series('clientCallsPerSecond'), [[12_000, 200]]);
+  assert.deepEqual(h.series('requestLatencyP99Ms'), [[12_000, 10]], '198 of 200 under 10 ms');
+  assert.deepEqual(h.series('rssBytes'), [[12_000, 110]]);
+  assert.deepEqual(h.series('eventLoopDelayP99Ms'), [[12_000, 2]]);
+  for (let i = 2; i <= 5; i++) h.sample(10_000 + i * 2000, figures(200 * i, [50 * i, 199 * i, 200 * i, 200 * i], 100 + i));
+  assert.deepEqual(h.series('rssBytes').map(([t]) => t), [16_000, 18_000, 20_000], 'the oldest left the ring');
+  assert.equal(h.bytes, 3 * 8 * 12);
+  assert.equal(p99FromBuckets(bounds, [0, 0, 0, 0], [0, 0, 0, 0]), 0, 'no requests, no latency');
+  assert.equal(p99FromBuckets(bounds, [0, 0, 0, 0], [0, 0, 0, 10]), 100, 'above every bound: the largest');
+  assert.equal(parseHistoryQuery('series=entries'), 'entries');
+  for (const bad of [null, 'series=nope', 'series=entries&x=1', 'series=entries&series=rssBytes']) {
+    assert.throws(() => parseHistoryQuery(bad), /series must be one of mapGetsPerSecond, /, String(bad));
+  }
+});

@@ -32,3 +32,9 @@ export async function clusterView(req: HttpRequest, api: MemberApi): Promise<Htt
   if (raw !== null && raw !== '') throw new GridError('ERR_HTTP_BAD_REQUEST', 'the cluster view takes no parameters');
   return json(200, await api.clusterViews.cluster());
 }
+
+/** `GET /grid/rest/metrics/history?series=<name>`: the last 15 minutes of one series on every member. */
+export async function metricsHistory(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+  requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/metrics/history');
+  return json(200, await api.clusterViews.metricsHistory(req.queryString?.() ?? null));
+}
