@@ -16,10 +16,10 @@
 //               the entries after it; the old one is removed once the new one is durable.
 //
 // Torn tails: the shell persists one batch at a time and waits for its fsync, so only the last
-// batch can be torn by a crash. A bad last batch (it runs to or past the end of the file, or its
-// length is unreadable) within one maximum batch of the end is that tail and is cut off; a whole
-// batch that fails its checksum with more after it, or a bad one further from the end, is
-// corruption, and loading stops the member with the file and offset named.
+// batch can be torn by a crash, its length field included. A bad batch within one maximum batch of
+// the end with no whole batch after it is that tail and is cut off; a bad batch with a whole batch
+// after it, or one further from the end, is corruption, and loading stops the member with the
+// file and offset named.
 import { ByteReader, ByteWriter } from '../util/bytes.js';
 import { GridError } from '../util/errors.js';
 import { crc32c } from '../persistence/crc32c.js';
@@ -160,9 +160,10 @@ export class RaftStore {
     while (at < b.length) {
       const len = b.length - at >= 8 ? readLength(b, at) : 0;
       if (len < 8 || at + len > b.length || !checked(b, at)) {
-        // Only the last batch can be torn: a whole batch that fails its checksum with more after it is corruption.
-        const last = len < 8 || at + len >= b.length;
-        if (last && b.length - at <= this.opts.batchBytesMax) {
+        // Only the last batch can be torn, and a tear can garble its length too: it is the torn
+        // tail when no whole batch follows it (and it is no longer than a batch can be). A batch
+        // that fails its checksum with a whole batch after it is corruption of written entries.
+        if (b.length - at <= this.opts.batchBytesMax && !wholeBatchAfter(b, at + 1)) {
           this.disk.truncate(path, at); // the torn tail of the last batch
           return;
         }
@@ -201,6 +202,22 @@ function seal(b: Buffer): Buffer {
 
 function readLength(b: Uint8Array, at: number): number {
   return (((b[at] as number) << 24) | ((b[at + 1] as number) << 16) | ((b[at + 2] as number) << 8) | (b[at + 3] as number)) >>> 0;
+}
+
+/**
+ * Whether a whole batch (its length in the file, its checksum right, its first record a known type)
+ * starts anywhere from `from` on. Past a garbled length the next batch's offset is unknown, so every
+ * offset is tried; the length and the record type rule out almost all of them before a checksum.
+ */
+function wholeBatchAfter(b: Uint8Array, from: number): boolean {
+  for (let i = from; i + 9 <= b.length; i++) {
+    const len = readLength(b, i);
+    if (len < 9 || i + len > b.length) continue;
+    const type = b[i + 8];
+    if (type !== 1 && type !== 2) continue;
+    if (checked(b, i)) return true;
+  }
+  return false;
 }
 
 function checked(b: Uint8Array, at: number): boolean {

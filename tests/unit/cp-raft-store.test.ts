@@ -74,6 +74,34 @@ test('a whole batch that fails its checksum with batches after it is corruption,
   assert.throws(() => new RaftStore(disk, DIR, OPTS).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT' && /log-1: offset \d+/.test(e.message));
 });
 
+test('a tear that garbles the last batch\'s length is still the torn tail; a garbled length with a whole batch after it is corruption (cp-sim seeds 3678, 9025)', async () => {
+  const disk = new SimDisk({ seed: 5 });
+  const store = new RaftStore(disk, DIR, OPTS);
+  store.init(['a']);
+  for (let i = 1; i <= 3; i++) await persist(store, ready({ entries: [entry(i, 1, `value-${i}`)] }));
+  const lastAt = disk.size(`${DIR}/log-1`);
+  await persist(store, ready({ entries: [entry(4, 1, 'value-4, the last')] }));
+  // Its length now reads smaller than what follows it: before, "fails its checksum with more data after it".
+  const length = Buffer.from(disk.readFile(`${DIR}/log-1`)).readUInt32BE(lastAt);
+  const bit = Math.floor(Math.log2(length));
+  disk.flipBit(`${DIR}/log-1`, lastAt + 3 - Math.floor(bit / 8), bit % 8);
+  assert.ok(Buffer.from(disk.readFile(`${DIR}/log-1`)).readUInt32BE(lastAt) < length);
+  const loaded = new RaftStore(disk, DIR, OPTS).load();
+  assert.deepEqual(loaded?.entries.map((e) => e.index), [1, 2, 3], 'cut off as the torn tail');
+  assert.equal(disk.size(`${DIR}/log-1`), lastAt);
+
+  const disk2 = new SimDisk({ seed: 6 });
+  const store2 = new RaftStore(disk2, DIR, OPTS);
+  store2.init(['a']);
+  await persist(store2, ready({ entries: [entry(1, 1, 'value-1')] }));
+  const secondAt = disk2.size(`${DIR}/log-1`);
+  for (let i = 2; i <= 4; i++) await persist(store2, ready({ entries: [entry(i, 1, `value-${i}`)] }));
+  const len2 = Buffer.from(disk2.readFile(`${DIR}/log-1`)).readUInt32BE(secondAt);
+  const bit2 = Math.floor(Math.log2(len2));
+  disk2.flipBit(`${DIR}/log-1`, secondAt + 3 - Math.floor(bit2 / 8), bit2 % 8);
+  assert.throws(() => new RaftStore(disk2, DIR, OPTS).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT', 'written entries after it: not a tear');
+});
+
 test('a snapshot starts a new generation; the group restarts from it with the kept entries', async () => {
   const disk = new SimDisk({ seed: 4 });
   const store = new RaftStore(disk, DIR, OPTS);
