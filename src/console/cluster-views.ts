@@ -7,23 +7,37 @@ import { EVENTS_LIMIT_MAX, eventIdTime, mergeEvents, type GridEvent } from './ev
 import type { ViewsService } from './views-service.js';
 import { clusterView, type ClusterViewAnswer } from './member-part.js';
 import { HISTORY_SERIES, isSeries, MetricsHistory, type SampledFigures, type SeriesName } from './metrics-history.js';
+import { mergeStructures, parseStructuresQuery, StructureRates, structuresPart, type HeldFigures, type MapRow, type QueueRow, type StructureCounters, type StructuresPart } from './structures.js';
 
 /** The views as the REST handlers call them (MemberApi.clusterViews). */
 export class ClusterViews {
   /** This member's recent figures (the runtime samples them every HISTORY_STEP_MS). */
   readonly history = new MetricsHistory();
+  private readonly rates = new StructureRates();
 
   constructor(
     private readonly views: ViewsService,
     private readonly selfUuid: string,
     private readonly clusterName: string,
+    held: () => HeldFigures,
+    private readonly counters: StructureCounters,
   ) {
     views.register('history', (q) => this.history.series((q as { series: SeriesName }).series));
+    views.register('structures', () => structuresPart(held(), counters, this.rates));
   }
 
-  /** The runtime's timer: one sample of this member's metrics. */
-  sampleHistory(timeMs: number, figures: SampledFigures): void {
+  /** The runtime's timer: one sample of this member's metrics, and of its structures' counters. */
+  sampleHistory(timeMs: number, figures: SampledFigures & HeldFigures): void {
     this.history.sample(timeMs, figures);
+    this.rates.sample(timeMs, figures, this.counters);
+  }
+
+  /** Every map and queue with entries, memory and rates, summed over the members that answered, paged by name. */
+  async structures(rawQuery: string | null): Promise<StructuresAnswer> {
+    const q = parseStructuresQuery(rawQuery);
+    const g = await this.views.gather('structures', null);
+    const merged = mergeStructures([...g.parts.values()] as StructuresPart[], q);
+    return { answered: g.parts.size, of: g.of, missing: g.missing, ...merged };
   }
 
   /** One series of every member that answered: `[timeMs, value]` pairs, oldest first. */
@@ -145,4 +159,14 @@ export function parseHistoryQuery(raw: string | null): SeriesName {
     throw new GridError('ERR_HTTP_BAD_REQUEST', `series must be one of ${HISTORY_SERIES.join(', ')}${extra === undefined ? '' : ` (and no other parameter: ${JSON.stringify(extra)})`}`);
   }
   return series;
+}
+
+export interface StructuresAnswer {
+  readonly answered: number;
+  readonly of: number;
+  readonly missing: readonly string[];
+  readonly maps: readonly MapRow[];
+  readonly queues: readonly QueueRow[];
+  /** Whether a list was cut at `limit` (ask again with `after` = its last name). */
+  readonly more: { readonly maps: boolean; readonly queues: boolean };
 }

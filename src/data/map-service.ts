@@ -153,6 +153,13 @@ export class MapService {
     return this.stores.map((store) => store.name);
   }
 
+  /** What the console shows of a map held here: reads served, memory held, WAN and persistence on (null: not held). */
+  figuresOf(mapName: string): { readonly reads: number; readonly heldBytes: number; readonly wan: boolean; readonly persistence: boolean } | null {
+    const store = this.storesByName.get(mapName);
+    if (store === undefined) return null;
+    return { reads: store.reads, heldBytes: store.heldBytes(), wan: store.config.wanReplicationRef !== null, persistence: store.config.dataPersistence.enabled };
+  }
+
   /** Entries held by all maps, counting expired ones the sweep has not reached yet. */
   totalEntries(): number {
     let total = 0;

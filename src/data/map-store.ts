@@ -55,6 +55,8 @@ export function merkleDepthOf(config: MapConfig): number {
 
 export class MapStore {
   private readonly tables: (RecordTable | null)[];
+  /** Reads served (get, getStored: an owner's reads), for the console's rates. */
+  reads = 0;
   private entryCount = 0;
   private readonly expiry: ExpiryPolicy;
   private readonly evictionLimit: number | null;
@@ -104,14 +106,23 @@ export class MapStore {
   }
 
   get(key: Uint8Array, partitionId: number, nowMs: number): MapRecordView | null {
+    this.reads++;
     const table = this.readLive(key, partitionId, nowMs);
     return table === null ? null : table.view(this.readIndex);
   }
 
   /** Like get, for an answer: the value and content type only (no metadata to build). */
   getStored(key: Uint8Array, partitionId: number, nowMs: number): StoredRecord | null {
+    this.reads++;
     const table = this.readLive(key, partitionId, nowMs);
     return table === null ? null : table.stored(this.readIndex);
+  }
+
+  /** Memory this map's partitions hold on this member (RecordTable.heldBytes summed). */
+  heldBytes(): number {
+    let n = 0;
+    for (const t of this.tables) if (t !== null) n += t.heldBytes;
+    return n;
   }
 
   /** A read of the key: its table with the record's index in `readIndex` (hits and access time counted), or null. */

@@ -89,6 +89,11 @@ export class RecordTable {
     return this.records.highWater;
   }
 
+  /** Memory the table holds: its records' slots (64 bytes each), its index, and its slab. */
+  get heldBytes(): number {
+    return this.records.highWater * 64 + this.slots.byteLength + this.slab.heldBytes;
+  }
+
   isLive(index: number): boolean {
     return this.records.isLive(index);
   }

@@ -7,6 +7,7 @@
 // on what version N means: the same N writes, in the same order); a backup applies version v only
 // on top of v - 1; a queue item keeps its id on every replica, so a promoted backup serves exactly
 // the items the old owner had stored and backed up.
+import { OpCounts } from './op-counts.js';
 import type { BackupOpWire, EntryWire, OpWire, QueueWire, WanQueueWire } from '../cluster/messages.js';
 import type { MapConfig, QueueConfig } from '../config/types.js';
 import type { Random } from '../util/clock.js';
@@ -143,6 +144,8 @@ export class ReplicaStore {
   readonly partitionCount: number;
   /** Queue name → partition, so a partition's queues can be listed without hashing every name again. */
   private readonly queuePartitions = new Map<string, number>();
+  /** Owner writes per map and queue, for the console's rates. */
+  readonly ops = new OpCounts();
   /** Queue items handed back by a merging side, so a second replica's copy is not stored again. */
   private readonly mergedItems = new MergedItemLog();
   /** Receives every applied change (see Mutation); null = nobody listens (no cost). */
@@ -542,6 +545,7 @@ export class ReplicaStore {
     nowMs: number,
   ): OwnerResult {
     this.versions[partitionId] = (this.versions[partitionId] ?? 0) + 1;
+    this.ops.count(kind, name, code);
     return { outcome, backup: { code, name, key, value, contentType, itemId, timeMs: nowMs }, kind, name };
   }
 

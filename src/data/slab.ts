@@ -54,6 +54,8 @@ export class Slab {
   private sharedLiveBytes = 0;
   /** Bytes of shared chunks still held (open chunk included). */
   private sharedAllocatedBytes = 0;
+  /** Bytes of dedicated chunks (one large record each). */
+  private dedicatedBytes = 0;
   /** Written by allocate() and adopt(): where the caller writes its record. */
   lastOffset = 0;
   lastLocation = 0;
@@ -82,6 +84,7 @@ export class Slab {
     assert(isDedicatedLength(chunk.length), 'only dedicated records are adopted');
     const id = this.newChunkId(chunk, true);
     this.chunkRecords[id] = 1;
+    this.dedicatedBytes += chunk.length;
     this.lastOffset = 0;
     this.lastLocation = id * LOCATION_CHUNK_UNIT;
     return chunk;
@@ -120,6 +123,11 @@ export class Slab {
     return this.sharedLiveBytes;
   }
 
+  /** Every byte of chunk the slab holds (records' bytes, garbage and the open chunk's free tail). */
+  get heldBytes(): number {
+    return this.sharedAllocatedBytes + this.dedicatedBytes;
+  }
+
   private openChunk(bytes: number): Buffer {
     const previous = this.openChunkId;
     this.openChunkId = -1;
@@ -145,6 +153,7 @@ export class Slab {
   private dropChunk(id: number): void {
     const chunk = this.chunks[id]!;
     if (!this.chunkDedicated[id]) this.sharedAllocatedBytes -= chunk.length;
+    else this.dedicatedBytes -= chunk.length;
     this.chunks[id] = null;
     this.freeChunkIds.push(id);
   }

@@ -31,6 +31,7 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
     // The console's cluster views (spec/console.md), `/cluster/view` among them.
     case 'events':
     case 'partitions':
+    case 'structures':
       return (n === 3 || (n === 4 && what === 'cluster' && s[3] === 'view')) && m === 'GET' ? 'CLUSTER_READ' : null;
     case 'metrics':
       // `/metrics/prometheus` is this project's addition: the same figures in the Prometheus text format.

@@ -74,6 +74,7 @@ export function buildRoutes(): RouteTable {
   // Cluster views for the console and operators (spec/console.md), gathered from every member.
   route(['GET'], '/grid/rest/events', views.events, INFO);
   route(['GET'], '/grid/rest/partitions', views.partitions, INFO);
+  route(['GET'], '/grid/rest/structures', views.structures, INFO);
   route(['GET'], '/grid/rest/cluster/view', views.clusterView, INFO);
   route(['GET'], '/grid/rest/metrics/history', views.metricsHistory, INFO);
   route(['GET'], '/grid/rest/instance', info.instance, INFO);

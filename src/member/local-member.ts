@@ -4,6 +4,7 @@
 // can be driven by a simulated clock in tests.
 import type { EventDetails, EventKind } from '../util/timeline.js';
 import { ClusterViews } from '../console/cluster-views.js';
+import { storeCounters } from '../console/structures.js';
 import { randomUUID } from 'node:crypto';
 import type { Config, EndpointGroup, LogLevel } from '../config/types.js';
 import type { Clock } from '../util/clock.js';
@@ -153,7 +154,7 @@ export class LocalMember implements MemberApi {
     });
     const tcp = config.network.join.tcpIp;
     this.tcpIpMembers = tcp.enabled ? [...tcp.members] : null;
-    this.clusterViews = new ClusterViews(this.node.views, this.uuid, config.clusterName);
+    this.clusterViews = new ClusterViews(this.node.views, this.uuid, config.clusterName, () => this.metricsSnapshot(), storeCounters(this.node.store));
     this.audit = env.logger.component('audit');
     this.log = env.logger.component('member');
   }

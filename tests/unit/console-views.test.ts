@@ -156,3 +156,33 @@ test('the metrics history: counters become rates over the step, p99 from the buc
     assert.throws(() => parseHistoryQuery(bad), /series must be one of mapGetsPerSecond, /, String(bad));
   }
 });
+
+test('the structures view: rates over the last step, parts summed by name, paged by prefix, limit and after', async () => {
+  const { StructureRates, structuresPart, mergeStructures, parseStructuresQuery } = await import('../../src/console/structures.js');
+  const counts = { reads: 0, puts: 0, offers: 0, polls: 0 };
+  const counters = {
+    mapReads: () => counts.reads,
+    mapPuts: () => counts.puts,
+    queueOffers: () => counts.offers,
+    queuePolls: () => counts.polls,
+    mapExtras: (n: string) => (n === 'orders' ? { heldBytes: 4096, wan: true, persistence: false } : null),
+  };
+  const held = { maps: [{ name: 'orders', owned: 10, backup: 5 }], queues: [{ name: 'jobs', owned: 3, backup: 0 }] };
+  const rates = new StructureRates();
+  rates.sample(0, held, counters);
+  Object.assign(counts, { reads: 40, puts: 20, offers: 6, polls: 2 });
+  rates.sample(2000, held, counters);
+  const part = structuresPart(held, counters, rates);
+  assert.deepEqual(part.maps, [{ name: 'orders', entries: 10, backupEntries: 5, bytes: 4096, getsPerSecond: 20, putsPerSecond: 10, wan: true, persistence: false }]);
+  assert.deepEqual(part.queues, [{ name: 'jobs', size: 3, offersPerSecond: 3, pollsPerSecond: 1 }]);
+  const other = { maps: [{ name: 'orders', entries: 5, backupEntries: 10, bytes: 1000, getsPerSecond: 1, putsPerSecond: 0, wan: false, persistence: false }, { name: 'audit', entries: 1, backupEntries: 1, bytes: 10, getsPerSecond: 0, putsPerSecond: 0, wan: false, persistence: true }], queues: [] };
+  const all = mergeStructures([part, other], parseStructuresQuery(null));
+  assert.deepEqual(all.maps.map((m) => [m.name, m.entries, m.backupEntries, m.bytes, m.getsPerSecond, m.wan]), [['audit', 1, 1, 10, 0, false], ['orders', 15, 15, 5096, 21, true]]);
+  assert.deepEqual(all.more, { maps: false, queues: false });
+  const first = mergeStructures([part, other], parseStructuresQuery('limit=1'));
+  assert.deepEqual([first.maps.map((m) => m.name), first.more.maps], [['audit'], true]);
+  const next = mergeStructures([part, other], parseStructuresQuery('limit=1&after=audit'));
+  assert.deepEqual([next.maps.map((m) => m.name), next.more.maps], [['orders'], false]);
+  assert.deepEqual(mergeStructures([part, other], parseStructuresQuery('prefix=ord')).maps.map((m) => m.name), ['orders']);
+  for (const bad of ['limit=0', 'limit=1001', 'sort=name']) assert.throws(() => parseStructuresQuery(bad), /limit must be|unknown parameter/, bad);
+});

@@ -38,3 +38,9 @@ export async function metricsHistory(req: HttpRequest, api: MemberApi): Promise<
   requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/metrics/history');
   return json(200, await api.clusterViews.metricsHistory(req.queryString?.() ?? null));
 }
+
+/** `GET /grid/rest/structures?prefix=&limit=&after=`: every map and queue, summed over the members, paged by name. */
+export async function structures(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
+  requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/structures');
+  return json(200, await api.clusterViews.structures(req.queryString?.() ?? null));
+}
