@@ -4,7 +4,7 @@
 // that did not answer is listed as missing, never counted as zero). Each member answers a part
 // from its own state only, through the views the composition root registers; a view that throws
 // answers ok false. No I/O of its own: the root sends, the timers run the deadline.
-import { message, type Message, type MessageKind, type MessageOf } from '../cluster/messages.js';
+import { message, type Message, type MessageKind } from '../cluster/messages.js';
 import type { MemberService } from '../cluster/service.js';
 import type { Peer } from '../cluster/transport.js';
 import type { TimerHandle, Timers } from '../util/clock.js';
