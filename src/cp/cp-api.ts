@@ -198,7 +198,7 @@ export class CpApi {
 
   // ── data structures over REST (spec/cp.md "REST: data structures") ────────────────────────────
 
-  async rest(req: CpRestRequest, invocation: string | null): Promise<CpRestReply> {
+  async rest(req: CpRestRequest, invocation: string | null, caller?: CallerLiveness): Promise<CpRestReply> {
     if (!this.svc.enabled) throw failureError('disabled', DEFAULT_GROUP, this.svc);
     const plan = planCpRest({ ...req, jdkCompatible: (name) => this.svc.semaphoreConfig(name).jdkCompatible });
     if (plan.kind === 'bad') throw new GridError(plan.status === 404 ? 'ERR_CP_NOT_FOUND' : 'ERR_CP_BAD_REQUEST', plan.message);
@@ -213,8 +213,35 @@ export class CpApi {
     if ('status' in resolved) return tag(resolved);
     const asked = resolved.waitMs ?? (resolved.command.kind === 'latch' && resolved.command.op === 'await' ? resolved.command.timeoutMs : 0);
     const waitMs = asked < 0 ? Infinity : asked;
-    const r = await this.run(plan.group, { kind: 'write', command: resolved.command }, invocation ?? '', { waitMs });
+    // A call that may wait gets its UUID here when the caller gave none, so that its wait can be
+    // withdrawn if the caller goes away: a permit or lock granted to nobody would be lost.
+    const id = invocation ?? (waitMs > 0 && caller !== undefined ? this.svc.newUuid() : '');
+    const call = this.run(plan.group, { kind: 'write', command: resolved.command }, id, { waitMs });
+    if (waitMs > 0 && caller !== undefined) this.withdrawWhenGone(plan.group, id, call, caller);
+    const r = await call;
     return tag(resolved.render(r.value as CpResult, r.index));
+  }
+
+  /**
+   * The caller of a waiting call went away (its HTTP connection closed): its wait is withdrawn
+   * through the log (expireWaits), so what it waited for is not granted to nobody. Withdrawn again
+   * while the call has no outcome (at most 3 times): the wait may not have been appended yet when
+   * the first withdrawal was.
+   */
+  private withdrawWhenGone(group: string, id: string, call: Promise<unknown>, caller: CallerLiveness): void {
+    let settled = false;
+    const off = caller.onGone(() => {
+      let tries = 0;
+      const withdraw = (): void => {
+        if (settled || tries++ >= 3) return;
+        this.run(group, { kind: 'write', command: { kind: 'expireWaits', invocations: [id] } }, '', { idempotent: true }).then(withdraw, () => {});
+      };
+      withdraw();
+    });
+    call.then(
+      () => ((settled = true), off()),
+      () => ((settled = true), off()),
+    );
   }
 
   // ── the client protocol (reference/cp-subsystem.md §1) ─────────────────────────────────────────
@@ -309,4 +336,9 @@ export function failureError(f: CpCallFailure, group: string, svc: CpService): G
     case 'timeout':
       return new GridError('ERR_CP_UNAVAILABLE', `CP group ${group} had no leader that answered within ${svc.callTimeoutMs} ms; try again`, { retryAfterSeconds: 1 });
   }
+}
+
+/** How a call learns that its caller went away (an HTTP connection: member-api.ts ClientLiveness). */
+export interface CallerLiveness {
+  onGone(callback: () => void): () => void;
 }

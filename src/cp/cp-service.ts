@@ -323,6 +323,10 @@ export class CpService implements MemberService {
    * Routes a call to `group`'s leader. `idempotent`: a retry after an indeterminate outcome is safe
    * even with fail-on-indeterminate-operation-state (reads, and writes the state machine dedupes).
    */
+  newUuid(): string {
+    return this.o.newUuid();
+  }
+
   call(group: string, payload: CallPayload, invocation: string, idempotent: boolean, done: (r: { ok: true; result: CpCallResult } | { ok: false; failure: CpCallFailure }) => void, o: { waitMs?: number; timeoutMs?: number } = {}): void {
     this.counters.calls++;
     const startMs = this.o.clock.monotonicMs();

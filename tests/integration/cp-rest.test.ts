@@ -24,6 +24,7 @@ import assert from 'node:assert/strict';
 import { freePorts, killAll, startClusterMembers, startClusterMember, until, waitSettled, type MemberXmlOptions } from '../harness/cluster.js';
 import type { MemberProcess } from '../harness/member-process.js';
 import { request } from '../harness/raw-http.js';
+import { connect } from 'node:net';
 
 const OPTIONS: MemberXmlOptions = {
   properties: { 'grid.max.no.heartbeat.seconds': 3, 'grid.cp.leadership.rebalance.seconds': 1 },
@@ -185,6 +186,18 @@ describe('CP subsystem over REST on four real members (three CP members)', () =>
     assert.equal((await queued).text(), '{"acquired":true}', 'the release went to the waiter');
     assert.equal((await post(ports[3] as number, `${sem}/release`, `${s1}&1`)).status, 409, 'it holds none now');
     assert.deepEqual((await get(ports[1] as number, sem)).json(), { available: 0, jdkCompatible: false });
+
+    // A waiting acquire whose caller goes away is withdrawn: the permit that comes next is not
+    // granted to nobody (it stays available).
+    const caller = connect(ports[1] as number, '127.0.0.1');
+    await new Promise<void>((resolve) => caller.once('connect', () => resolve()));
+    const body = `${s1}&1`;
+    caller.write(`POST ${sem}/acquire HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    await new Promise((r) => setTimeout(r, 1000)); // let the acquire reach the leader and wait there
+    caller.destroy();
+    await new Promise((r) => setTimeout(r, 1000)); // let the withdrawal commit
+    assert.equal((await post(ports[3] as number, `${sem}/change`, `${s1}&1`)).text(), '{"result":true}');
+    assert.deepEqual((await get(ports[2] as number, sem)).json(), { available: 1, jdkCompatible: false }, 'not taken by the caller that went away');
   });
 
   test('management failures carry a JSON body; wrong credentials change nothing', async () => {

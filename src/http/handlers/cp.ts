@@ -129,6 +129,7 @@ export async function cpData(req: HttpRequest, api: MemberApi): Promise<HttpRepl
       endpoint: req.remoteAddress,
     },
     invocation === undefined ? null : invocation.trim(),
+    req.client,
   );
   const headers: Record<string, string> = {};
   if (a.etag !== null) headers.etag = a.etag;
