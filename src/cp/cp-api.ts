@@ -213,20 +213,22 @@ export class CpApi {
     if ('status' in resolved) return tag(resolved);
     const asked = resolved.waitMs ?? (resolved.command.kind === 'latch' && resolved.command.op === 'await' ? resolved.command.timeoutMs : 0);
     const waitMs = asked < 0 ? Infinity : asked;
-    // A call that may wait gets its UUID here when the caller gave none, so that its wait can be
-    // withdrawn if the caller goes away: a permit or lock granted to nobody would be lost.
-    const id = invocation ?? (waitMs > 0 && caller !== undefined ? this.svc.newUuid() : '');
+    // A call that may wait, and that its caller cannot retry (it gave no Grid-Invocation), gets its
+    // UUID here, so that its wait can be withdrawn if the caller goes away: a permit or lock granted
+    // to nobody would be lost. A caller that named its call may come back with it, and re-attach.
+    const withdrawable = waitMs > 0 && invocation === null && caller !== undefined;
+    const id = invocation ?? (withdrawable ? this.svc.newUuid() : '');
     const call = this.run(plan.group, { kind: 'write', command: resolved.command }, id, { waitMs });
-    if (waitMs > 0 && caller !== undefined) this.withdrawWhenGone(plan.group, id, call, caller);
+    if (withdrawable) this.withdrawWhenGone(plan.group, id, call, caller);
     const r = await call;
     return tag(resolved.render(r.value as CpResult, r.index));
   }
 
   /**
    * The caller of a waiting call went away (its HTTP connection closed): its wait is withdrawn
-   * through the log (expireWaits), so what it waited for is not granted to nobody. Withdrawn again
-   * while the call has no outcome (at most 3 times): the wait may not have been appended yet when
-   * the first withdrawal was.
+   * through the log (expireWaits). Whether the wait is there yet or its entry comes later, the
+   * state machine answers the invocation then, so what it waited for is never granted to nobody.
+   * Tried again (at most 3 times) when the withdrawal itself fails.
    */
   private withdrawWhenGone(group: string, id: string, call: Promise<unknown>, caller: CallerLiveness): void {
     let settled = false;
@@ -234,7 +236,7 @@ export class CpApi {
       let tries = 0;
       const withdraw = (): void => {
         if (settled || tries++ >= 3) return;
-        this.run(group, { kind: 'write', command: { kind: 'expireWaits', invocations: [id] } }, '', { idempotent: true }).then(withdraw, () => {});
+        this.run(group, { kind: 'write', command: { kind: 'expireWaits', invocations: [id] } }, '', { idempotent: true }).catch(withdraw);
       };
       withdraw();
     });

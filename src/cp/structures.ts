@@ -237,6 +237,9 @@ export class CpStructures {
       case 'destroy':
         return this.destroy(c.structure, c.name, completions);
       case 'expireWaits': {
+        // A call withdrawn before its own entry came (its caller went away; cp-api.ts): it is
+        // answered now, so that entry, when it comes, is a retry and waits for nothing.
+        for (const inv of c.invocations) if (!this.isWaiting(inv) && this.keptAnswer(inv) === undefined) this.remember(inv, { type: 'none' });
         for (const inv of c.invocations) {
           if (!this.waiters.has(inv)) continue;
           this.waiters.delete(inv);

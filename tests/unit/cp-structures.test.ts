@@ -189,3 +189,21 @@ test('caller-named invocations are kept at most CALLER_ANSWERS_MAX, the oldest f
   assert.equal(sm.answerOf('c-0'), undefined);
   assert.deepEqual(sm.answerOf(`c-${CALLER_ANSWERS_MAX}`), { type: 'long', value: BigInt(CALLER_ANSWERS_MAX + 1) });
 });
+
+test('a call withdrawn before its entry comes waits for nothing when it comes (its caller went away)', () => {
+  const { sm, run } = runner();
+  run({ kind: 'semaphore', op: 'init', name: 's', permits: 0 });
+  const session = run({ kind: 'session', op: 'create', endpoint: 'a:1', endpointType: 'SERVER', endpointName: 'a' }).result as { type: string; id?: number };
+  const id = (session as { session?: { id: number } }).session?.id ?? (session as { id: number }).id;
+  // The withdrawal is applied first; the acquire it names comes after (routed late).
+  assert.deepEqual(run({ kind: 'expireWaits', invocations: ['gone-1'] }).result, { type: 'none' });
+  assert.deepEqual(run({ kind: 'semaphore', op: 'acquire', name: 's', session: id, permits: 1, timeoutMs: -1 }, 'gone-1').result, { type: 'none' }, 'answered already: not a wait');
+  assert.equal(sm.isWaiting('gone-1'), false);
+  const granted = run({ kind: 'semaphore', op: 'change', name: 's', session: id, delta: 1 });
+  assert.deepEqual(granted.completions, [], 'the permit goes to nobody');
+  assert.equal(sm.semaphores.available('s'), 1);
+  // A withdrawal of a call that is waiting answers it as a timeout would.
+  const waiting = run({ kind: 'semaphore', op: 'acquire', name: 's', session: id, permits: 2, timeoutMs: -1 }, 'w-2');
+  assert.deepEqual(waiting.result, { type: 'waiting' });
+  assert.deepEqual(run({ kind: 'expireWaits', invocations: ['w-2'] }).completions, [{ invocation: 'w-2', result: { type: 'acquired', acquired: false } }]);
+});
