@@ -630,7 +630,7 @@ export class Membership implements MemberService {
     this.admittingMaster = null;
     this.resetSinceJoin = true;
     this.log.warning(`left the cluster: ${reason}; joining again`);
-    this.host.events?.record('member-left', `${addressOf(this.opts.self)} left its cluster: ${reason}`);
+    this.host.events?.record(merging ? 'split-brain-merge' : 'member-left', `${addressOf(this.opts.self)} left its cluster: ${reason}`);
     this.joinedFlag = false;
     this.members = [];
     this.membersVersion = 0;

@@ -148,6 +148,7 @@ export class ClusterNode implements TransportHandler {
       {
         ...ctx,
         config: c,
+        events: this.events,
         table: () => this.partitions.table,
         restoreTable: (table) => this.partitions.restore(table),
         state: () => this.stateChange.state,
@@ -264,6 +265,7 @@ export class ClusterNode implements TransportHandler {
         isMaster: () => this.membership.isMaster,
         masterUuid,
         claimPending: () => this.membership.claims.claimPending(o.clock.monotonicMs()),
+        events: this.events,
         membersVersion: () => this.membership.version,
         heardFrom: (u) => this.membership.heardFrom(u),
         dataMembers: () => this.membership.list.filter((m) => !m.lite).map((m) => m.uuid),
@@ -287,6 +289,7 @@ export class ClusterNode implements TransportHandler {
       timers: o.timers,
       log: o.logger.component('wan'),
       newUuid: o.newUuid,
+      events: this.events,
       openTransport: o.openWanTransport ?? (() => NO_WAN_TRANSPORT),
       keyBytesMax: MAP_KEY_BYTES_MAX_DEFAULT,
       valueBytesMax: MAP_VALUE_BYTES_MAX_DEFAULT,

@@ -5,6 +5,7 @@
 // the table names is back with the same table (recoveryDone), or, under a PARTIAL policy, after the
 // validation timeout or a partialStart, with the group of members whose table it chooses (the
 // others are stale: recoveryStale). forceStart wipes every member.
+import type { EventSink } from '../util/timeline.js';
 import { message, type Message, type MessageKind } from '../cluster/messages.js';
 import type { MemberContext, MemberService } from '../cluster/service.js';
 import type { Peer } from '../cluster/transport.js';
@@ -39,6 +40,8 @@ interface Recovery {
 /** What the recovery needs of the member (the composition root passes it in). */
 export interface RecoveryHost extends MemberContext {
   readonly config: Config;
+  /** The cluster's timeline: a recovery's start and end (master), a forceStart. */
+  readonly events?: EventSink;
   /** The table this member holds now. */
   table(): PartitionTable;
   /** Installs the persisted table as it was. */
@@ -141,6 +144,7 @@ export class ClusterRecovery implements MemberService {
     const now = this.clock.monotonicMs();
     this.recovery = { expected: table.members(), resumeState: resume, tableVersion: table.version, tableStamp: table.stamp(), reports: new Map(), startedMs: now, lastWaitLogMs: now, partialRequested: false };
     this.log.info(`persistence: recovering with partition table version ${table.version}; waiting for the ${table.members().size} member(s) it names (${this.host.config.persistence.clusterDataRecoveryPolicy}); the cluster state ${resume} resumes afterwards`);
+    this.host.events?.record('recovery', `persistence: this member recovers with partition table version ${table.version}, waiting for the ${table.members().size} member(s) it names`);
   }
 
   handle(from: Peer, m: Message): void {
@@ -191,6 +195,7 @@ export class ClusterRecovery implements MemberService {
       const differing = [...r.expected].filter((u) => r.reports.get(u)?.tableVersion !== r.tableVersion || r.reports.get(u)?.tableStamp !== r.tableStamp);
       if (differing.length === 0) {
         this.log.info(`persistence: every member of partition table version ${r.tableVersion} is back with it; recovery is over after ${Math.round(now - r.startedMs)} ms`);
+        h.events?.record('recovery', `persistence: every member of partition table version ${r.tableVersion} is back; recovery is over after ${Math.round(now - r.startedMs)} ms`);
         for (const u of h.memberUuids()) h.send(u, message('recoveryDone', { state: STATE_CODES[r.resumeState] }));
         return;
       }
@@ -216,6 +221,7 @@ export class ClusterRecovery implements MemberService {
     if (this.recovery === null) return false;
     const members = this.host.memberUuids();
     this.log.warning(`persistence: forceStart: ${members.length} member(s) wipe their stores and start over as new members`);
+    this.host.events?.record('recovery', `persistence: forceStart: ${members.length} member(s) wipe their stores and start over as new members`);
     for (const u of members) this.host.send(u, message('forceStart', {}));
     return true;
   }
@@ -258,6 +264,7 @@ export class ClusterRecovery implements MemberService {
     const inGroup = new Set(group.members);
     const missing = [...r.expected].filter((u) => !inGroup.has(u));
     this.log.warning(`persistence: partial start (${policy}${r.partialRequested ? ', partialStart' : `, after ${h.config.persistence.validationTimeoutSeconds} s`}) with ${group.members.length} member(s) of partition table version ${group.version}; ${missing.length} member(s) of it are not back: ${missing.join(', ') || 'none'}`);
+    h.events?.record('recovery', `persistence: partial start (${policy}) with ${group.members.length} member(s) of partition table version ${group.version}; ${missing.length} not back`);
     for (const [u] of r.reports) if (!inGroup.has(u) && h.isMember(u)) h.send(u, message('recoveryStale', { reason: `the cluster started partially with partition table version ${group.version}` }));
     for (const u of group.members) h.send(u, message('recoveryDone', { state: STATE_CODES[r.resumeState] }));
   }

@@ -15,6 +15,7 @@
 // after the new ones hold the data, so a move never lowers the number of live replicas.
 // The migration queue size is the number of partitions whose list differs from the target: derived
 // from the plan itself, never counted separately.
+import type { EventSink } from '../util/timeline.js';
 import type { Message, MessageKind, MessageOf, TableWire, ViewWire } from '../cluster/messages.js';
 import { message } from '../cluster/messages.js';
 import type { MemberService } from '../cluster/service.js';
@@ -42,6 +43,8 @@ export interface PartitionServiceHost {
   masterUuid(): string | null;
   /** Whether this member claims mastership or awaits a claimant's view: it confirms no move of its current master meanwhile. */
   claimPending(): boolean;
+  /** The cluster's timeline: a round of migrations started and finished (master). */
+  readonly events?: EventSink;
   /** The version of the member list this member holds (a table from the master is applied only under it). */
   membersVersion(): number;
   /** A message that proves a listed member alive, as a heartbeat does (membership). */
@@ -122,6 +125,8 @@ export class PartitionService implements MemberService {
   private readonly sources = new Map<number, SourceMigration>();
   /** Writes waiting while their partition is handed over, per partition, in arrival order. */
   private readonly held = new Map<number, (() => void)[]>();
+  /** The round of migrations under way (master): since when, and the commits before it. */
+  private round: { readonly startedMs: number; readonly committed: number } | null = null;
   private readonly leaving = new Set<string>();
   /**
    * Leaving members told they hold nothing any more. They stay in `leaving` (no replica is planned
@@ -410,6 +415,7 @@ export class PartitionService implements MemberService {
     const target = this.target;
     const pending = migrationQueue(this.tableNow, target);
     this.queueSize = pending.length;
+    this.noteRound(pending.length);
     for (const p of pending) {
       if (this.active.size >= this.opts.migrationsParallelMax) break;
       if (this.active.has(p)) continue;
@@ -429,6 +435,18 @@ export class PartitionService implements MemberService {
       this.active.set(p, m);
       this.counters.migrationsStarted++;
       this.host.send(source, message('migrateRequest', { migrationId: m.id, partitionId: p, destinations, tableVersion: this.tableNow.version }));
+    }
+  }
+
+  /** A round of migrations (from a planned move to none left) on the timeline, once each way. */
+  private noteRound(planned: number): void {
+    const committed = this.counters.migrationsCommitted;
+    if (planned > 0 && this.round === null) {
+      this.round = { startedMs: this.clock.monotonicMs(), committed };
+      this.host.events?.record('migration-started', `migrations started: ${planned} partition move(s) planned`);
+    } else if (planned === 0 && this.active.size === 0 && this.round !== null) {
+      this.host.events?.record('migration-finished', `migrations finished: ${committed - this.round.committed} move(s) committed in ${Math.round(this.clock.monotonicMs() - this.round.startedMs)} ms`);
+      this.round = null;
     }
   }
 
@@ -562,6 +580,7 @@ export class PartitionService implements MemberService {
     this.unlistedSince.clear();
     this.target = null;
     this.queueSize = 0;
+    this.round = null;
     this.tableNow = PartitionTable.empty(this.opts.partitionCount, this.opts.width);
   }
 

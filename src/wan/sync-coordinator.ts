@@ -5,6 +5,7 @@
 // started, finished or released (a partition that moved away goes to its new owner, who takes it
 // over) in wanSyncReport. Every member keeps the records, gossips those running or ended lately so
 // a lost report heals, and answers progress calls from them.
+import type { EventSink } from '../util/timeline.js';
 import { message, type MessageOf, type WanEventWire } from '../cluster/messages.js';
 import type { Peer } from '../cluster/transport.js';
 import type { MapConfig } from '../config/types.js';
@@ -76,7 +77,7 @@ export class WanSyncs {
   constructor(
     private readonly x: SyncsHost,
     private readonly partitionCount: number,
-    private readonly o: { readonly clock: Clock; readonly timers: Timers; readonly log: ComponentLogger; readonly newUuid: () => string },
+    private readonly o: { readonly clock: Clock; readonly timers: Timers; readonly log: ComponentLogger; readonly newUuid: () => string; readonly events?: EventSink },
   ) {
     this.records = new SyncRecords(() => o.clock.monotonicMs());
   }
@@ -193,6 +194,7 @@ export class WanSyncs {
     const body = { syncId: id, kind: SYNC_KIND_FULL, replication, publisherId, maps: mapName === null ? [] : [mapName], allMaps: mapName === null, creationTimeMs, total: this.partitionCount };
     for (const u of this.h.memberUuids()) this.h.sendTo(u, message('wanSyncStart', body));
     this.o.log.info(`WAN ${p.key}: sync ${id} of ${mapName === null ? 'all maps' : `map ${mapName}`} started`);
+    this.o.events?.record('wan-sync', `WAN ${p.key}: sync ${id} of ${mapName === null ? 'all maps' : `map ${mapName}`} started`);
     return id;
   }
 
@@ -381,9 +383,11 @@ export class WanSyncs {
     this.records.done(r, from.uuid, b.done, r.kind === 'check' ? { diffPartitions: b.diffPartitions, checkedLeaves: b.checkedLeaves, diffLeaves: b.diffLeaves, entriesToSync: b.entriesToSync } : undefined);
     if (b.failure !== '') {
       if (!ended(r)) this.o.log.warning(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} failed: ${b.failure}`);
+      if (!ended(r)) this.o.events?.record(r.kind === 'check' ? 'wan-consistency-check' : 'wan-sync', `WAN ${r.replication}/${r.publisherId}: ${r.kind === 'check' ? 'consistency check' : 'sync'} ${r.id} failed: ${b.failure}`);
       this.records.fail(r, b.failure);
     } else if (r.stage === 'FINISHED' && from.uuid === this.x.selfId()) {
       this.o.log.info(`WAN sync ${r.id} of ${r.replication}/${r.publisherId} finished`);
+      this.o.events?.record(r.kind === 'check' ? 'wan-consistency-check' : 'wan-sync', `WAN ${r.replication}/${r.publisherId}: ${r.kind === 'check' ? 'consistency check' : 'sync'} ${r.id} finished`);
     }
   }
 
@@ -446,6 +450,7 @@ export class WanSyncs {
     const body = { syncId: id, kind: SYNC_KIND_CHECK, replication, publisherId, maps: [mapName], allMaps: false, creationTimeMs, total: this.partitionCount };
     for (const u of this.h.memberUuids()) this.h.sendTo(u, message('wanSyncStart', body));
     this.o.log.info(`WAN ${p.key}: consistency check ${id} of map ${mapName} started`);
+    this.o.events?.record('wan-consistency-check', `WAN ${p.key}: consistency check ${id} of map ${mapName} started`);
     return id;
   }
 

@@ -10,6 +10,7 @@
 //
 // The cluster reaches this room only through WanHost (ClusterNode provides it); the network to
 // target clusters only through the Transport each publisher gets from openTransport.
+import type { EventSink } from '../util/timeline.js';
 import type { Config, MapConfig, WanBatchPublisherConfig, WanReplicationConfig } from '../config/types.js';
 import { resolveMapConfig } from '../config/match.js';
 import type { MemberService } from '../cluster/service.js';
@@ -58,6 +59,8 @@ export interface WanServiceOptions {
   readonly timers: Timers;
   readonly log: ComponentLogger;
   readonly newUuid: () => string;
+  /** The cluster's timeline: syncs and consistency checks started and ended here. */
+  readonly events?: EventSink;
   /** A connection to a target cluster for one publisher (its cluster name, this member's identity). */
   readonly openTransport: (publisher: WanBatchPublisherConfig, handler: TransportHandler) => Transport;
   readonly keyBytesMax: number;

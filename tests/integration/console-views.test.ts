@@ -38,6 +38,13 @@ describe('cluster views', () => {
     const joined = first.events.filter((e) => e.kind === 'member-joined').map((e) => e.member).sort();
     assert.deepEqual(joined, [uuidOf(b), uuidOf(c)].sort(), JSON.stringify(first.events));
     for (let i = 1; i < first.events.length; i++) assert.ok((first.events[i - 1] as Ev).timeMs >= (first.events[i] as Ev).timeMs, 'newest first');
+    // The moves that spread the partitions over the three members: a round started and finished, by the master.
+    const started = first.events.find((e) => e.kind === 'migration-started');
+    const finished = first.events.find((e) => e.kind === 'migration-finished');
+    assert.ok(started !== undefined && finished !== undefined, JSON.stringify(first.events.map((e) => e.kind)));
+    assert.equal(finished.member, uuidOf(a));
+    assert.ok(finished.timeMs >= started.timeMs);
+    assert.match(finished.message, /migrations finished: \d+ move\(s\) committed/);
 
     // A management call through c: on the timeline with its answer and who made it.
     const set = await request(c, 'POST', '/grid/rest/log-level', { body: 'dev&&FINE' });

@@ -656,6 +656,13 @@ describe('WAN replication from cluster A (3 members) to cluster B (2 members)', 
       assert.match(body.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       await waitFinishedEverywhere(body.uuid, before);
       t.diagnostic(`${endpoint} ${body.uuid} finished`);
+      // On the cluster's timeline (docs/rest.md "Cluster views"): started and finished, through any member.
+      const timeline = await until(`${body.uuid} finished on the timeline`, 10_000, async () => {
+        const ev = (await request(aPorts[0]!, 'GET', '/grid/rest/events?limit=1000')).json() as { events: { kind: string; message: string }[] };
+        const mine = ev.events.filter((e) => e.kind === 'wan-sync' && e.message.includes(body.uuid));
+        return mine.some((e) => e.message.endsWith('finished')) ? mine : null;
+      });
+      assert.ok(timeline.some((e) => e.message.endsWith('started')), JSON.stringify(timeline));
       // FINISHED means every partition's entries were acknowledged, i.e. applied on B (ACK_ON_OPERATION_COMPLETE).
       await compareAWithB(t);
     }
