@@ -65,7 +65,14 @@ export class RaftStore {
     const entries: Entry[] = [];
     if (gens.length > 0) this.readLog(this.logPath(), entries);
     const base: Snapshot = snapshot ?? { index: 0, term: 0, members: [], data: new Uint8Array(0) };
-    return { hardState: this.hard, snapshot: base, entries: entries.filter((e) => e.index > base.index) };
+    const kept = entries.filter((e) => e.index > base.index);
+    // The log must go on from the snapshot: a gap means the snapshot file is missing or older
+    // than the log that follows it (a torn directory), and the entries in between are gone.
+    const first = kept[0];
+    if (first !== undefined && first.index !== base.index + 1) {
+      throw corrupt(snapPath, 0, `the log ${this.logPath()} starts at entry ${first.index}, the snapshot ${snapshot === null ? 'is missing' : `ends at entry ${base.index}`}`);
+    }
+    return { hardState: this.hard, snapshot: base, entries: kept };
   }
 
   /** Creates the directory for a new member of a group that starts from `members`. */

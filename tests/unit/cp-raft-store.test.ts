@@ -117,6 +117,17 @@ test('a snapshot starts a new generation; the group restarts from it with the ke
   assert.equal(loaded.hardState.commit, 5);
 });
 
+test('a torn directory (the snapshot gone, the log after it kept) stops the load, naming the snapshot', async () => {
+  const disk = new SimDisk({ seed: 4 });
+  const store = new RaftStore(disk, DIR, OPTS);
+  store.init(['a']);
+  const entries = [1, 2, 3, 4, 5].map((i) => entry(i, 1, `v${i}`));
+  await persist(store, ready({ hardState: { term: 1, vote: 'a', commit: 5 }, entries }));
+  store.compact({ index: 3, term: 1, members: ['a'], data: bytes('state@3') }, entries);
+  disk.remove(`${DIR}/snapshot`);
+  assert.throws(() => new RaftStore(disk, DIR, OPTS).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT' && /snapshot.*starts at entry 4, the snapshot is missing/.test(e.message));
+});
+
 test('a Raft core restarted on its store keeps its term, vote and committed entries', async () => {
   const disk = new SimDisk({ seed: 5 });
   const store = new RaftStore(disk, DIR, OPTS);
