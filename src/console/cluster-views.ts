@@ -120,16 +120,21 @@ export interface PartitionsAnswer {
   readonly migrations: { readonly planned: number; readonly completed: number };
 }
 
+/**
+ * The master's table: this member's own when it is the master, else the master's part of a gather
+ * (the other members answer null), else, when the master does not answer, this member's own.
+ */
 export async function gatherPartitions(views: ViewsService, selfUuid: string): Promise<PartitionsAnswer> {
-  const g = await views.gather('partitions', null);
   let from = selfUuid;
-  let part = g.parts.get(selfUuid) as PartitionsPart;
-  for (const [u, p] of g.parts) {
-    const pp = p as PartitionsPart;
-    if (pp !== null && typeof pp === 'object' && pp.master === true && Array.isArray(pp.replicas)) {
-      from = u;
-      part = pp;
-      break;
+  let part = views.local('ownPartitions', null) as PartitionsPart;
+  if (!part.master) {
+    for (const [u, p] of (await views.gather('partitions', null)).parts) {
+      const pp = p as PartitionsPart | null;
+      if (pp !== null && typeof pp === 'object' && pp.master === true && Array.isArray(pp.replicas)) {
+        from = u;
+        part = pp;
+        break;
+      }
     }
   }
   const migrating = new Set(part.migrating);

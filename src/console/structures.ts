@@ -24,7 +24,7 @@ export interface StructureCounters {
 /** The counters of a member's store. */
 export function storeCounters(store: ReplicaStore): StructureCounters {
   return {
-    mapReads: (n) => store.maps.figuresOf(n)?.reads ?? 0,
+    mapReads: (n) => store.maps.readsOf(n),
     mapPuts: (n) => store.ops.maps.get(n)?.puts ?? 0,
     queueOffers: (n) => store.ops.queues.get(n)?.offers ?? 0,
     queuePolls: (n) => store.ops.queues.get(n)?.polls ?? 0,

@@ -47,7 +47,9 @@ interface Waiting {
 export class ViewsService implements MemberService {
   readonly name = 'console-views';
   readonly kinds: readonly MessageKind[] = ['viewAsk', 'viewAnswer'];
+  /** Call id of each part asked → its gather. */
   private readonly waiting = new Map<number, Waiting>();
+  private readonly gathers = new Set<Waiting>();
   private nextCallId = 1;
   readonly counters = { gathered: 0, partsAsked: 0, partsAnswered: 0, partsMissing: 0, refused: 0 };
 
@@ -80,11 +82,12 @@ export class ViewsService implements MemberService {
       const others = order.filter((u) => u !== self);
       this.counters.gathered++;
       if (others.length === 0) return resolve({ parts, of: order.length === 0 ? 1 : order.length, missing: [] });
-      if (this.waiting.size >= VIEWS_WAITING_MAX) {
+      if (this.gathers.size >= VIEWS_WAITING_MAX) {
         this.counters.refused++;
         return resolve({ parts, of: order.length, missing: others });
       }
       const w: Waiting = { parts, asked: new Set(others), callIds: new Map(), order, done: resolve, timer: null };
+      this.gathers.add(w);
       const body = { view, query: JSON.stringify(query ?? null) };
       for (const u of others) {
         const callId = this.nextCallId++;
@@ -101,6 +104,7 @@ export class ViewsService implements MemberService {
     if (w.timer !== null) this.timers.clearTimeout(w.timer);
     w.timer = null;
     for (const id of w.callIds.keys()) this.waiting.delete(id);
+    this.gathers.delete(w);
     const missing = w.order.filter((u) => !w.parts.has(u));
     this.counters.partsMissing += missing.length;
     // In list order (the master first).

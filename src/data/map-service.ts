@@ -153,11 +153,16 @@ export class MapService {
     return this.stores.map((store) => store.name);
   }
 
-  /** What the console shows of a map held here: reads served, memory held, WAN and persistence on (null: not held). */
-  figuresOf(mapName: string): { readonly reads: number; readonly heldBytes: number; readonly wan: boolean; readonly persistence: boolean } | null {
+  /** Reads an owner served of the map since the member started (the console's rates). */
+  readsOf(mapName: string): number {
+    return this.storesByName.get(mapName)?.reads ?? 0;
+  }
+
+  /** What the console shows of a map held here: memory held, WAN and persistence on (null: not held). */
+  figuresOf(mapName: string): { readonly heldBytes: number; readonly wan: boolean; readonly persistence: boolean } | null {
     const store = this.storesByName.get(mapName);
     if (store === undefined) return null;
-    return { reads: store.reads, heldBytes: store.heldBytes(), wan: store.config.wanReplicationRef !== null, persistence: store.config.dataPersistence.enabled };
+    return { heldBytes: store.heldBytes(), wan: store.config.wanReplicationRef !== null, persistence: store.config.dataPersistence.enabled };
   }
 
   /** Entries held by all maps, counting expired ones the sweep has not reached yet. */

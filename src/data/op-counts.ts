@@ -1,7 +1,8 @@
 // Owner writes counted per structure since the member started, for the console's rates
-// (console/structures.ts): puts of a map, offers and polls of a queue. Counted where an owner's
-// write makes its backup operation (ReplicaStore.changed), so every path counts once: REST, the
-// clients, WAN, merges.
+// (console/structures.ts): puts of a map (every put, set, replace and putIfAbsent that stored),
+// offers and polls of a queue. Counted where an owner's write makes its backup operation
+// (ReplicaStore.changed), so a REST call and a client call count alike; WAN and split-brain merges
+// write with their own operations and are not counted as puts.
 import { BACKUP } from './ops.js';
 
 /** Structures counted at once (more: the counts start again, so a flood of names cannot grow them). */

@@ -38,6 +38,8 @@ import { CpPersistence } from '../cp/cp-persistence.js';
 import { EventRing } from '../console/event-ring.js';
 import { ViewsService } from '../console/views-service.js';
 import { memberPart } from '../console/member-part.js';
+import { EVENTS_LIMIT_MAX } from '../console/event-ring.js';
+import type { PartitionsPart } from '../console/cluster-views.js';
 
 /** The largest ready batch a CP group writes at once (appends of up to 100 entries of a value each): a torn tail is at most this. */
 const CP_BATCH_BYTES_MAX = 64 * 1024 * 1024;
@@ -416,20 +418,31 @@ export class ClusterNode implements TransportHandler {
     });
     this.views = new ViewsService({ selfUuid: self, memberUuids, send }, o.timers, {
       events: (q) => {
-        const { since, limit } = q as { since: string | null; limit: number };
-        return this.events.list(since, limit);
+        const { since, limit } = q as { since?: unknown; limit?: unknown };
+        return this.events.list(typeof since === 'string' ? since : null, Math.min(EVENTS_LIMIT_MAX, Number(limit) || EVENTS_LIMIT_MAX));
       },
-      partitions: () => {
-        const t = this.partitions.table;
-        const master = this.membership.isMaster;
-        return { master, version: t.version, replicas: t.replicas, migrating: master ? this.partitions.migratingPartitions : [], planned: this.partitions.migrationQueueSize, completed: this.partitions.counters.migrationsCommitted };
-      },
+      // Only the master's table is used (it knows the migrations): the others answer null, not theirs.
+      partitions: () => (this.membership.isMaster ? ownPartitions() : null),
     });
+    const ownPartitions = (): PartitionsPart => {
+      const t = this.partitions.table;
+      const master = this.membership.isMaster;
+      return { master, version: t.version, replicas: t.replicas, migrating: master ? this.partitions.migratingPartitions : [], planned: this.partitions.migrationQueueSize, completed: this.partitions.counters.migrationsCommitted };
+    };
+    this.views.register('ownPartitions', ownPartitions);
     const startedMs = o.clock.monotonicMs();
     this.views.register('member', () =>
       memberPart({
-        ...{ uuid: self, master: this.membership.isMaster, lite: c.liteMember, cpMember: this.cp.localCpUuid !== null, version: o.memberVersion },
-        ...{ uptimeMs: o.clock.monotonicMs() - startedMs, replicas: this.partitions.table.replicas, members: memberUuids(), lastHeard: this.membership.lastHeard, nowMs: o.clock.monotonicMs() },
+        uuid: self,
+        master: this.membership.isMaster,
+        lite: c.liteMember,
+        cpMember: this.cp.localCpUuid !== null,
+        version: o.memberVersion,
+        uptimeMs: o.clock.monotonicMs() - startedMs,
+        replicas: this.partitions.table.replicas,
+        members: memberUuids(),
+        lastHeard: this.membership.lastHeard,
+        nowMs: o.clock.monotonicMs(),
         figures: o.memberFigures?.() ?? { member: addressOf(this.membership.self), nodeState: 'ACTIVE', clusterState: this.stateChange.state, flat: {} },
         migrationsInProgress: this.partitions.activeMigrations,
       }),

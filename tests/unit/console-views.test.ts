@@ -186,3 +186,16 @@ test('the structures view: rates over the last step, parts summed by name, paged
   assert.deepEqual(mergeStructures([part, other], parseStructuresQuery('prefix=ord')).maps.map((m) => m.name), ['orders']);
   for (const bad of ['limit=0', 'limit=1001', 'sort=name']) assert.throws(() => parseStructuresQuery(bad), /limit must be|unknown parameter/, bad);
 });
+
+test('the bound on waiting views counts gathers, not the members each one asks', async () => {
+  const { VIEWS_WAITING_MAX } = await import('../../src/console/views-service.js');
+  const { svc, sent, time } = gatherer(['a', 'b', 'c']);
+  const all: Promise<unknown>[] = [];
+  for (let i = 0; i < VIEWS_WAITING_MAX; i++) all.push(svc.gather('count', null));
+  assert.equal(sent.length, 2 * VIEWS_WAITING_MAX, 'each asks both other members');
+  assert.equal(svc.counters.refused, 0);
+  const over = await svc.gather('count', null);
+  assert.deepEqual([svc.counters.refused, over.missing], [1, ['b', 'c']]);
+  time.advance(2000);
+  await Promise.all(all);
+});

@@ -102,13 +102,19 @@ test('a tear that garbles the last batch\'s length is still the torn tail; a gar
   assert.throws(() => new RaftStore(disk2, DIR, OPTS).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT', 'written entries after it: not a tear');
 });
 
-test('a snapshot starts a new generation; the group restarts from it with the kept entries', async () => {
+/** A group directory with entries 1-5 committed and a snapshot at 3: log-2 holds 4 and 5. */
+async function compactedAt3(): Promise<SimDisk> {
   const disk = new SimDisk({ seed: 4 });
   const store = new RaftStore(disk, DIR, OPTS);
   store.init(['a']);
   const entries = [1, 2, 3, 4, 5].map((i) => entry(i, 1, `v${i}`));
   await persist(store, ready({ hardState: { term: 1, vote: 'a', commit: 5 }, entries }));
   store.compact({ index: 3, term: 1, members: ['a'], data: bytes('state@3') }, entries);
+  return disk;
+}
+
+test('a snapshot starts a new generation; the group restarts from it with the kept entries', async () => {
+  const disk = await compactedAt3();
   assert.deepEqual(disk.list(DIR).sort(), ['log-2', 'snapshot']);
   const loaded = new RaftStore(disk, DIR, OPTS).load();
   assert.ok(loaded !== null);
@@ -118,12 +124,7 @@ test('a snapshot starts a new generation; the group restarts from it with the ke
 });
 
 test('a torn directory (the snapshot gone, the log after it kept) stops the load, naming the snapshot', async () => {
-  const disk = new SimDisk({ seed: 4 });
-  const store = new RaftStore(disk, DIR, OPTS);
-  store.init(['a']);
-  const entries = [1, 2, 3, 4, 5].map((i) => entry(i, 1, `v${i}`));
-  await persist(store, ready({ hardState: { term: 1, vote: 'a', commit: 5 }, entries }));
-  store.compact({ index: 3, term: 1, members: ['a'], data: bytes('state@3') }, entries);
+  const disk = await compactedAt3();
   disk.remove(`${DIR}/snapshot`);
   assert.throws(() => new RaftStore(disk, DIR, OPTS).load(), (e: unknown) => e instanceof GridError && e.code === 'ERR_PERSISTENCE_CORRUPT' && /snapshot.*starts at entry 4, the snapshot is missing/.test(e.message));
 });
