@@ -176,7 +176,7 @@ export function defaultDraft(): Draft {
       port: defaultPort(),
       interfaces: { enabled: false, interfaces: [] },
       join: { tcpIp: { enabled: false, connectionTimeoutSeconds: 5, members: [] } },
-      restApi: { enabled: false, groups: defaultGroups() },
+      restApi: { enabled: false, groups: defaultGroups(), console: { enabled: true } },
       clientProtocol: { enabled: true },
       ssl: defaultSsl(),
     },

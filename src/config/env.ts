@@ -104,6 +104,7 @@ const FIXED: Readonly<Record<string, Apply<Draft>>> = {
     d.network.interfaces.interfaces = splitList(raw).map((item) => mustParse(parseInterfaceText, item, variable));
   },
   NETWORK_RESTAPI_ENABLED: field(parseBoolean, (d, v) => (d.network.restApi.enabled = v)),
+  NETWORK_RESTAPI_CONSOLE_ENABLED: field(parseBoolean, (d, v) => (d.network.restApi.console.enabled = v)),
   NETWORK_CLIENTPROTOCOL_ENABLED: field(parseBoolean, (d, v) => (d.network.clientProtocol.enabled = v)),
   NETWORK_JOIN_TCPIP_ENABLED: field(parseBoolean, (d, v) => (d.network.join.tcpIp.enabled = v)),
   NETWORK_JOIN_TCPIP_CONNECTIONTIMEOUTSECONDS: field((r) => parseInteger(r, 1, 3600), (d, v) => (d.network.join.tcpIp.connectionTimeoutSeconds = v)),

@@ -95,7 +95,7 @@ function network(c: Config): Out {
         el('member-list', {}, t.members.map((m) => el('member', {}, m))),
       ]),
     ]),
-    el('rest-api', { enabled: n.restApi.enabled }, groups(n.restApi.groups)),
+    el('rest-api', { enabled: n.restApi.enabled }, [...groups(n.restApi.groups), el('console', { enabled: n.restApi.console.enabled })]),
     el('client-protocol', { enabled: n.clientProtocol.enabled }),
     ssl(n.ssl),
   );
@@ -213,7 +213,7 @@ function security(c: Config, secret: (value: string) => string): Out {
   const s = c.security;
   const realms = s.realms.map((r) => {
     const children: Out[] = [
-      el('authentication', {}, [el('simple', {}, r.users.map((u) => el('user', { username: u.username, password: secret(u.password) })))]),
+      el('authentication', {}, [el('simple', {}, r.users.map((u) => el('user', { username: u.username, password: secret(u.password), roles: u.role })))]),
     ];
     if (r.identity !== null) {
       children.push(el('identity', {}, [el('username-password', { username: r.identity.username, password: secret(r.identity.password) })]));

@@ -1,7 +1,7 @@
 // `<persistence>`, `<security>` and `<cp-subsystem>`: parsed and checked here, stored in Config;
 // whether this version of the member runs them is decided by the modules that would.
 import { originKey, type DeepMutable, type Draft, type Origins } from './draft.js';
-import { CLUSTER_DATA_RECOVERY_POLICIES, type RealmConfig } from './types.js';
+import { CLUSTER_DATA_RECOVERY_POLICIES, CONSOLE_ROLES, type ConsoleRole, type RealmConfig } from './types.js';
 import type { ElementReader } from './xml-reader.js';
 import { INT_MAX, parseBoolean, parseEnum, parseInteger, parseName, type Parsed } from './values.js';
 
@@ -56,13 +56,15 @@ export function readSecurity(grid: ElementReader, draft: Draft, origins: Origins
 
 function readRealm(realm: ElementReader): DeepMutable<RealmConfig> {
   const name = realm.requiredTypedAttr('name', parseName);
-  const users: { username: string; password: string }[] = [];
+  const users: { username: string; password: string; role: ConsoleRole }[] = [];
   const simple = realm.child('authentication', { one: ['simple'] })?.child('simple', { many: ['user'] });
-  for (const user of simple?.children('user', { attrs: ['username', 'password'] }) ?? []) {
+  for (const user of simple?.children('user', { attrs: ['username', 'password', 'roles'] }) ?? []) {
     const username = user.requiredTypedAttr('username', parseName);
     if (users.some((u) => u.username === username)) throw user.error(user.element, `<user>: username ${username} is given twice in realm ${name}`);
     // Passwords are taken exactly as written (no trimming): spaces may be part of them.
-    users.push({ username, password: user.attr('password') ?? '' });
+    const roles = user.attr('roles')?.trim() ?? 'admin';
+    if (!(CONSOLE_ROLES as readonly string[]).includes(roles)) throw user.error(user.element, `<user> ${username}: roles must be one of ${CONSOLE_ROLES.join(', ')}, not "${roles}"`);
+    users.push({ username, password: user.attr('password') ?? '', role: roles as ConsoleRole });
   }
   const up = realm.child('identity', { one: ['username-password'] })?.child('username-password', { attrs: ['username', 'password'] });
   const identity = up === undefined ? null : { username: up.requiredTypedAttr('username', parseName), password: up.attr('password') ?? '' };

@@ -31,10 +31,12 @@ export function readNetwork(network: ElementReader, draft: Draft, origins: Origi
   }
   const join = network.child('join', { one: ['tcp-ip', 'multicast'] });
   if (join !== undefined) readJoin(join, draft);
-  const rest = network.child('rest-api', { attrs: ['enabled'], many: ['endpoint-group'] });
+  const rest = network.child('rest-api', { attrs: ['enabled'], many: ['endpoint-group'], one: ['console'] });
   if (rest !== undefined) {
     n.restApi.enabled = rest.typedAttr('enabled', parseBoolean, false);
     readGroups(rest, n.restApi.groups);
+    const console = rest.child('console', { attrs: ['enabled'] });
+    if (console !== undefined) n.restApi.console.enabled = console.typedAttr('enabled', parseBoolean, true);
   }
   const client = network.child('client-protocol', { attrs: ['enabled'] });
   if (client !== undefined) n.clientProtocol.enabled = client.typedAttr('enabled', parseBoolean, true);

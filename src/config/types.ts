@@ -47,7 +47,8 @@ export interface NetworkConfig {
   readonly port: PortConfig;
   readonly interfaces: InterfacesConfig;
   readonly join: { readonly tcpIp: TcpIpJoinConfig };
-  readonly restApi: { readonly enabled: boolean; readonly groups: EndpointGroups };
+  /** `console`: the web console at /grid/console/ (spec/console.md), on whenever REST is on unless switched off. */
+  readonly restApi: { readonly enabled: boolean; readonly groups: EndpointGroups; readonly console: { readonly enabled: boolean } };
   /** The reference's client protocol (`CP2`) on the member port (spec/client.md); on by default. */
   readonly clientProtocol: { readonly enabled: boolean };
   readonly ssl: SslConfig;
@@ -173,9 +174,14 @@ export interface SecurityConfig {
   readonly memberAuthenticationRealm: string | null;
 }
 
+/** The console's roles: read-only changes nothing; operator changes state, WAN, log level and data; admin everything. */
+export const CONSOLE_ROLES = ['admin', 'operator', 'read-only'] as const;
+export type ConsoleRole = (typeof CONSOLE_ROLES)[number];
+
 export interface RealmConfig {
   readonly name: string;
-  readonly users: readonly { readonly username: string; readonly password: string }[];
+  /** `role`: what a console session of the user may do (spec/console.md "Security"); admin unless set. */
+  readonly users: readonly { readonly username: string; readonly password: string; readonly role: ConsoleRole }[];
   readonly identity: { readonly username: string; readonly password: string } | null;
 }
 

@@ -3,6 +3,7 @@
 // member asked gathers the other members' parts through the ViewsService; these functions check
 // the query, merge the parts and shape the JSON.
 import { GridError } from '../util/errors.js';
+import { partitionIdOfKey } from '../partition/partition-id.js';
 import { EVENTS_LIMIT_MAX, eventIdTime, mergeEvents, type GridEvent } from './event-ring.js';
 import type { ViewsService } from './views-service.js';
 import { clusterView, type ClusterViewAnswer } from './member-part.js';
@@ -57,6 +58,14 @@ export class ClusterViews {
   /** The partition table and its migrations, as the master holds them when it answers. */
   partitions(): Promise<PartitionsAnswer> {
     return gatherPartitions(this.views, this.selfUuid);
+  }
+
+  /** A map key's partition (of its UTF-8 bytes, as every member computes it) and its replicas in this member's table. */
+  partitionOf(key: string): { readonly key: string; readonly partition: number; readonly replicas: readonly (string | null)[] } {
+    if (key === '') throw new GridError('ERR_HTTP_BAD_REQUEST', 'missing key');
+    const own = this.views.local('ownPartitions', null) as PartitionsPart;
+    const partition = partitionIdOfKey(Buffer.from(key, 'utf8'), own.replicas.length);
+    return { key, partition, replicas: own.replicas[partition] ?? [] };
   }
 
   /** Every member's row: state, partitions, process, heartbeat ages. */

@@ -11,6 +11,31 @@ export interface MemberFigures {
   readonly clusterState: string;
   /** `clusterSafe` is 1 when the member is cluster-safe. */
   readonly flat: Readonly<Record<string, number>>;
+  /** Its WAN publishers (metrics-snapshot.ts WanFigures). */
+  readonly wan?: readonly WanPublisherPart[];
+}
+
+/** One WAN publisher on one member, as the console's WAN screen shows it. */
+export interface WanPublisherPart {
+  readonly replication: string;
+  readonly publisher: string;
+  readonly state: string;
+  readonly queued: number;
+  readonly backupQueued: number;
+  readonly sent: number;
+  readonly acked: number;
+  readonly dropped: number;
+  readonly lagMs: number;
+  readonly syncsRunning: number;
+}
+
+/** A member's persistence figures (all 0 without persistence). */
+export interface PersistencePart {
+  readonly logBytes: number;
+  readonly logSegments: number;
+  readonly recovering: boolean;
+  readonly recordsWritten: number;
+  readonly writeFailures: number;
 }
 
 export interface MemberPartInput {
@@ -44,8 +69,12 @@ export interface MemberPart {
   readonly heapUsedBytes: number;
   readonly eventLoopDelayP99Ms: number;
   readonly heartbeatAgeMs: Readonly<Record<string, number>>;
-  /** Seen by this member (the member asked states the cluster's from its own). */
+  /** The member list this member holds (UUIDs in join order): members that disagree show a split. */
+  readonly memberList: readonly string[];
+  /** The cluster state this member holds: during a two-phase change, who has it already. */
   readonly clusterState: string;
+  readonly wan: readonly WanPublisherPart[];
+  readonly persistence: PersistencePart;
   readonly clusterSafe: boolean;
   readonly migrationsInProgress: number;
 }
@@ -80,7 +109,16 @@ export function memberPart(i: MemberPartInput): MemberPart {
     heapUsedBytes: f.heapUsedBytes ?? 0,
     eventLoopDelayP99Ms: Math.round((f.eventLoopDelayP99Seconds ?? 0) * 1e6) / 1e3,
     heartbeatAgeMs,
+    memberList: [...i.members],
     clusterState: i.figures.clusterState,
+    wan: (i.figures.wan ?? []).map((w) => ({ replication: w.replication, publisher: w.publisher, state: w.state, queued: w.queued, backupQueued: w.backupQueued, sent: w.sent, acked: w.acked, dropped: w.dropped, lagMs: w.lagMs, syncsRunning: w.syncsRunning })),
+    persistence: {
+      logBytes: f.persistenceLogBytes ?? 0,
+      logSegments: f.persistenceLogSegments ?? 0,
+      recovering: f.persistenceRecovering === 1,
+      recordsWritten: f.persistenceRecordsWritten ?? 0,
+      writeFailures: f.persistenceWriteFailures ?? 0,
+    },
     clusterSafe: f.clusterSafe === 1,
     migrationsInProgress: i.migrationsInProgress,
   };
@@ -91,7 +129,7 @@ export interface ClusterViewAnswer {
   readonly answered: number;
   readonly of: number;
   readonly missing: readonly string[];
-  readonly members: readonly Omit<MemberPart, 'clusterState' | 'clusterSafe' | 'migrationsInProgress'>[];
+  readonly members: readonly Omit<MemberPart, 'clusterSafe' | 'migrationsInProgress'>[];
   readonly clusterState: string;
   readonly clusterSafe: boolean;
   readonly migrationsInProgress: number;
@@ -107,7 +145,7 @@ export function clusterView(clusterName: string, selfUuid: string, g: Gathered):
     answered: g.parts.size,
     of: g.of,
     missing: g.missing,
-    members: rows.map(({ clusterState: _s, clusterSafe: _c, migrationsInProgress: _m, ...row }) => row),
+    members: rows.map(({ clusterSafe: _c, migrationsInProgress: _m, ...row }) => row),
     clusterState: own?.clusterState ?? 'ACTIVE',
     clusterSafe: (own?.clusterSafe ?? false) && g.missing.length === 0,
     migrationsInProgress: master?.migrationsInProgress ?? own?.migrationsInProgress ?? 0,

@@ -6,6 +6,7 @@
 import { GridError, isGridError } from '../util/errors.js';
 import type { EndpointGroup } from '../config/types.js';
 import type { MemberApi } from '../member/member-api.js';
+import { roleRefusal, sessionToken } from '../console/access.js';
 import { classifyGroup } from './groups.js';
 import { targetSegments } from './path.js';
 import { dataError, empty, jsonError, type HttpReply } from './reply.js';
@@ -64,7 +65,20 @@ export class Dispatcher {
   }
 
   /** Runs a routed request: a reply now when the handler answers synchronously; never throws or rejects. */
-  run(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): HttpReply | Promise<HttpReply> {
+  run(prepared: Extract<Prepared, { kind: 'route' }>, plain: HttpRequest): HttpReply | Promise<HttpReply> {
+    let request = plain;
+    // Console sessions exist only with security on; without it no request pays for the look-up.
+    if (this.api.securityEnabled() && this.api.console.enabled) {
+      const gated = this.consoleGate(prepared, plain);
+      if (gated.kind === 'reply') return gated.reply;
+      request = gated.request;
+      if (gated.cookie !== null) {
+        const cookie = gated.cookie;
+        const out = this.run(prepared, request);
+        const withCookie = (r: HttpReply): HttpReply => ({ ...r, headers: { ...r.headers, 'set-cookie': cookie } });
+        return out instanceof Promise ? out.then(withCookie) : withCookie(out);
+      }
+    }
     const dataCall = prepared.route.dataCall;
     const audited = isManagementCall(prepared.group, request.method);
     try {
@@ -78,10 +92,41 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * A request with a console session cookie (security on): the session stands in for credentials
+   * when the request says X-Grid-Console: 1, its Host and Origin name this member, and the
+   * session's role allows the call (403 otherwise, spec/console.md "Security"). An unknown or
+   * expired session is ignored: the call goes on as if it had none. `cookie`: renew the browser's.
+   */
+  private consoleGate(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): { kind: 'reply'; reply: HttpReply } | { kind: 'request'; request: HttpRequest; cookie: string | null } {
+    if (request.console !== undefined) return { kind: 'request', request, cookie: null };
+    const token = sessionToken(request.header('cookie'));
+    const found = token === null ? null : this.api.console.lookup(token);
+    if (token === null || found === null) return { kind: 'request', request, cookie: null };
+    const refusal = this.api.console.requestRefusal(request.header('x-grid-console'), request.header('host'), request.header('origin'));
+    const denied = refusal ?? roleRefusal(found.user.role, prepared.group, request.method, request.segments);
+    if (denied !== null) return { kind: 'reply', reply: jsonError(new GridError('ERR_AUTH_UNAUTHENTICATED', denied)) };
+    const console = { username: found.user.username, role: found.user.role, token };
+    const wrapped: HttpRequest = {
+      method: request.method,
+      segments: request.segments,
+      params: request.params,
+      tail: request.tail,
+      body: request.body,
+      remoteAddress: request.remoteAddress,
+      client: request.client,
+      console,
+      header: (name) => request.header(name),
+      queryString: () => request.queryString?.() ?? null,
+    };
+    return { kind: 'request', request: wrapped, cookie: found.renewCookie ? this.api.console.cookie(token) : null };
+  }
+
   /** A management call goes on the timeline with its answer's status and who made it. */
   private audit(request: HttpRequest, reply: HttpReply): HttpReply {
     const user = basicUser(request.header('authorization'));
-    const actor = `${user === null ? '' : `'${user}' `}from ${request.remoteAddress === '' ? 'an unknown address' : request.remoteAddress}`;
+    const who = request.console !== undefined ? `'${request.console.username}' (console) ` : user === null ? '' : `'${user}' `;
+    const actor = `${who}from ${request.remoteAddress === '' ? 'an unknown address' : request.remoteAddress}`;
     this.api.recordEvent('management-call', `${request.method} /${request.segments.join('/')}: ${reply.status}`, { actor });
     return reply;
   }

@@ -11,8 +11,10 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
   if (s[0] !== 'grid') return null;
   const area = s[1];
   if (area === 'health') return 'HEALTH_CHECK';
-  if (area !== 'rest') return null;
   const m = method === 'HEAD' ? 'GET' : method;
+  // The web console's page and files (spec/console.md: viewing needs CLUSTER_READ).
+  if (area === 'console') return m === 'GET' ? 'CLUSTER_READ' : null;
+  if (area !== 'rest') return null;
   const what = s[2];
   const n = s.length;
   switch (what) {
@@ -32,7 +34,9 @@ export function classifyGroup(method: string, s: readonly string[]): EndpointGro
     case 'events':
     case 'partitions':
     case 'structures':
-      return (n === 3 || (n === 4 && what === 'cluster' && s[3] === 'view')) && m === 'GET' ? 'CLUSTER_READ' : null;
+      if (m !== 'GET') return null;
+      if (what === 'partitions' && n >= 5 && s[3] === 'of') return 'CLUSTER_READ';
+      return n === 3 || (n === 4 && what === 'cluster' && s[3] === 'view') ? 'CLUSTER_READ' : null;
     case 'metrics':
       // `/metrics/prometheus` is this project's addition: the same figures in the Prometheus text format.
       // `/metrics/history` is the console's (spec/console.md).

@@ -63,7 +63,7 @@ function isFormEncoded(req: HttpRequest): boolean {
  * arrived. `extra` counts only the parameters after the credentials.
  */
 export function readManagementParams(req: HttpRequest, extra: number): ManagementParams {
-  const fromHeader = basicCredentials(req.header('authorization'));
+  const fromHeader = sessionCredentials(req) ?? basicCredentials(req.header('authorization'));
   const plus = isFormEncoded(req);
   if (fromHeader !== null) {
     const values = extra === 0 ? [] : splitParams(req.body, extra, plus);
@@ -77,7 +77,12 @@ export function readManagementParams(req: HttpRequest, extra: number): Managemen
 
 /** Credentials of a GET endpoint that requires them when security is on: only the header can carry them. */
 export function headerCredentials(req: HttpRequest): Credentials | null {
-  return basicCredentials(req.header('authorization'));
+  return sessionCredentials(req) ?? basicCredentials(req.header('authorization'));
+}
+
+/** A console session the dispatcher admitted stands in for `Authorization: Basic`. */
+function sessionCredentials(req: HttpRequest): Credentials | null {
+  return req.console === undefined ? null : { user: req.console.username, password: '', session: true };
 }
 
 function missing(count: number): GridError {

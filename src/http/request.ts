@@ -15,6 +15,11 @@ export interface HttpRequest {
   readonly body: Buffer | null;
   readonly remoteAddress: string;
   readonly client: ClientLiveness;
+  /**
+   * The console session this request rides (set by the dispatcher once the session, its header,
+   * Host and Origin and its role were checked): it stands in for credentials.
+   */
+  readonly console?: { readonly username: string; readonly role: string; readonly token: string };
   /** The raw query after `?` (not decoded), or null when the target has none. */
   queryString?(): string | null;
 }

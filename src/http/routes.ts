@@ -15,6 +15,7 @@ import * as mgmt from './handlers/management.js';
 import * as wancp from './handlers/wan-cp.js';
 import * as cp from './handlers/cp.js';
 import * as views from './handlers/views.js';
+import * as consolePage from './handlers/console.js';
 
 export type Handler = (req: HttpRequest, api: MemberApi) => HttpReply | Promise<HttpReply>;
 
@@ -74,9 +75,15 @@ export function buildRoutes(): RouteTable {
   // Cluster views for the console and operators (spec/console.md), gathered from every member.
   route(['GET'], '/grid/rest/events', views.events, INFO);
   route(['GET'], '/grid/rest/partitions', views.partitions, INFO);
+  route(['GET'], '/grid/rest/partitions/of/*key', views.partitionOfKey, INFO);
   route(['GET'], '/grid/rest/structures', views.structures, INFO);
   route(['GET'], '/grid/rest/cluster/view', views.clusterView, INFO);
   route(['GET'], '/grid/rest/metrics/history', views.metricsHistory, INFO);
+  route(['GET'], '/grid/console', consolePage.consoleRoot, INFO);
+  route(['GET'], '/grid/console/session', consolePage.sessionGet, INFO);
+  route(['POST'], '/grid/console/session', consolePage.sessionLogin, INFO);
+  route(['DELETE'], '/grid/console/session', consolePage.sessionLogout, INFO);
+  route(['GET'], '/grid/console/*file', consolePage.consoleFile, INFO);
   route(['GET'], '/grid/rest/instance', info.instance, INFO);
   route(['GET'], '/grid/rest/metrics', info.metrics, INFO);
   route(['GET'], '/grid/rest/metrics/prometheus', info.prometheusMetrics, INFO);

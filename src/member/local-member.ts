@@ -30,6 +30,8 @@ import { MEMBER_VERSION, CLUSTER_VERSION, PRODUCT_NAME } from './version.js';
 import { credentialsAccepted } from './credentials.js';
 import { buildMetricsSnapshot } from './node-figures.js';
 import type { MetricsSnapshot, RuntimeFigures } from './metrics-snapshot.js';
+import type { ConsoleAccess } from '../console/access.js';
+import { consoleAccessOf } from './console-access.js';
 
 const KEY_SCRATCH_BYTES = 64 * 1024;
 /** A local call that is never cancelled from outside. */
@@ -114,6 +116,7 @@ export class LocalMember implements MemberApi {
   private host = '127.0.0.1';
   private port = 0;
   readonly clusterViews: ClusterViews;
+  readonly console: ConsoleAccess;
   /** The member's own life cycle; the reported node state also follows the cluster (nodeState()). */
   private phase: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
   private tcpIpMembers: string[] | null;
@@ -157,6 +160,7 @@ export class LocalMember implements MemberApi {
     this.clusterViews = new ClusterViews(this.node.views, this.uuid, config.clusterName, () => this.metricsSnapshot(), storeCounters(this.node.store));
     this.audit = env.logger.component('audit');
     this.log = env.logger.component('member');
+    this.console = consoleAccessOf(config, { uuid: this.uuid, address: () => `${this.host}:${this.port}`, authenticate: (c, e, r) => this.authenticate(c, e, r), recordEvent: (k, m, d) => this.recordEvent(k, m, d) }, this.audit);
   }
 
   // ── life cycle (called by the runtime) ──────────────────────────────────────────────────────────
@@ -628,6 +632,7 @@ export class LocalMember implements MemberApi {
   }
 
   authenticate(credentials: Credentials, endpoint: string, remoteAddress: string): boolean {
+    if (credentials.session === true) return this.config.security.enabled; // audited at login; actions on the timeline
     const ok = credentialsAccepted(this.config, credentials);
     if (this.config.security.enabled) {
       this.audit.info(`REST authentication ${ok ? 'succeeded' : 'failed'}`, { user: credentials.user, endpoint, source: remoteAddress, outcome: ok ? 'success' : 'failure' });

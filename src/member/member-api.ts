@@ -2,6 +2,7 @@
 // stores, sockets or config directly. Data calls are async because, once members form a cluster, a
 // call for a partition owned elsewhere is forwarded over the member protocol.
 import type { EndpointGroup, LogLevel } from '../config/types.js';
+import type { ConsoleAccess } from '../console/access.js';
 import type { MetricsSnapshot } from './metrics-snapshot.js';
 import type { ClusterState, NodeState } from './states.js';
 import type { CpApi } from '../cp/cp-api.js';
@@ -96,6 +97,8 @@ export interface ClientView {
 export interface Credentials {
   readonly user: string;
   readonly password: string;
+  /** A console session the dispatcher checked stands in for the password (security on only). */
+  readonly session?: boolean;
 }
 
 export interface MemberApi {
@@ -178,6 +181,8 @@ export interface MemberApi {
 
   // Security and groups.
   restEnabled(): boolean;
+  /** The web console at /grid/console/: whether it is on, its sessions and roles (src/console/access.ts). */
+  readonly console: ConsoleAccess;
   /** grid.http.healthcheck.enabled: the HEALTH_CHECK group is served even with the REST API off. */
   healthCheckWithoutRest(): boolean;
   groupEnabled(group: EndpointGroup): boolean;

@@ -77,6 +77,7 @@ test('defaults: no file, no env, no flags', () => {
   assert.equal(c.network.publicAddress, null);
   assert.equal(c.network.restApi.enabled, false);
   assert.deepEqual(c.network.restApi.groups, { CLUSTER_READ: true, CLUSTER_WRITE: false, HEALTH_CHECK: true, PERSISTENCE: false, WAN: false, DATA: false, CP: false });
+  assert.equal(c.network.restApi.console.enabled, true, 'the console is on by default (whenever REST is)');
   assert.deepEqual(c.network.join.tcpIp, { enabled: false, connectionTimeoutSeconds: 5, members: [] });
   assert.deepEqual(c.network.interfaces, { enabled: false, interfaces: [] });
   assert.equal(c.network.ssl.enabled, false);
@@ -260,6 +261,7 @@ const FULL = `
       <endpoint-group name="DATA" enabled="true"/>
       <endpoint-group name="HEALTH_CHECK" enabled="false"/>
       <endpoint-group name="HOT_RESTART"/>
+      <console enabled="false"/>
     </rest-api>
     <ssl enabled="false" key-file="k.pem" cert-file="c.pem" ca-file="" client-auth="optional"/>
   </network>
@@ -325,7 +327,7 @@ const FULL = `
   <security enabled="true">
     <realms>
       <realm name="rest">
-        <authentication><simple><user username="admin" password="s3cret"/><user username="ops" password=" sp ace "/></simple></authentication>
+        <authentication><simple><user username="admin" password="s3cret"/><user username="ops" password=" sp ace " roles="read-only"/></simple></authentication>
         <identity><username-password username="member" password="pw"/></identity>
       </realm>
     </realms>
@@ -351,6 +353,7 @@ test('xml: a file using every element is read into the typed Config', () => {
   assert.deepEqual(c.network.join.tcpIp, { enabled: true, connectionTimeoutSeconds: 9, members: ['127.0.0.1', 'h1:5701', 'h2:5701-5703', '[::1]:5701'] });
   assert.equal(c.network.restApi.enabled, true);
   assert.deepEqual(c.network.restApi.groups, { CLUSTER_READ: true, CLUSTER_WRITE: false, HEALTH_CHECK: false, PERSISTENCE: true, WAN: false, DATA: true, CP: false });
+  assert.equal(c.network.restApi.console.enabled, false);
   assert.deepEqual(c.network.ssl, { enabled: false, keyFile: 'k.pem', certFile: 'c.pem', caFile: '', clientAuth: 'optional' });
   assert.equal(c.advancedNetwork.enabled, true);
   assert.deepEqual(c.advancedNetwork.memberEndpoint, { port: { port: 5701, autoIncrement: true, portCount: 100 } });
@@ -420,8 +423,8 @@ test('xml: a file using every element is read into the typed Config', () => {
       {
         name: 'rest',
         users: [
-          { username: 'admin', password: 's3cret' },
-          { username: 'ops', password: ' sp ace ' },
+          { username: 'admin', password: 's3cret', role: 'admin' },
+          { username: 'ops', password: ' sp ace ', role: 'read-only' },
         ],
         identity: { username: 'member', password: 'pw' },
       },
@@ -515,6 +518,7 @@ test('xml: REST endpoint groups: HOT_RESTART is PERSISTENCE, unknown names get a
   assert.equal(okXml('<network><rest-api><endpoint-group name="data"/></rest-api></network>').network.restApi.groups.DATA, true);
   assert.match(failXml('<network><rest-api><endpoint-group name="DTA"/></rest-api></network>'), /<endpoint-group> attribute name: expected an endpoint group .*\(did you mean DATA\?\), got "DTA"/);
   assert.match(failXml('<network><rest-api><endpoint-group name="PERSISTENCE"/><endpoint-group name="HOT_RESTART"/></rest-api></network>'), /group PERSISTENCE is given twice/);
+  assert.match(failXml('<network><rest-api><console enabled="maybe"/></rest-api></network>'), /console/);
   assert.match(failXml('<network><rest-api><endpoint-group enabled="true"/></rest-api></network>'), /<endpoint-group> needs attribute name/);
 });
 
@@ -776,6 +780,9 @@ test('rule: security enabled needs member-authentication naming a realm with an 
   assert.match(failXml(`<security enabled="true">${realm('')}<member-authentication realm="r"/></security>`), /the realm needs an <identity>/);
   assert.match(failXml('<security><realms><realm name="r"/><realm name="r"/></realms></security>'), /<realm>: name r is given twice/);
   assert.match(failXml('<security><realms><realm name="r"><authentication><simple><user username="u"/><user username="u"/></simple></authentication></realm></realms></security>'), /username u is given twice/);
+  // The console's roles (spec/console.md "Security").
+  assert.match(failXml('<security><realms><realm name="r"><authentication><simple><user username="u" roles="root"/></simple></authentication></realm></realms></security>'), /<user> u: roles must be one of admin, operator, read-only, not "root"/);
+  assert.equal(okXml('<security><realms><realm name="r"><authentication><simple><user username="u" roles=" operator "/></simple></authentication></realm></realms></security>').security.realms[0]?.users[0]?.role, 'operator');
   // Disabled security is not checked.
   assert.equal(okXml(`<security enabled="false">${realm('')}</security>`).security.enabled, false);
 });

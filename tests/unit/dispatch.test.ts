@@ -17,6 +17,7 @@ function fakeApi(options: { rest?: boolean; healthWithoutRest?: boolean; groups?
     restEnabled: () => options.rest ?? true,
     healthCheckWithoutRest: () => options.healthWithoutRest ?? false,
     groupEnabled: (g) => groups.has(g),
+    securityEnabled: () => false,
     mapGet: async () => {
       if (options.getThrows !== undefined) throw options.getThrows;
       return null;

@@ -25,6 +25,12 @@ export async function partitions(req: HttpRequest, api: MemberApi): Promise<Http
   return json(200, { version: a.version, from: a.from, partitions: a.partitions, migrations: a.migrations });
 }
 
+/** `GET /grid/rest/partitions/of/{key}`: which partition a map key falls in, and its replicas (this member's table). */
+export function partitionOfKey(req: HttpRequest, api: MemberApi): HttpReply {
+  requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/partitions/of');
+  return json(200, api.clusterViews.partitionOf(req.segments.slice(5).join('/')));
+}
+
 /** `GET /grid/rest/cluster/view`: every member's row, and the cluster as the member asked sees it. */
 export async function clusterView(req: HttpRequest, api: MemberApi): Promise<HttpReply> {
   requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/cluster/view');
