@@ -28,7 +28,7 @@ export async function partitions(req: HttpRequest, api: MemberApi): Promise<Http
 /** `GET /grid/rest/partitions/of/{key}`: which partition a map key falls in, and its replicas (this member's table). */
 export function partitionOfKey(req: HttpRequest, api: MemberApi): HttpReply {
   requireHeaderCredentialsWhenSecure(req, api, 'GET /grid/rest/partitions/of');
-  return json(200, api.clusterViews.partitionOf(req.segments.slice(5).join('/')));
+  return json(200, api.clusterViews.partitionOf(req.segments.slice(4).join('/')));
 }
 
 /** `GET /grid/rest/cluster/view`: every member's row, and the cluster as the member asked sees it. */

@@ -78,7 +78,7 @@ export function cpScreen(ctx: Ctx): Screen {
           h(
             'table',
             { class: 'grid-table' },
-            h('thead', {}, h('tr', {}, ...['Group', 'Id', 'Status', 'Leader', 'Term', 'Commit index', 'Members', ''].map((t) => h('th', { scope: 'col' }, t)))),
+            h('thead', {}, h('tr', {}, ...['Group', 'Id', 'Status', 'Leader', 'Term', 'Commit index', 'Members', 'Action'].map((t) => h('th', { scope: 'col' }, t)))),
             h(
               'tbody',
               {},
@@ -126,7 +126,7 @@ export function cpScreen(ctx: Ctx): Screen {
           : h(
               'table',
               { class: 'grid-table' },
-              h('thead', {}, h('tr', {}, ...['Group', 'Session', 'Endpoint', 'Created', 'Expires', ''].map((t) => h('th', { scope: 'col' }, t)))),
+              h('thead', {}, h('tr', {}, ...['Group', 'Session', 'Endpoint', 'Created', 'Expires', 'Action'].map((t) => h('th', { scope: 'col' }, t)))),
               h(
                 'tbody',
                 {},
