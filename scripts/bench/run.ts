@@ -94,6 +94,7 @@ interface Flags {
   readonly skipPersistence: boolean;
   readonly skipClient: boolean;
   readonly skipCp: boolean;
+  readonly skipConsole: boolean;
   readonly skipCluster: boolean;
   readonly skipRebalance: boolean;
   readonly onlyRebalance: boolean;
@@ -114,6 +115,7 @@ const usage = `usage: npm run bench -- [flags]
   --skip-wan        do not run scripts/bench/wan.ts (3 members replicating to 2: POST ratio, lag, full and delta sync of 1,000,000 entries)
   --skip-persistence  do not run scripts/bench/persistence.ts (POST ratios with fsync off and on, restart time per GB, memory per entry)
   --skip-client     do not run scripts/bench/client.ts (the official Node client's map get/set against REST GET/POST on one member)
+  --skip-console    do not run scripts/bench/console.ts (map GETs on 3 members with the web console closed and open on every member)
   --skip-cp         do not run scripts/bench/cp.ts (CP AtomicLong writes and reads on 3 members against etcd 3.4 on tmpfs)
                     nor scripts/bench/cp-durable.ts (lock/unlock pairs; CP persistence against etcd fsyncing to disk)
   --skip-cluster    no cluster benchmarks (neither the 3-member HTTP runs nor the rebalance)
@@ -139,6 +141,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let skipPersistence = false;
   let skipClient = false;
   let skipCp = false;
+  let skipConsole = false;
   let skipCluster = false;
   let skipRebalance = false;
   let onlyRebalance = false;
@@ -198,6 +201,9 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--skip-client':
         skipClient = true;
         break;
+      case '--skip-console':
+        skipConsole = true;
+        break;
       case '--skip-cp':
         skipCp = true;
         break;
@@ -248,6 +254,7 @@ function parseFlags(argv: readonly string[]): Flags {
     skipPersistence: skipPersistence || bareVsBare,
     skipClient: skipClient || bareVsBare,
     skipCp: skipCp || bareVsBare,
+    skipConsole: skipConsole || bareVsBare,
     skipCluster: skipCluster || bareVsBare,
     skipRebalance: skipRebalance || skipCluster || bareVsBare,
     onlyRebalance,
@@ -508,7 +515,7 @@ interface SideBenchOutcome {
   readonly warning: string | null;
 }
 
-async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client' | 'cp' | 'cp-durable', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
+async function runSideBench(name: 'memory' | 'micro' | 'failover' | 'wan' | 'persistence' | 'client' | 'cp' | 'cp-durable' | 'console', nodeArgs: readonly string[]): Promise<SideBenchOutcome> {
   const script = path.join(benchDir, `${name}.ts`);
   if (!existsSync(script)) {
     say(`${name}: scripts/bench/${name}.ts does not exist; skipped`);
@@ -593,6 +600,7 @@ async function main(): Promise<number> {
       ['client', flags.skipClient, ['--import', 'tsx']],
       ['cp', flags.skipCp, ['--import', 'tsx']],
       ['cp-durable', flags.skipCp, ['--import', 'tsx']],
+      ['console', flags.skipConsole, ['--import', 'tsx']],
     ] as const) {
       if (skip) continue;
       const side = await runSideBench(name, nodeArgs);
