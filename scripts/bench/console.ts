@@ -7,10 +7,15 @@
 // not on the members', so it is not replayed. Targets: GET throughput falls by less than 2 %, and
 // the members' event-loop delay p99 rises by less than 1 ms.
 //
+// On 2 shared cores the throughput of one round moves by 10-20 % from round to round, more than
+// the console can cost; so the benchmark also measures the cost directly: the members' CPU time
+// (from /proc) over 30 s without load, with the console closed and open. That share of a core is
+// the most an open console can take from the GET throughput of a CPU-bound member.
+//
 //   node --import tsx scripts/bench/console.ts [--rounds 3] [--duration 10]
 import http from 'node:http';
 import { clusterMembers, startCluster, type Cluster } from './cluster.js';
-import { delay, host, httpGet, median, round, say, track } from './common.js';
+import { cpuTicks, delay, host, httpGet, median, round, say, track } from './common.js';
 import { ensureWrk, runWrk, WrkScripts, type WrkResult } from './wrk.js';
 
 const KEYS = 10_000;
@@ -48,7 +53,15 @@ export interface ConsoleBenchRound {
   readonly pageRequests: number;
 }
 
+export interface IdleCost {
+  readonly screen: string | null;
+  /** CPU time the 3 members used per second of the window, in ms (1000 = one core). */
+  readonly membersCpuMsPerS: number;
+  readonly pageRequests: number;
+}
+
 export interface ConsoleBenchResult {
+  readonly idle: readonly IdleCost[];
   readonly rounds: readonly ConsoleBenchRound[];
   /** Median over rounds, per screen (null: closed). */
   readonly summary: readonly { readonly screen: string | null; readonly rps: number; readonly eventLoopP99Ms: number; readonly pageRequestsPerS: number }[];
@@ -119,15 +132,38 @@ async function preload(port: number): Promise<void> {
   agent.destroy();
 }
 
+const IDLE_WINDOW_S = 30;
+
+/** The members' CPU time over a window without load, console closed or open on `screen`. */
+async function idleCost(cluster: Cluster, screen: string | null): Promise<IdleCost> {
+  const ticks = (): number => cluster.members.reduce((sum, m) => sum + (cpuTicks(m.child.pid ?? 0) ?? 0), 0);
+  const pages = screen === null ? null : openPages(cluster, screen);
+  await delay(2000);
+  const t0 = ticks();
+  const started = Date.now();
+  await delay(IDLE_WINDOW_S * 1000);
+  const used = ticks() - t0;
+  const seconds = (Date.now() - started) / 1000;
+  const made = pages === null ? 0 : await pages.stop();
+  // A tick is 10 ms of CPU.
+  return { screen, membersCpuMsPerS: round((used * 10) / seconds, 1), pageRequests: made };
+}
+
 export async function runConsoleBench(rounds: number, durationS: number, verbose: boolean): Promise<ConsoleBenchResult> {
   const wrkPath = ensureWrk(say);
   if (wrkPath === null) throw new Error('the console benchmark needs wrk (apt-get install wrk)');
   const cluster = await startCluster(clusterMembers, 'console-', verbose);
   const scripts = WrkScripts.create(KEYS, VALUE_BYTES, 42);
   const out: ConsoleBenchRound[] = [];
+  const idle: IdleCost[] = [];
   try {
     const target = cluster.members[0]?.port as number;
     await preload(target);
+    for (const screen of [null, 'cluster', 'charts', null] as const) {
+      const c = await idleCost(cluster, screen);
+      idle.push(c);
+      say(`console idle cost, ${screen === null ? 'console closed' : `a ${screen} page on every member`}: the 3 members used ${c.membersCpuMsPerS} ms of CPU per second${c.pageRequests > 0 ? ` (${c.pageRequests} page requests)` : ''}`);
+    }
     // Warm-up, not counted.
     await runWrk({ wrkPath, scriptPath: scripts.getPath, host, port: target, threads: THREADS, connections: CONNECTIONS, durationS: 3, timeoutS: 5 }, track);
     for (let r = 0; r < rounds; r++) {
@@ -152,19 +188,23 @@ export async function runConsoleBench(rounds: number, durationS: number, verbose
     const rs = out.filter((r) => r.screen === screen);
     return { screen, rps: median(rs.map((r) => r.rps)), eventLoopP99Ms: median(rs.map((r) => r.eventLoopP99Ms)), pageRequestsPerS: round(median(rs.map((r) => r.pageRequests)) / (durationS + 1), 1) };
   });
-  return { rounds: out, summary };
+  return { idle, rounds: out, summary };
 }
 
 export function consoleSummary(r: ConsoleBenchResult): string[] {
   const closed = r.summary.find((s) => s.screen === null);
   if (closed === undefined) return [];
-  return r.summary
+  const idleClosed = median(r.idle.filter((c) => c.screen === null).map((c) => c.membersCpuMsPerS));
+  const idleLines = r.idle
+    .filter((c) => c.screen !== null)
+    .map((c) => `console open (${c.screen} screen on all ${clusterMembers} members): the members use ${round(c.membersCpuMsPerS - idleClosed, 1)} ms of CPU per second more than closed (${c.membersCpuMsPerS} vs ${idleClosed}), ${round((c.membersCpuMsPerS - idleClosed) / 10 / clusterMembers, 2)} % of a core per member`);
+  return [...idleLines, ...r.summary
     .filter((s) => s.screen !== null)
     .map((s) => {
       const change = ((s.rps - closed.rps) / closed.rps) * 100;
       const eld = s.eventLoopP99Ms - closed.eventLoopP99Ms;
       return `console open (${s.screen} screen on all ${clusterMembers} members, ${REFRESH_MS / 1000} s refresh, ${s.pageRequestsPerS} requests/s): GET ${s.rps}/s vs ${closed.rps}/s closed (${change >= 0 ? '+' : ''}${change.toFixed(1)} %, target > -2 %); event-loop p99 ${s.eventLoopP99Ms} ms vs ${closed.eventLoopP99Ms} ms (${eld >= 0 ? '+' : ''}${eld.toFixed(2)} ms, target < +1 ms)`;
-    });
+    })];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
