@@ -290,6 +290,50 @@ describe('the console in a real browser', { skip }, () => {
     await fed.close();
   });
 
+  test('a 32-member cluster stays within the page budget: under 3,000 DOM nodes, no task of 50 ms or more', async () => {
+    const port = ports[0] as number;
+    const { page } = await openPage(browser, base(port));
+    await page.addInitScript(`
+      window.__longTasks = [];
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longTasks.push(e.duration); }).observe({ type: 'longtask', buffered: true });
+    `);
+    const uuid = (i: number): string => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    const uuids = Array.from({ length: 32 }, (_, i) => uuid(i));
+    await page.route('**/grid/rest/cluster/view', async (route) => {
+      const real = (await (await route.fetch()).json()) as { members: Record<string, unknown>[]; answered: number; of: number };
+      const row = real.members[0] as Record<string, unknown>;
+      real.members = uuids.map((u, i) => ({ ...row, uuid: u, address: `10.0.0.${i + 1}:5701`, master: i === 0, memberList: uuids, heartbeatAgeMs: Object.fromEntries(uuids.filter((x) => x !== u).map((x, j) => [x, 200 + j * 37])) }));
+      real.answered = 32;
+      real.of = 32;
+      await route.fulfill({ json: real });
+    });
+    await page.route('**/grid/rest/partitions', async (route) => {
+      const real = (await (await route.fetch()).json()) as { partitions: { id: number; replicas: (string | null)[]; migrating: boolean }[] };
+      for (const p of real.partitions) p.replicas = [uuids[p.id % 32] as string, uuids[(p.id + 1) % 32] as string];
+      await route.fulfill({ json: real });
+    });
+    for (const screen of ['cluster', 'partitions', 'charts'] as const) {
+      await show(page, base(port), screen);
+      const nodes = (await page.evaluate('document.getElementsByTagName("*").length')) as number;
+      assert.ok(nodes < 3000, `${screen}: ${nodes} DOM nodes`);
+    }
+    // After the page has loaded (its scripts' first parse is not a frame of the console's): redraws
+    // of the cluster screen at a 2 s refresh, and a switch to the partitions screen.
+    await show(page, base(port), 'cluster');
+    assert.equal(await page.locator('tr[data-member]').count(), 32);
+    await page.locator('[data-refresh]').selectOption('2000');
+    await page.evaluate('window.__longTasks = []');
+    const updated = async (): Promise<string> => (await page.locator('[data-updated]').textContent()) ?? '';
+    const before = await updated();
+    await until('two redraws', 10_000, async () => ((await updated()) !== before ? true : null));
+    await page.waitForTimeout(2500);
+    await page.locator('nav a[data-nav="partitions"]').click();
+    await page.locator('[data-screen="partitions"] [data-partition]').first().waitFor();
+    const longTasks = (await page.evaluate('window.__longTasks')) as number[];
+    assert.deepEqual(longTasks.filter((d) => d >= 50), [], 'no main-thread task of 50 ms or more');
+    await page.close();
+  });
+
   test('a kill -9 shows the member suspected, then gone, and on the timeline', async () => {
     const port = ports[0] as number;
     const { page } = await openPage(browser, base(port));
