@@ -1,5 +1,5 @@
-// Screenshots of the web console for docs/console.md: 3 members (CP, a WAN publisher, a few maps
-// and a queue with data) on loopback ports the OS picks, every screen at 1280×900 in the light
+// Screenshots of the web console for docs/console.md: 3 members (CP, a WAN publisher, a map with
+// persistence, a few maps and a queue with data) on loopback ports the OS picks, every screen at 1280×900 in the light
 // theme, the cluster screen in the dark one, written to docs/console/. Needs a built member (npm
 // run build) and Debian's chromium (GRID_CHROMIUM to name another).
 //
@@ -24,13 +24,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function xml(port: number, peers: readonly number[], dead: number): string {
+function xml(port: number, peers: readonly number[], dead: number, baseDir: string): string {
   return `<grid><cluster-name>shop</cluster-name>
   <network><public-address>127.0.0.1</public-address><port auto-increment="false">${port}</port>
   <join><tcp-ip enabled="true"><member-list>${peers.map((p) => `<member>127.0.0.1:${p}</member>`).join('')}</member-list></tcp-ip></join>
   <rest-api enabled="true"><endpoint-group name="DATA" enabled="true"/><endpoint-group name="CLUSTER_WRITE" enabled="true"/><endpoint-group name="WAN" enabled="true"/><endpoint-group name="CP" enabled="true"/><endpoint-group name="PERSISTENCE" enabled="true"/></rest-api></network>
   <cp-subsystem><cp-member-count>3</cp-member-count></cp-subsystem>
+  <persistence enabled="true"><base-dir>${baseDir}</base-dir></persistence>
   <map name="orders"><backup-count>1</backup-count><wan-replication-ref name="to-dr"/></map>
+  <map name="customers"><backup-count>1</backup-count><data-persistence enabled="true" fsync="false"/></map>
   <wan-replication name="to-dr"><batch-publisher><cluster-name>dr</cluster-name><target-endpoints>127.0.0.1:${dead}</target-endpoints></batch-publisher></wan-replication>
 </grid>`;
 }
@@ -50,7 +52,7 @@ try {
   const dead = await freePort();
   for (const p of ports) {
     const file = path.join(dir, `${p}.xml`);
-    fs.writeFileSync(file, xml(p, ports, dead));
+    fs.writeFileSync(file, xml(p, ports, dead, path.join(dir, 'persistence')));
     children.push(spawn(process.execPath, [path.join(root, 'dist', 'member.js'), '--config', file], { stdio: 'ignore' }));
   }
   const base = `http://127.0.0.1:${ports[0]}`;

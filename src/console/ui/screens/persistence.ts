@@ -50,7 +50,7 @@ export function persistenceScreen(ctx: Ctx): Screen {
         h(
           'table',
           { class: 'grid-table' },
-          h('thead', {}, h('tr', {}, ...['Member', 'State', 'Recovery', 'Log', 'Segments', 'Records written', 'Write failures'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('thead', {}, h('tr', {}, ...['Member', 'State', 'Log state', 'Log', 'Segments', 'Records written', 'Write failures'].map((t) => h('th', { scope: 'col' }, t)))),
           h(
             'tbody',
             {},
@@ -60,7 +60,7 @@ export function persistenceScreen(ctx: Ctx): Screen {
                 { 'data-uuid': m.uuid },
                 h('th', { scope: 'row' }, m.address),
                 h('td', {}, m.state),
-                h('td', {}, m.persistence.recovering ? 'recovering' : m.persistence.logSegments > 0 ? 'recovered' : 'no persistence log'),
+                h('td', {}, m.persistence.recovering ? 'recovering from its log' : m.persistence.logSegments > 0 ? 'writing' : 'no log (persistence off)'),
                 h('td', { class: 'num' }, bytes(m.persistence.logBytes)),
                 h('td', { class: 'num' }, count(m.persistence.logSegments)),
                 h('td', { class: 'num' }, count(m.persistence.recordsWritten)),
