@@ -113,6 +113,10 @@ export class ConsoleAccess {
     }
     this.failures.delete(remoteAddress);
     const token = this.host.randomToken();
+    if (this.sessions.size >= SESSIONS_MAX) {
+      // Expired sessions go first, then the least recently used (lookup re-inserts a used one).
+      for (const [t, s] of this.sessions) if (s.expiresAtMs <= now) this.sessions.delete(t);
+    }
     this.sessions.set(token, { user, expiresAtMs: now + SESSION_TTL_MS, cookieSetAtMs: now });
     trim(this.sessions, SESSIONS_MAX);
     this.host.audit('console login', { user: user.username, role: user.role, source: remoteAddress, outcome: 'success' });
@@ -129,6 +133,12 @@ export class ConsoleAccess {
     return true;
   }
 
+  /** The user of a live session, without renewing it (null when unknown or expired). */
+  peek(token: string): ConsoleUser | null {
+    const s = this.sessions.get(token);
+    return s === undefined || s.expiresAtMs <= this.host.nowMs() ? null : s.user;
+  }
+
   /** The session of a token, renewed (8 h from now); null when unknown or expired. */
   lookup(token: string): { readonly user: ConsoleUser; readonly renewCookie: boolean } | null {
     const s = this.sessions.get(token);
@@ -139,6 +149,9 @@ export class ConsoleAccess {
       return null;
     }
     s.expiresAtMs = now + SESSION_TTL_MS;
+    // Most recently used last: the oldest in the map is the least recently used.
+    this.sessions.delete(token);
+    this.sessions.set(token, s);
     const renewCookie = now - s.cookieSetAtMs >= COOKIE_RENEW_MS;
     if (renewCookie) s.cookieSetAtMs = now;
     return { user: s.user, renewCookie };

@@ -75,12 +75,14 @@ export class Dispatcher {
       if (gated.cookie !== null) {
         const cookie = gated.cookie;
         const out = this.run(prepared, request);
-        const withCookie = (r: HttpReply): HttpReply => ({ ...r, headers: { ...r.headers, 'set-cookie': cookie } });
+        // The handler's own cookie wins (a login or a logout on the session path sets one).
+        const withCookie = (r: HttpReply): HttpReply => (r.headers?.['set-cookie'] !== undefined ? r : { ...r, headers: { ...r.headers, 'set-cookie': cookie } });
         return out instanceof Promise ? out.then(withCookie) : withCookie(out);
       }
     }
     const dataCall = prepared.route.dataCall;
-    const audited = isManagementCall(prepared.group, request.method);
+    // Every change a console session makes goes on the timeline, its data writes too (a person's).
+    const audited = isManagementCall(prepared.group, request.method) || (request.console !== undefined && request.method !== 'GET' && request.method !== 'HEAD');
     try {
       const out = prepared.route.handler(request, this.api);
       if (!(out instanceof Promise)) return audited ? this.audit(request, out) : out;
@@ -96,16 +98,26 @@ export class Dispatcher {
    * A request with a console session cookie (security on): the session stands in for credentials
    * when the request says X-Grid-Console: 1, its Host and Origin name this member, and the
    * session's role allows the call (403 otherwise, spec/console.md "Security"). An unknown or
-   * expired session is ignored: the call goes on as if it had none. `cookie`: renew the browser's.
+   * expired session is ignored: the call goes on as if it had none. The console's own files need
+   * no credentials: a browser loads them with the cookie and without the header (a reload), so
+   * they pass untouched. A session is renewed only by a request it is admitted for. `cookie`:
+   * renew the browser's.
    */
   private consoleGate(prepared: Extract<Prepared, { kind: 'route' }>, request: HttpRequest): { kind: 'reply'; reply: HttpReply } | { kind: 'request'; request: HttpRequest; cookie: string | null } {
     if (request.console !== undefined) return { kind: 'request', request, cookie: null };
+    const s = request.segments;
+    if (s[1] === 'console' && s[2] !== 'session' && (request.method === 'GET' || request.method === 'HEAD')) return { kind: 'request', request, cookie: null };
     const token = sessionToken(request.header('cookie'));
-    const found = token === null ? null : this.api.console.lookup(token);
-    if (token === null || found === null) return { kind: 'request', request, cookie: null };
+    const known = token === null ? null : this.api.console.peek(token);
+    if (token === null || known === null) return { kind: 'request', request, cookie: null };
     const refusal = this.api.console.requestRefusal(request.header('x-grid-console'), request.header('host'), request.header('origin'));
-    const denied = refusal ?? roleRefusal(found.user.role, prepared.group, request.method, request.segments);
-    if (denied !== null) return { kind: 'reply', reply: jsonError(new GridError('ERR_AUTH_UNAUTHENTICATED', denied)) };
+    const denied = refusal ?? roleRefusal(known.role, prepared.group, request.method, request.segments);
+    if (denied !== null) {
+      if (refusal === null) this.api.recordEvent('management-call', `${request.method} /${s.join('/')}: 403 (role ${known.role})`, { actor: `'${known.username}' (console) from ${request.remoteAddress}` });
+      return { kind: 'reply', reply: this.errorReply(prepared.route.dataCall, new GridError('ERR_AUTH_UNAUTHENTICATED', denied), request.method, s.join('/')) };
+    }
+    const found = this.api.console.lookup(token);
+    if (found === null) return { kind: 'request', request, cookie: null };
     const console = { username: found.user.username, role: found.user.role, token };
     const wrapped: HttpRequest = {
       method: request.method,

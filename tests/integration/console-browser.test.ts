@@ -390,6 +390,9 @@ describe('the console with security on', { skip }, () => {
     const { page, problems } = await openPage(browser, base());
     await login(page, 'rita', 'rita-pw');
     await page.locator('[data-screen="actions"]').waitFor();
+    // A reload sends the cookie without the console's header: the page's files need no credentials.
+    await page.reload();
+    await page.locator('[data-screen="actions"]').waitFor();
     assert.equal(await page.locator('button[data-action="change-state"]').getAttribute('aria-disabled'), 'true');
     assert.equal(await forged(page, '/grid/rest/management/cluster/changeState', 'frozen'), 403);
     assert.equal(await forged(page, '/grid/rest/maps/m/k', 'v'), 403);
@@ -417,6 +420,7 @@ describe('the console with security on', { skip }, () => {
     assert.match((await act(page, 'change-state', { state: 'frozen' })).result, /cluster state: frozen/);
     assert.match((await act(page, 'change-state', { state: 'active' })).result, /cluster state: active/);
     assert.equal(await forged(page, '/grid/rest/management/cluster/clusterShutdown', ''), 403);
+    assert.equal(await forged(page, '/grid/rest/maps/m/k', 'by-olga'), 200);
     await page.locator('[data-logout]').click();
     await page.locator('[data-login]').waitFor();
 
@@ -429,6 +433,8 @@ describe('the console with security on', { skip }, () => {
     const text = (await page.locator('[data-event]').allTextContents()).join('\n');
     assert.match(text, /'olga' logged in/);
     assert.match(text, /changeState: 200.*'olga' \(console\)/);
+    assert.match(text, /POST \/grid\/rest\/maps\/m\/k: 200.*'olga' \(console\)/, 'a data write made through the console is on the timeline');
+    assert.match(text, /POST \/grid\/rest\/maps\/m\/k: 403 \(role read-only\).*'rita' \(console\)/, 'so is a refused one');
     assert.match(text, /'rita' logged out/);
     assert.deepEqual(problems, []);
   });

@@ -86,6 +86,18 @@ test('a session lasts 8 h from its last use; the cookie is HttpOnly, SameSite=St
   assert.match(access({ tls: true }).a.cookie('t'), /; Secure$/);
 });
 
+test('peek does not renew a session; a used session is the last one evicted', () => {
+  const { a, clock } = access();
+  const out = a.login('alice', 'alice-pw', '10.7.7.7');
+  assert.ok(out.ok);
+  if (!out.ok) return;
+  clock.now += SESSION_TTL_MS - 1;
+  assert.deepEqual(a.peek(out.token), { username: 'alice', role: 'admin' });
+  clock.now += 1;
+  assert.equal(a.peek(out.token), null, 'peeking did not extend it');
+  assert.equal(a.lookup(out.token), null);
+});
+
 test('logout ends the session and says so on the timeline', () => {
   const { a, events } = access();
   const out = a.login('alice', 'alice-pw', '10.6.6.6');

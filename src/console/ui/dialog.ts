@@ -19,7 +19,8 @@ export interface ActionSpec {
   readonly action: string;
   readonly title: string;
   readonly description?: string;
-  readonly fields?: readonly Field[];
+  /** The dialog's fields, or a function giving them when it opens (prefilled from the page). */
+  readonly fields?: readonly Field[] | (() => readonly Field[]);
   /** The name to type (destructive actions): a member, a map, the cluster; or the field values' choice of it. */
   readonly confirm?: string | ((v: Values) => string);
   /** The REST call for these values: method, path, management parameters or a raw body; grid-admin arguments or null. */
@@ -62,7 +63,8 @@ let counter = 0;
 export function openDialog(spec: ActionSpec): HTMLDialogElement {
   const id = `d${++counter}`;
   const inputs = new Map<string, HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>();
-  const fields = (spec.fields ?? []).map((f) => {
+  const specFields = typeof spec.fields === 'function' ? spec.fields() : (spec.fields ?? []);
+  const fields = specFields.map((f) => {
     const fid = `${id}-${f.name}`;
     let input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
     if (f.kind === 'select') {

@@ -187,9 +187,9 @@ export function structuresScreen(ctx: Ctx): Screen {
       action: 'map-put',
       title: 'Put an entry',
       role: 'operator',
-      fields: [
-        { name: 'map', label: 'Map', value: '' },
-        { name: 'key', label: 'Key', value: '' },
+      fields: () => [
+        { name: 'map', label: 'Map', value: mapInput.value },
+        { name: 'key', label: 'Key', value: keyInput.value },
         { name: 'value', label: 'Value', kind: 'textarea' },
         { name: 'contentType', label: 'Content type', value: 'text/plain' },
       ],
@@ -205,9 +205,9 @@ export function structuresScreen(ctx: Ctx): Screen {
       action: 'map-delete',
       title: 'Delete an entry',
       role: 'operator',
-      fields: [
-        { name: 'map', label: 'Map', value: '' },
-        { name: 'key', label: 'Key', value: '' },
+      fields: () => [
+        { name: 'map', label: 'Map', value: mapInput.value },
+        { name: 'key', label: 'Key', value: keyInput.value },
       ],
       call: (v) => ({ method: 'DELETE', path: mapPath(v.map ?? '', v.key ?? ''), params: null, admin: null }),
       run: async (v) => {
@@ -224,7 +224,7 @@ export function structuresScreen(ctx: Ctx): Screen {
       title: 'Clear a map',
       description: 'Removes every entry of the map on every member. This cannot be undone.',
       role: 'operator',
-      fields: [{ name: 'map', label: 'Map', value: mapInput.value }],
+      fields: () => [{ name: 'map', label: 'Map', value: mapInput.value }],
       confirm: (v) => v.map ?? '',
       call: (v) => ({ method: 'DELETE', path: mapPath(v.map ?? ''), params: null, admin: null }),
       run: async (v) => {
