@@ -23,7 +23,10 @@ export class ClusterViews {
     held: () => HeldFigures,
     private readonly counters: StructureCounters,
   ) {
-    views.register('history', (q) => this.history.series((q as { series: SeriesName }).series));
+    views.register('history', (q) => {
+      const h = q as { series: SeriesName; since?: number | null };
+      return this.history.series(h.series, typeof h.since === 'number' ? h.since : -Infinity);
+    });
     views.register('structures', () => structuresPart(held(), counters, this.rates));
   }
 
@@ -43,8 +46,8 @@ export class ClusterViews {
 
   /** One series of every member that answered: `[timeMs, value]` pairs, oldest first. */
   async metricsHistory(rawQuery: string | null): Promise<HistoryAnswer> {
-    const series = parseHistoryQuery(rawQuery);
-    const g = await this.views.gather('history', { series });
+    const { series, since } = parseHistoryQuery(rawQuery);
+    const g = await this.views.gather('history', { series, since });
     const members: Record<string, [number, number][]> = {};
     for (const [u, p] of g.parts) if (Array.isArray(p)) members[u] = p as [number, number][];
     return { stepMs: this.history.stepMs, series, answered: g.parts.size, of: g.of, missing: g.missing, members };
@@ -165,14 +168,20 @@ export interface HistoryAnswer {
 }
 
 /** `?series=<name>`, one of HISTORY_SERIES; anything else is 400 listing them. */
-export function parseHistoryQuery(raw: string | null): SeriesName {
+export function parseHistoryQuery(raw: string | null): { readonly series: SeriesName; readonly since: number | null } {
   const q = new URLSearchParams(raw ?? '');
   const series = q.get('series');
-  const extra = [...q.keys()].find((k) => k !== 'series');
+  const extra = [...q.keys()].find((k) => k !== 'series' && k !== 'since');
   if (series === null || !isSeries(series) || extra !== undefined || q.getAll('series').length > 1) {
-    throw new GridError('ERR_HTTP_BAD_REQUEST', `series must be one of ${HISTORY_SERIES.join(', ')}${extra === undefined ? '' : ` (and no other parameter: ${JSON.stringify(extra)})`}`);
+    throw new GridError('ERR_HTTP_BAD_REQUEST', `series must be one of ${HISTORY_SERIES.join(', ')}${extra === undefined ? '' : ` (and no other parameter than since: ${JSON.stringify(extra)})`}`);
   }
-  return series;
+  // `since`: only the points after this time (ms since the epoch), so a page that keeps the past
+  // asks every refresh for one new point per member rather than 15 minutes of them.
+  const rawSince = q.get('since');
+  if (rawSince !== null && (!/^\d{1,15}$/.test(rawSince) || q.getAll('since').length > 1)) {
+    throw new GridError('ERR_HTTP_BAD_REQUEST', `since must be a time in ms since the epoch (an integer), not ${JSON.stringify(rawSince.slice(0, 40))}`);
+  }
+  return { series, since: rawSince === null ? null : Number(rawSince) };
 }
 
 export interface StructuresAnswer {

@@ -112,13 +112,14 @@ export class MetricsHistory {
   }
 
   /** One series, oldest first: `[timeMs, value]` pairs. */
-  series(name: SeriesName): [number, number][] {
+  series(name: SeriesName, afterMs = -Infinity): [number, number][] {
     const v = this.values.get(name) as Float64Array;
     const out: [number, number][] = [];
     const start = (this.next - this.count + this.capacity) % this.capacity;
     for (let i = 0; i < this.count; i++) {
       const at = (start + i) % this.capacity;
-      out.push([this.times[at] as number, v[at] as number]);
+      const t = this.times[at] as number;
+      if (t > afterMs) out.push([t, v[at] as number]);
     }
     return out;
   }

@@ -151,9 +151,14 @@ test('the metrics history: counters become rates over the step, p99 from the buc
   assert.equal(h.bytes, 3 * 8 * 12);
   assert.equal(p99FromBuckets(bounds, [0, 0, 0, 0], [0, 0, 0, 0]), 0, 'no requests, no latency');
   assert.equal(p99FromBuckets(bounds, [0, 0, 0, 0], [0, 0, 0, 10]), 100, 'above every bound: the largest');
-  assert.equal(parseHistoryQuery('series=entries'), 'entries');
+  assert.deepEqual(parseHistoryQuery('series=entries'), { series: 'entries', since: null });
+  assert.deepEqual(parseHistoryQuery('series=entries&since=18000'), { series: 'entries', since: 18_000 });
+  assert.deepEqual(h.series('rssBytes', 18_000), [[20_000, 105]], 'since: only the newer points');
   for (const bad of [null, 'series=nope', 'series=entries&x=1', 'series=entries&series=rssBytes']) {
     assert.throws(() => parseHistoryQuery(bad), /series must be one of mapGetsPerSecond, /, String(bad));
+  }
+  for (const bad of ['series=entries&since=-1', 'series=entries&since=x', 'series=entries&since=1&since=2']) {
+    assert.throws(() => parseHistoryQuery(bad), /since must be a time in ms/, bad);
   }
 });
 
