@@ -243,7 +243,12 @@ export class MemberRuntime {
     this.log.info(this.member.membersLine());
     this.sweepTimer = setInterval(() => this.member.sweep(SWEEP_BUDGET_RECORDS), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
-    this.historyTimer = setInterval(() => this.member.clusterViews.sampleHistory(Date.now(), this.member.metricsSnapshot()), HISTORY_STEP_MS);
+    // The first sample is the base the next one's rates are taken from: taken now, so that what the
+    // member serves from its start on shows in its history (a base one step later hid the calls of
+    // that first step, and made the console-views test depend on how fast a cluster formed).
+    const sample = (): void => this.member.clusterViews.sampleHistory(Date.now(), this.member.metricsSnapshot());
+    sample();
+    this.historyTimer = setInterval(sample, HISTORY_STEP_MS);
     this.historyTimer.unref();
     this.processMetrics.start();
   }
