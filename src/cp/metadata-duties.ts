@@ -102,7 +102,10 @@ export class MetadataDuties {
     const done = (): void => {
       if (--pending > 0) return;
       this.rebalancing = false;
-      const count = new Map<string, number>(this.host.cpMembers().map((m) => [m.uuid, 0]));
+      // Only CP members in the cluster may be handed a leadership: a crashed one that is not
+      // removed yet leads nothing and looked like the best target, and a transfer to it stalled
+      // the group's writes until it timed out, once a round (a removal waited 8.8 s so).
+      const count = new Map<string, number>(this.host.cpMembers().filter((m) => this.host.present(m)).map((m) => [m.uuid, 0]));
       for (const l of leaders.values()) if (count.has(l)) count.set(l, (count.get(l) as number) + 1);
       for (const g of groups) {
         const from = leaders.get(g.name);

@@ -94,7 +94,10 @@ export function send(port: number, payload: string | Buffer | (string | Buffer)[
       done = true;
       socket.destroy();
       const parsed = parseResponses(data, options.head ?? []);
-      reject(new Error(`timed out after ${options.deadlineMs ?? 10_000} ms with ${parsed.responses.length}/${expect} responses: ${data.toString('latin1').slice(0, 500)}`));
+      // Name what was asked: a timeout without the request line cannot be traced to a call.
+      const first = (Array.isArray(payload) ? payload[0] : payload) ?? '';
+      const line = (typeof first === 'string' ? first : first.toString('latin1')).split('\r\n')[0] ?? '';
+      reject(new Error(`timed out after ${options.deadlineMs ?? 10_000} ms with ${parsed.responses.length}/${expect} responses to ${line.slice(0, 200)} on port ${port}: ${data.toString('latin1').slice(0, 500)}`));
     }, options.deadlineMs ?? 10_000);
     socket.on('data', (chunk: Buffer) => {
       data = Buffer.concat([data, chunk]);
