@@ -73,7 +73,7 @@ async function show(page: Page, base: string, screen: string): Promise<void> {
 }
 
 /** Opens an action's dialog, fills its fields, types its confirmation, presses OK; resolves with the result line. */
-async function act(page: Page, action: string, fields: Readonly<Record<string, string>> = {}, confirm?: string): Promise<{ curl: string; result: string }> {
+async function act(page: Page, action: string, fields: Readonly<Record<string, string>> = {}, confirm?: string): Promise<{ curl: string; admin: string; result: string }> {
   await page.locator(`button[data-action="${action}"]`).first().click();
   const dialog = page.locator(`dialog[data-dialog][data-action="${action}"]`);
   await dialog.waitFor();
@@ -90,12 +90,13 @@ async function act(page: Page, action: string, fields: Readonly<Record<string, s
     await dialog.locator('[data-confirm]').fill(confirm);
   }
   const curl = (await dialog.locator('[data-curl]').textContent()) ?? '';
+  const admin = (await dialog.locator('[data-admin]').textContent()) ?? '';
   await ok.click();
   const result = dialog.locator('.result .success, .result .error');
   await result.waitFor({ timeout: 15_000 });
   const line = (await result.textContent()) ?? '';
   await dialog.locator('[data-cancel]').click();
-  return { curl, result: line };
+  return { curl, admin, result: line };
 }
 
 describe('the console in a real browser', { skip }, () => {
@@ -176,13 +177,17 @@ describe('the console in a real browser', { skip }, () => {
     await page.locator('[data-cp-group="METADATA"]').waitFor({ timeout: 15_000 });
     const seedBefore = ((await request(port, 'GET', '/grid/rest/cp-subsystem/groups')).json() as { seed: number }[])[0]?.seed;
     const reset = await act(page, 'cp-reset', {}, 'dev');
+    assert.match(reset.admin, /^grid-admin --address 127\.0\.0\.1:\d+ --cluster-name dev cp reset$/);
     if (/success|starts again/.test(reset.result)) {
       const seedAfter = ((await request(port, 'GET', '/grid/rest/cp-subsystem/groups')).json() as { seed: number }[])[0]?.seed;
       assert.notEqual(seedAfter, seedBefore);
     } else assert.match(reset.result, /master/, 'only the master resets, and says so');
     // Actions: the cluster state, both ways; the log level.
     await show(page, base(port), 'actions');
-    assert.match((await act(page, 'change-state', { state: 'frozen' })).result, /cluster state: frozen/);
+    const frozen = await act(page, 'change-state', { state: 'frozen' });
+    assert.match(frozen.result, /cluster state: frozen/);
+    assert.match(frozen.admin, /grid-admin --address 127\.0\.0\.1:\d+ --cluster-name dev change-state frozen$/);
+    assert.match(frozen.curl, /curl -sS -X POST --data 'dev&&frozen' 'http:\/\/127\.0\.0\.1:\d+\/grid\/rest\/management\/cluster\/changeState'/);
     assert.equal((await request(ports[2] as number, 'GET', '/grid/health/cluster-state')).json(), 'FROZEN');
     await page.locator('[data-cluster-state="FROZEN"]').first().waitFor({ timeout: 10_000 });
     assert.match((await act(page, 'change-state', { state: 'active' })).result, /cluster state: active/);

@@ -42,13 +42,13 @@ export function cpScreen(ctx: Ctx): Screen {
   const sessions = new Panel('Sessions');
   const root = h('div', { 'data-screen': 'cp' }, h('h1', {}, 'CP subsystem'), groups.el, members.el, sessions.el);
 
-  const post = (action: string, title: string, path: string, role: 'admin', confirm?: string, description?: string): ActionSpec => ({
+  const post = (action: string, title: string, path: string, admin: readonly string[], confirm?: string, description?: string): ActionSpec => ({
     action,
     title,
-    role,
+    role: 'admin',
     ...(confirm === undefined ? {} : { confirm }),
     ...(description === undefined ? {} : { description }),
-    call: () => ({ method: 'POST', path, params: [], admin: null }),
+    call: () => ({ method: 'POST', path, params: [], admin: ['cp', ...admin] }),
     run: async () => {
       const a = await management(path, []);
       return typeof a.message === 'string' ? a.message : `done: ${JSON.stringify(a)}`;
@@ -93,13 +93,13 @@ export function cpScreen(ctx: Ctx): Screen {
                   h('td', { class: 'num' }, String(d.term)),
                   h('td', { class: 'num' }, String(d.commitIndex)),
                   h('td', {}, d.members.map((m) => m.address).join(', ')),
-                  h('td', {}, d.id.name === 'METADATA' ? null : actionButton('Force-destroy…', post('cp-destroy', `Force-destroy CP group ${d.id.name}`, `${BASE}/groups/${encodeURIComponent(d.id.name)}/remove`, 'admin', d.id.name, 'Its structures are gone; calls to them fail until the group is used again.'))),
+                  h('td', {}, d.id.name === 'METADATA' ? null : actionButton('Force-destroy…', post('cp-destroy', `Force-destroy CP group ${d.id.name}`, `${BASE}/groups/${encodeURIComponent(d.id.name)}/remove`, ['remove-group', d.id.name], d.id.name, 'Its structures are gone; calls to them fail until the group is used again.'))),
                 ),
               ),
             ),
           ),
         ),
-        h('div', { class: 'buttons' }, actionButton('Reset the CP subsystem…', post('cp-reset', 'Reset the CP subsystem', `${BASE}/reset`, 'admin', ctx.session.clusterName, 'Every CP group starts again, empty. Only on the master.'))),
+        h('div', { class: 'buttons' }, actionButton('Reset the CP subsystem…', post('cp-reset', 'Reset the CP subsystem', `${BASE}/reset`, ['reset'], ctx.session.clusterName, 'Every CP group starts again, empty. Only on the master.'))),
       );
       groups.ok();
     } catch (e) {
@@ -109,8 +109,8 @@ export function cpScreen(ctx: Ctx): Screen {
       const ms = await getJson<CpMember[]>(`${BASE}/members`);
       fill(
         members.body,
-        h('ul', { class: 'plain' }, ...ms.map((m) => h('li', { 'data-cp-member': m.uuid }, `${m.address} `, h('code', {}, m.uuid), ' ', actionButton('Remove…', post('cp-remove', `Remove CP member ${m.address}`, `${BASE}/members/${m.uuid}/remove`, 'admin', m.uuid, 'Only a CP member that is no longer in the cluster can be removed.'))))),
-        h('div', { class: 'buttons' }, actionButton('Promote this member…', post('cp-promote', `Promote ${ctx.session.member} to a CP member`, `${BASE}/members`, 'admin'))),
+        h('ul', { class: 'plain' }, ...ms.map((m) => h('li', { 'data-cp-member': m.uuid }, `${m.address} `, h('code', {}, m.uuid), ' ', actionButton('Remove…', post('cp-remove', `Remove CP member ${m.address}`, `${BASE}/members/${m.uuid}/remove`, ['remove-member', m.uuid], m.uuid, 'Only a CP member that is no longer in the cluster can be removed.'))))),
+        h('div', { class: 'buttons' }, actionButton('Promote this member…', post('cp-promote', `Promote ${ctx.session.member} to a CP member`, `${BASE}/members`, ['promote']))),
       );
       members.ok();
     } catch (e) {
@@ -139,7 +139,7 @@ export function cpScreen(ctx: Ctx): Screen {
                     h('td', {}, `${x.endpointName} (${x.endpointType})`),
                     h('td', {}, dateTime(x.creationTime)),
                     h('td', {}, dateTime(x.expirationTime)),
-                    h('td', {}, actionButton('Close…', post('cp-close-session', `Close session ${x.id} of ${g.name}`, `${BASE}/groups/${encodeURIComponent(g.name)}/sessions/${x.id}/remove`, 'admin', undefined, 'Its locks and permits go to the next waiters.'))),
+                    h('td', {}, actionButton('Close…', post('cp-close-session', `Close session ${x.id} of ${g.name}`, `${BASE}/groups/${encodeURIComponent(g.name)}/sessions/${x.id}/remove`, ['close-session', g.name, String(x.id)], undefined, 'Its locks and permits go to the next waiters.'))),
                   ),
                 ),
               ),
