@@ -14,6 +14,7 @@
 //
 //   node --import tsx scripts/bench/console.ts [--rounds 3] [--duration 10]
 import http from 'node:http';
+import { HISTORY_SERIES } from '../../src/console/metrics-history.js';
 import { clusterMembers, startCluster, type Cluster } from './cluster.js';
 import { cpuTicks, delay, host, httpGet, median, round, say, track } from './common.js';
 import { ensureWrk, runWrk, WrkScripts, type WrkResult } from './wrk.js';
@@ -24,24 +25,11 @@ const REFRESH_MS = 2000;
 const CONNECTIONS = 32;
 const THREADS = 2;
 
-const SERIES = [
-  'mapGetsPerSecond',
-  'mapPutsPerSecond',
-  'queueOffersPerSecond',
-  'queuePollsPerSecond',
-  'clientCallsPerSecond',
-  'cpCallsPerSecond',
-  'requestLatencyP99Ms',
-  'entries',
-  'rssBytes',
-  'heapUsedBytes',
-  'eventLoopDelayP99Ms',
-];
 
 /** The requests one refresh of a screen makes (src/console/ui/screens/); the charts page asks for the points after those it holds. */
 const SCREEN_REQUESTS: Readonly<Record<string, () => readonly string[]>> = {
   cluster: () => ['/grid/rest/cluster/view'],
-  charts: () => ['/grid/rest/cluster/view', '/grid/rest/events?limit=200', ...SERIES.map((s) => `/grid/rest/metrics/history?series=${s}&since=${Date.now() - REFRESH_MS - 1000}`)],
+  charts: () => ['/grid/rest/cluster/view', '/grid/rest/events?limit=200', ...HISTORY_SERIES.map((s) => `/grid/rest/metrics/history?series=${s}&since=${Date.now() - REFRESH_MS - 1000}`)],
 };
 
 export interface ConsoleBenchRound {

@@ -1,5 +1,7 @@
 // The shapes of the member's read-only views (docs/rest.md "Cluster views") and the calls the
-// screens share.
+// screens share. The shapes are the documented JSON, written again here rather than imported from
+// src/console/ (member-part.ts, structures.ts): the page is compiled on its own, for the browser,
+// and imports nothing from the member.
 import { CallError, getJson, managementBody, messageOf, request } from './api.js';
 
 export interface Gathered {
@@ -124,9 +126,4 @@ export async function management(path: string, params: readonly string[]): Promi
   const v = a.text === '' ? {} : (JSON.parse(a.text) as Record<string, unknown>);
   if (v.status === 'fail') throw new CallError(a.status, typeof v.message === 'string' ? v.message : 'the member answered fail');
   return v;
-}
-
-/** A GET of a management view that needs credentials (CP, WAN progress): JSON. */
-export async function managementGet<T>(path: string): Promise<T> {
-  return getJson<T>(path);
 }

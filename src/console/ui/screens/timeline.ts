@@ -6,7 +6,8 @@ import { answeredNote, Panel } from '../panel.js';
 import { guarded, type Ctx, type Screen } from '../screen.js';
 import { clusterView, eventsView, MemberNames, type EventsView } from '../views.js';
 
-export const EVENT_KINDS = [
+/** The kinds of docs/rest.md (src/util/timeline.ts EVENT_KINDS: the page is compiled on its own and imports nothing from the member). */
+const EVENT_KINDS = [
   'member-joined',
   'member-left',
   'member-suspected',
